@@ -1,0 +1,39 @@
+# The one entry point. `make run` and `make test` work on a fresh machine with nothing installed.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: install run test lint fmt bench clean
+
+$(STAMP): pyproject.toml Makefile
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# torch first and pinned: the CPU wheel comes from local disk; an unpinned torch pulled in by
+	# sentence-transformers would be a multi-GB CUDA build.
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[local,dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(VENV)/bin/omoide serve
+
+test: install
+	$(VENV)/bin/python -m pytest -q
+
+lint: install
+	$(VENV)/bin/ruff check omoide tests bench
+	$(VENV)/bin/ruff format --check omoide tests bench
+
+fmt: install
+	$(VENV)/bin/ruff format omoide tests bench
+	$(VENV)/bin/ruff check --fix omoide tests bench
+
+bench: install
+	$(PY) bench/locomo.py
+	$(PY) bench/scale.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

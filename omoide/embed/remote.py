@@ -1,0 +1,76 @@
+"""Embedders over HTTP: any OpenAI-compatible ``/v1/embeddings`` endpoint, and Ollama."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import httpx
+import numpy as np
+
+from omoide.embed.protocol import normalize
+from omoide.errors import EmbedderError
+
+
+class OpenAICompatEmbedder:
+    """OpenAI, vLLM, llama.cpp server, LiteLLM, Ollama's ``/v1``... ``base_url`` ends in /v1."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        batch_size: int = 128,
+    ) -> None:
+        self.name = f"openai-compat/{model}"
+        self.model = model
+        self.batch_size = batch_size
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = list(texts[start : start + self.batch_size])
+            body = _post(self._client, "/embeddings", {"model": self.model, "input": batch})
+            data = sorted(body.get("data", []), key=lambda d: d.get("index", 0))
+            if len(data) != len(batch):
+                raise EmbedderError(f"expected {len(batch)} embeddings, got {len(data)}")
+            out.extend(d["embedding"] for d in data)
+        return normalize(np.array(out, dtype=np.float32))
+
+
+class OllamaEmbedder:
+    """Ollama's native ``/api/embed`` (``base_url`` like http://localhost:11434)."""
+
+    def __init__(self, base_url: str, model: str, timeout: float = 30.0) -> None:
+        self.name = f"ollama/{model}"
+        self.model = model
+        self._client = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        body = _post(self._client, "/api/embed", {"model": self.model, "input": list(texts)})
+        vectors = body.get("embeddings")
+        if not isinstance(vectors, list) or len(vectors) != len(texts):
+            raise EmbedderError("Ollama returned no embeddings")
+        return normalize(np.array(vectors, dtype=np.float32))
+
+
+def _post(client: httpx.Client, path: str, payload: dict[str, object]) -> dict[str, object]:
+    try:
+        response = client.post(path, json=payload)
+    except httpx.HTTPError as exc:
+        raise EmbedderError(f"embedding endpoint unreachable: {exc}") from exc
+    if response.status_code >= 400:
+        retryable = response.status_code == 429 or response.status_code >= 500
+        raise EmbedderError(
+            f"embedding endpoint answered {response.status_code}: {response.text[:200]}",
+            retryable=retryable,
+        )
+    try:
+        body = response.json()
+    except ValueError as exc:
+        raise EmbedderError("embedding endpoint returned invalid JSON") from exc
+    if not isinstance(body, dict):
+        raise EmbedderError("embedding endpoint returned an unexpected body")
+    return body

@@ -1,0 +1,472 @@
+"""The application service: the only module that composes store, embedder, retrieval and jobs.
+
+Every interface (library, HTTP, CLI) calls this class and nothing below it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from omoide.embed.protocol import Embedder
+from omoide.errors import EmbedderError, InvalidInput, NotFound
+from omoide.jobs.worker import Worker, run_batch
+from omoide.retrieval.fusion import fuse
+from omoide.retrieval.recipes import get_recipe
+from omoide.retrieval.terms import keyword_terms
+from omoide.store.protocol import NewMemory, SessionPatch, Store, Tx
+from omoide.types import (
+    DEFAULT_ID,
+    AddInput,
+    Episode,
+    HistoryEntry,
+    Job,
+    JobState,
+    MemoryItem,
+    MemoryType,
+    Message,
+    Page,
+    Project,
+    Scope,
+    SearchFilters,
+    SearchHit,
+    SearchResult,
+    Session,
+)
+from omoide.validate import check_limit, check_text, to_messages
+
+log = logging.getLogger("omoide")
+
+EMBED_JOB = "embed"
+NEIGHBOUR_CHARS = 1000
+META_MODEL = "embedding_model"
+META_DIM = "embedding_dim"
+
+
+class Engine:
+    """Tenant-scoped memory operations over one ``Store`` and one ``Embedder``."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        *,
+        recipe: str = "hybrid",
+        max_text_chars: int = 100_000,
+        workers: int = 1,
+        actor: str = "library",
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.recipe = get_recipe(recipe).name
+        self.max_text_chars = max_text_chars
+        self.actor = actor
+        self._signature_checked = False
+        self._handlers = {EMBED_JOB: self._run_embed_jobs}
+        self._workers = [Worker(store, self._handlers) for _ in range(workers)]
+        for worker in self._workers:
+            worker.start()
+
+    # embedding ------------------------------------------------------------------------
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = self.embedder.embed(texts)
+        if not self._signature_checked:
+            self._check_signature(vectors.shape[1])
+        return vectors
+
+    def _check_signature(self, dim: int) -> None:
+        model, stored_dim = self.store.get_meta(META_MODEL), self.store.get_meta(META_DIM)
+        if model is None:
+            with self.store.transaction() as tx:
+                tx.set_meta(META_MODEL, self.embedder.name)
+                tx.set_meta(META_DIM, str(dim))
+        elif model != self.embedder.name or int(stored_dim or 0) != dim:
+            raise EmbedderError(
+                f"this database was embedded with {model} ({stored_dim}-d) but the embedder is "
+                f"{self.embedder.name} ({dim}-d); run `omoide reindex` to re-embed it",
+                retryable=False,
+            )
+        self._signature_checked = True
+
+    def _try_embed(self, texts: Sequence[str]) -> np.ndarray | None:
+        try:
+            return self._embed(texts)
+        except EmbedderError as exc:
+            if not exc.retryable:
+                raise
+            log.warning("embedding failed, queued for retry: %s", exc)
+            return None
+
+    # writes ---------------------------------------------------------------------------
+    def add(
+        self,
+        messages: AddInput,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        session_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        type: MemoryType = MemoryType.RAW,
+    ) -> list[MemoryItem]:
+        """Store each message as a memory (and, with a session, the exchange as an episode)."""
+        msgs = to_messages(messages, self.max_text_chars)
+        records = [
+            NewMemory(
+                text=m.content,
+                type=type,
+                session_id=session_id,
+                metadata={**(metadata or {}), "role": m.role},
+            )
+            for m in msgs
+        ]
+        return self._write(Scope(user_id=user_id, scope_id=scope_id), records, msgs)
+
+    def add_many(
+        self,
+        items: Sequence[NewMemory],
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+    ) -> list[MemoryItem]:
+        """Bulk insert, embedded in batches: the fast path for imports."""
+        for item in items:
+            check_text(item.text, self.max_text_chars)
+        return self._write(Scope(user_id=user_id, scope_id=scope_id), list(items), None)
+
+    def _write(
+        self, scope: Scope, records: list[NewMemory], episode: list[Message] | None
+    ) -> list[MemoryItem]:
+        if not records:
+            raise InvalidInput("nothing to add")
+        vectors = self._try_embed([r.text for r in records])
+        with self.store.transaction() as tx:
+            source: list[str] = []
+            sessions = {r.session_id for r in records if r.session_id}
+            for session_id in sorted(sessions):
+                tx.ensure_session(scope, session_id)
+            if episode is not None and len(sessions) == 1:
+                source = [tx.insert_episode(scope, next(iter(sessions)), episode).id]
+            items = [self._insert(tx, scope, r, source) for r in records]
+            pending = []
+            for index, item in enumerate(items):
+                if vectors is None:
+                    pending.append(item.id)
+                else:
+                    tx.put_vector(scope, item.id, vectors[index])
+            if pending:
+                tx.enqueue_job(scope, EMBED_JOB, {"memory_ids": pending})
+        if vectors is None:
+            self._wake_workers()
+            items = self.store.get_memories(scope, [i.id for i in items])
+        else:
+            items = [i.model_copy(update={"embedded": True}) for i in items]
+        return items
+
+    def _insert(self, tx: Tx, scope: Scope, record: NewMemory, source: list[str]) -> MemoryItem:
+        if not record.source_episodes and source:
+            record.source_episodes = source
+        if record.type is MemoryType.RAW and record.session_id and not record.context:
+            # A turn's meaning often lives in its neighbours (the question it answers), so the
+            # keyword index sees the previous and next turn too, at a lower weight.
+            prev = tx.last_in_session(scope, record.session_id, MemoryType.RAW)
+            if prev is not None:
+                record.context = prev.text[:NEIGHBOUR_CHARS]
+                tx.set_context(scope, prev.id, f"{prev.context}\n{record.text[:NEIGHBOUR_CHARS]}")
+        return tx.insert_memory(scope, record, self.actor)
+
+    def update(
+        self,
+        memory_id: str,
+        text: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+    ) -> MemoryItem:
+        """Change a memory's text and/or metadata; the change is recorded in its history."""
+        if text is None and metadata is None:
+            raise InvalidInput("update needs text or metadata")
+        if text is not None:
+            check_text(text, self.max_text_chars)
+        scope = Scope(user_id=user_id, scope_id=scope_id)
+        vectors = self._try_embed([text]) if text is not None else None
+        with self.store.transaction() as tx:
+            item = tx.update_memory(scope, memory_id, text, metadata, self.actor)
+            if text is not None:
+                if vectors is not None:
+                    tx.put_vector(scope, memory_id, vectors[0])
+                else:
+                    tx.enqueue_job(scope, EMBED_JOB, {"memory_ids": [memory_id]})
+        self._wake_workers()
+        return self.get(memory_id, user_id=user_id, scope_id=scope_id) if text else item
+
+    def delete(
+        self, memory_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
+    ) -> None:
+        """Delete one memory with its vector and index rows; its history records the delete."""
+        with self.store.transaction() as tx:
+            tx.delete_memory(Scope(user_id=user_id, scope_id=scope_id), memory_id, self.actor)
+
+    def delete_all(self, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID) -> int:
+        """Delete everything of one tenant (memories, sessions, history, jobs); return the count."""
+        with self.store.transaction() as tx:
+            return tx.delete_scope(Scope(user_id=user_id, scope_id=scope_id))
+
+    # reads ----------------------------------------------------------------------------
+    def get(
+        self, memory_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
+    ) -> MemoryItem:
+        found = self.store.get_memories(Scope(user_id=user_id, scope_id=scope_id), [memory_id])
+        if not found:
+            raise NotFound(f"memory {memory_id!r} not found", id=memory_id)
+        return found[0]
+
+    def get_all(
+        self,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        filters: SearchFilters | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> Page:
+        """One page of memories, newest first, with the true total of all that match."""
+        check_limit(limit, offset)
+        items, total = self.store.list_memories(
+            Scope(user_id=user_id, scope_id=scope_id), filters or SearchFilters(), limit, offset
+        )
+        return Page(items=items, total=total, limit=limit, offset=offset)
+
+    def history(
+        self, memory_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
+    ) -> list[HistoryEntry]:
+        return self.store.history(Scope(user_id=user_id, scope_id=scope_id), memory_id)
+
+    def search(
+        self,
+        query: str,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        filters: SearchFilters | None = None,
+        limit: int = 10,
+        threshold: float | None = None,
+        recipe: str | None = None,
+    ) -> SearchResult:
+        """Hybrid search; degrades to keywords (and says so) when the embedder is down."""
+        check_text(query, self.max_text_chars, what="query")
+        check_limit(limit, 0, maximum=1000)
+        chosen = get_recipe(recipe or self.recipe)
+        scope = Scope(user_id=user_id, scope_id=scope_id)
+        filters = filters or SearchFilters()
+        signals: dict[str, list[tuple[str, float]]] = {}
+        warnings: list[str] = []
+        fetch = max(chosen.candidates, limit)
+        if chosen.vector:
+            try:
+                query_vec = self._embed([query])[0]
+                signals["vector"] = self.store.vector_search(scope, query_vec, filters, fetch)
+            except EmbedderError as exc:
+                warnings.append(f"vector search unavailable, keyword results only: {exc}")
+        if chosen.keyword or "vector" not in signals:
+            signals["keyword"] = self.store.keyword_search(
+                scope, keyword_terms(query), filters, fetch
+            )
+        effective = chosen
+        if "vector" not in signals and chosen.vector:
+            effective = get_recipe("keyword")
+        fused = [f for f in fuse(effective, signals) if threshold is None or f[1] >= threshold]
+        fused = fused[:limit]
+        items = {m.id: m for m in self.store.get_memories(scope, [f[0] for f in fused])}
+        hits = [
+            SearchHit(memory=items[i], score=s, signals=sig) for i, s, sig in fused if i in items
+        ]
+        return SearchResult(
+            hits=hits, recipe=chosen.name, degraded=bool(warnings), warnings=warnings
+        )
+
+    # sessions and episodes ------------------------------------------------------------
+    def create_session(
+        self,
+        session_id: str,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        name: str | None = None,
+        project: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Session:
+        check_text(session_id, 512, what="session id")
+        with self.store.transaction() as tx:
+            return tx.create_session(
+                Scope(user_id=user_id, scope_id=scope_id), session_id, name, project, metadata or {}
+            )
+
+    def get_session(
+        self, session_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
+    ) -> Session:
+        return self.store.get_session(Scope(user_id=user_id, scope_id=scope_id), session_id)
+
+    def list_sessions(
+        self,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> tuple[list[Session], int]:
+        check_limit(limit, offset)
+        return self.store.list_sessions(Scope(user_id=user_id, scope_id=scope_id), limit, offset)
+
+    def update_session(
+        self,
+        session_id: str,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        name: str | None = None,
+        project: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Session:
+        """Change only the fields given."""
+        patch = SessionPatch(name=name, project=project, metadata=metadata)
+        with self.store.transaction() as tx:
+            return tx.update_session(Scope(user_id=user_id, scope_id=scope_id), session_id, patch)
+
+    def delete_session(
+        self, session_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
+    ) -> int:
+        """Delete a session, its episodes and every memory derived from them."""
+        with self.store.transaction() as tx:
+            return tx.delete_session(Scope(user_id=user_id, scope_id=scope_id), session_id)
+
+    def list_episodes(
+        self,
+        session_id: str,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> tuple[list[Episode], int]:
+        check_limit(limit, offset)
+        scope = Scope(user_id=user_id, scope_id=scope_id)
+        return self.store.list_episodes(scope, session_id, limit, offset)
+
+    def create_project(
+        self,
+        name: str,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        description: str | None = None,
+        isolated: bool = False,
+    ) -> Project:
+        check_text(name, 256, what="project name")
+        with self.store.transaction() as tx:
+            return tx.upsert_project(
+                Scope(user_id=user_id, scope_id=scope_id), name, description, isolated
+            )
+
+    # jobs and maintenance -------------------------------------------------------------
+    def _run_embed_jobs(self, jobs: list[Job]) -> None:
+        for job in jobs:
+            scope = Scope(user_id=job.user_id, scope_id=job.scope_id)
+            items = self.store.get_memories(scope, job.payload.get("memory_ids", []))
+            vectors = self._embed([i.text for i in items]) if items else None
+            with self.store.transaction() as tx:
+                for index, item in enumerate(items):
+                    assert vectors is not None
+                    tx.put_vector(scope, item.id, vectors[index])
+                tx.finish_job(job.id)
+
+    def run_jobs(self, limit: int = 1000) -> int:
+        """Run due jobs in this thread until none is due (or ``limit``); return the count."""
+        done = 0
+        while done < limit:
+            claimed = run_batch(self.store, self._handlers, min(32, limit - done))
+            if not claimed:
+                return done
+            done += claimed
+        return done
+
+    def _wake_workers(self) -> None:
+        for worker in self._workers:
+            worker.wake()
+
+    def list_jobs(
+        self,
+        *,
+        scope: Scope | None = None,
+        state: JobState | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[Job]:
+        check_limit(limit, offset)
+        return self.store.list_jobs(scope, state, limit, offset)
+
+    def job_counts(self, *, scope: Scope | None = None) -> dict[str, int]:
+        return self.store.job_counts(scope)
+
+    def retry_job(self, job_id: int, *, scope: Scope | None = None) -> Job:
+        job = self.store.retry_job(scope, job_id)
+        self._wake_workers()
+        return job
+
+    def reindex(self, progress: Callable[[int, int], None] | None = None, batch: int = 256) -> int:
+        """Re-embed every memory with the current embedder (after a model change)."""
+        total = self.store.stats()["memories"]
+        probe = self.embedder.embed(["probe"])
+        with self.store.transaction() as tx:
+            tx.clear_vectors()
+            tx.set_meta(META_MODEL, self.embedder.name)
+            tx.set_meta(META_DIM, str(probe.shape[1]))
+        self._signature_checked = True
+        done = 0
+        for chunk in self.store.iter_memory_texts(batch):
+            vectors = self.embedder.embed([text for _, _, text in chunk])
+            with self.store.transaction() as tx:
+                for (scope, memory_id, _), vector in zip(chunk, vectors, strict=True):
+                    tx.put_vector(scope, memory_id, vector)
+            done += len(chunk)
+            if progress:
+                progress(done, total)
+        return done
+
+    def health(self, *, probe_embedder: bool = False) -> dict[str, Any]:
+        """Status of each part: ``ok``, ``down`` or ``disabled``, with versions and counts."""
+        from omoide import __version__
+
+        out: dict[str, Any] = {"version": __version__}
+        try:
+            out["store"] = {
+                "status": "ok",
+                "location": self.store.location,
+                "schema_version": self.store.schema_version(),
+            }
+        except Exception as exc:  # health reports failures instead of raising them
+            out["store"] = {"status": "down", "error": str(exc)}
+        embedder: dict[str, Any] = {
+            "name": self.embedder.name,
+            "database_model": self.store.get_meta(META_MODEL),
+            "dimension": self.store.get_meta(META_DIM),
+            "status": "ok" if self._signature_checked else "not loaded",
+        }
+        if probe_embedder:
+            try:
+                embedder["dimension"] = int(self._embed(["probe"]).shape[1])
+                embedder["status"] = "ok"
+            except EmbedderError as exc:
+                embedder.update(status="down", error=str(exc))
+        out["embedder"] = embedder
+        out["llm"] = {"status": "disabled", "reason": "no LLM configured (OMOIDE_LLM_BASE_URL)"}
+        out["jobs"] = self.job_counts()
+        return out
+
+    def close(self) -> None:
+        for worker in self._workers:
+            worker.stop()
+        self.store.close()

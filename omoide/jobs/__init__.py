@@ -1,0 +1,1 @@
+"""Durable background work: the worker thread and one handler per job kind."""

@@ -1,0 +1,1 @@
+"""Hybrid retrieval: keyword terms, recipes and fusion."""

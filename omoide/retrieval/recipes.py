@@ -1,0 +1,48 @@
+"""Search strategy as data: a named recipe says which signals run and how they are fused."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from omoide.errors import InvalidInput
+
+
+class SearchRecipe(BaseModel):
+    """How to search. ``fusion='rrf'`` is reciprocal-rank fusion; ``'weighted'`` mixes
+    min-max-normalised scores as ``vector_weight * dense + keyword_weight * bm25``
+    (the JiuwenMemory seed's 0.7 / 0.3)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    keyword: bool = True
+    vector: bool = True
+    fusion: Literal["rrf", "weighted"] = "rrf"
+    rrf_k: int = Field(60, ge=1)
+    vector_weight: float = Field(0.5, ge=0)
+    keyword_weight: float = Field(0.5, ge=0)
+    candidates: int = Field(100, ge=1, description="Hits taken from each signal before fusion.")
+
+
+RECIPES: dict[str, SearchRecipe] = {
+    r.name: r
+    for r in (
+        SearchRecipe(name="hybrid"),
+        SearchRecipe(
+            name="hybrid_weighted", fusion="weighted", vector_weight=0.7, keyword_weight=0.3
+        ),
+        SearchRecipe(name="keyword", vector=False),
+        SearchRecipe(name="vector", keyword=False),
+    )
+}
+
+
+def get_recipe(name: str) -> SearchRecipe:
+    try:
+        return RECIPES[name]
+    except KeyError:
+        raise InvalidInput(
+            f"unknown search recipe {name!r}; choose one of {', '.join(sorted(RECIPES))}"
+        ) from None

@@ -1,0 +1,153 @@
+"""The storage seam: what the engine needs from a backend, and nothing else.
+
+A backend implements ``Store`` (reads, job claiming, maintenance) and hands out ``Tx`` objects
+from ``Store.transaction()``: everything written through one ``Tx`` commits together or not at
+all, so a memory, its full-text row, its vector or embed job, and its history are never split.
+Every method takes the tenant ``Scope``; no method returns rows of another tenant.
+``tests/store/test_contract.py`` is the executable definition of this protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from omoide.types import (
+    Episode,
+    HistoryEntry,
+    Job,
+    JobState,
+    MemoryItem,
+    MemoryType,
+    Message,
+    Project,
+    Scope,
+    SearchFilters,
+    Session,
+)
+
+
+class Capability(StrEnum):
+    KEYWORD_SEARCH = "keyword_search"
+    VECTOR_SEARCH = "vector_search"
+    BACKUP = "backup"
+
+
+@dataclass
+class NewMemory:
+    """A memory to insert. ``session_id`` is the session's external id."""
+
+    text: str
+    type: MemoryType = MemoryType.RAW
+    metadata: dict[str, Any] = field(default_factory=dict)
+    session_id: str | None = None
+    context: str = ""
+    source_episodes: list[str] = field(default_factory=list)
+    valid_from_ms: int | None = None
+    supersedes: str | None = None
+
+
+@dataclass
+class SessionPatch:
+    """Fields to change on a session; ``None`` means "leave as it is"."""
+
+    name: str | None = None
+    project: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+@dataclass
+class Neighbour:
+    id: str
+    text: str
+    context: str
+
+
+class Tx(Protocol):
+    """Writes of one unit of work. Obtained only from ``Store.transaction()``."""
+
+    def ensure_session(self, scope: Scope, session_id: str) -> Session: ...
+    def create_session(
+        self,
+        scope: Scope,
+        session_id: str,
+        name: str | None,
+        project: str | None,
+        metadata: dict[str, Any],
+    ) -> Session: ...
+    def update_session(self, scope: Scope, session_id: str, patch: SessionPatch) -> Session: ...
+    def delete_session(self, scope: Scope, session_id: str) -> int: ...
+    def upsert_project(
+        self, scope: Scope, name: str, description: str | None, isolated: bool
+    ) -> Project: ...
+    def insert_episode(self, scope: Scope, session_id: str, messages: list[Message]) -> Episode: ...
+    def insert_memory(self, scope: Scope, new: NewMemory, actor: str) -> MemoryItem: ...
+    def last_in_session(
+        self, scope: Scope, session_id: str, type_: MemoryType
+    ) -> Neighbour | None: ...
+    def set_context(self, scope: Scope, memory_id: str, context: str) -> None: ...
+    def update_memory(
+        self,
+        scope: Scope,
+        memory_id: str,
+        text: str | None,
+        metadata: dict[str, Any] | None,
+        actor: str,
+    ) -> MemoryItem: ...
+    def delete_memory(self, scope: Scope, memory_id: str, actor: str) -> None: ...
+    def delete_scope(self, scope: Scope) -> int: ...
+    def put_vector(self, scope: Scope, memory_id: str, vector: np.ndarray) -> None: ...
+    def enqueue_job(
+        self, scope: Scope, kind: str, payload: dict[str, Any], max_attempts: int = 5
+    ) -> int: ...
+    def finish_job(self, job_id: int) -> None: ...
+    def set_meta(self, key: str, value: str) -> None: ...
+    def clear_vectors(self) -> None: ...
+
+
+class Store(Protocol):
+    """A tenant-scoped memory store. See the module docstring."""
+
+    capabilities: frozenset[Capability]
+    location: str
+
+    def transaction(self) -> AbstractContextManager[Tx]: ...
+    def close(self) -> None: ...
+    def schema_version(self) -> int: ...
+    def get_meta(self, key: str) -> str | None: ...
+
+    def get_memories(self, scope: Scope, ids: Sequence[str]) -> list[MemoryItem]: ...
+    def list_memories(
+        self, scope: Scope, filters: SearchFilters, limit: int, offset: int
+    ) -> tuple[list[MemoryItem], int]: ...
+    def keyword_search(
+        self, scope: Scope, terms: Sequence[str], filters: SearchFilters, limit: int
+    ) -> list[tuple[str, float]]: ...
+    def vector_search(
+        self, scope: Scope, vector: np.ndarray, filters: SearchFilters, limit: int
+    ) -> list[tuple[str, float]]: ...
+    def history(self, scope: Scope, memory_id: str) -> list[HistoryEntry]: ...
+
+    def get_session(self, scope: Scope, session_id: str) -> Session: ...
+    def list_sessions(self, scope: Scope, limit: int, offset: int) -> tuple[list[Session], int]: ...
+    def list_episodes(
+        self, scope: Scope, session_id: str, limit: int, offset: int
+    ) -> tuple[list[Episode], int]: ...
+
+    def claim_jobs(self, limit: int, lease_ms: int) -> list[Job]: ...
+    def fail_job(self, job_id: int, error: str, backoff_ms: int) -> JobState: ...
+    def retry_job(self, scope: Scope | None, job_id: int) -> Job: ...
+    def list_jobs(
+        self, scope: Scope | None, state: JobState | None, limit: int, offset: int
+    ) -> list[Job]: ...
+    def job_counts(self, scope: Scope | None) -> dict[str, int]: ...
+
+    def iter_memory_texts(self, batch: int) -> Iterator[list[tuple[Scope, str, str]]]: ...
+    def stats(self) -> dict[str, int]: ...
+    def backup(self, dest: Path) -> None: ...

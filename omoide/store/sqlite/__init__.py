@@ -1,0 +1,3 @@
+from omoide.store.sqlite.store import SQLiteStore
+
+__all__ = ["SQLiteStore"]

@@ -1,0 +1,192 @@
+"""Row <-> model conversion and the tenant filter every memory query goes through."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from omoide.types import (
+    Episode,
+    HistoryEntry,
+    HistoryEvent,
+    Job,
+    JobState,
+    MemoryItem,
+    MemoryType,
+    Message,
+    Scope,
+    SearchFilters,
+    Session,
+    dt_to_ms,
+    ms_to_dt,
+)
+
+MEMORY_COLUMNS = """
+    m.seq, m.id, m.user_id, m.scope_id, s.external_id AS session_ext, m.type, m.text,
+    m.metadata, m.valid_from, m.invalid_at, m.supersedes, m.access_count,
+    m.last_accessed_at, m.created_at, m.updated_at,
+    (SELECT group_concat(ms.episode_id) FROM memory_sources ms WHERE ms.memory_seq = m.seq)
+        AS sources,
+    EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_seq = m.seq) AS embedded
+"""
+MEMORY_FROM = "memories m LEFT JOIN sessions s ON s.id = m.session_id"
+
+
+def tenant_key(scope: Scope) -> str:
+    return f"{scope.user_id}\x1f{scope.scope_id}"
+
+
+def memory_from_row(row: sqlite3.Row) -> MemoryItem:
+    return MemoryItem(
+        id=row["id"],
+        user_id=row["user_id"],
+        scope_id=row["scope_id"],
+        session_id=row["session_ext"],
+        type=MemoryType(row["type"]),
+        text=row["text"],
+        metadata=json.loads(row["metadata"]),
+        source_episodes=row["sources"].split(",") if row["sources"] else [],
+        valid_from=ms_to_dt(row["valid_from"]),
+        invalid_at=ms_to_dt(row["invalid_at"]),
+        supersedes=row["supersedes"],
+        access_count=row["access_count"],
+        last_accessed_at=ms_to_dt(row["last_accessed_at"]),
+        created_at=ms_to_dt(row["created_at"]),
+        updated_at=ms_to_dt(row["updated_at"]),
+        embedded=bool(row["embedded"]),
+    )
+
+
+def session_from_row(row: sqlite3.Row) -> Session:
+    return Session(
+        id=row["external_id"],
+        user_id=row["user_id"],
+        scope_id=row["scope_id"],
+        name=row["name"],
+        project=row["project_name"],
+        metadata=json.loads(row["metadata"]),
+        created_at=ms_to_dt(row["created_at"]),
+        updated_at=ms_to_dt(row["updated_at"]),
+    )
+
+
+SESSION_SELECT = """
+    SELECT s.*, p.name AS project_name FROM sessions s
+    LEFT JOIN projects p ON p.id = s.project_id
+"""
+
+
+def episode_from_row(row: sqlite3.Row, session_ext: str) -> Episode:
+    return Episode(
+        id=row["id"],
+        session_id=session_ext,
+        user_id=row["user_id"],
+        scope_id=row["scope_id"],
+        messages=[Message(**m) for m in json.loads(row["messages"])],
+        created_at=ms_to_dt(row["created_at"]),
+        access_count=row["access_count"],
+        last_accessed_at=ms_to_dt(row["last_accessed_at"]),
+    )
+
+
+def history_from_row(row: sqlite3.Row) -> HistoryEntry:
+    return HistoryEntry(
+        id=row["id"],
+        memory_id=row["memory_id"],
+        event=HistoryEvent(row["event"]),
+        old_text=row["old_text"],
+        new_text=row["new_text"],
+        actor=row["actor"],
+        created_at=ms_to_dt(row["created_at"]),
+    )
+
+
+def job_from_row(row: sqlite3.Row) -> Job:
+    return Job(
+        id=row["id"],
+        kind=row["kind"],
+        state=JobState(row["state"]),
+        user_id=row["user_id"],
+        scope_id=row["scope_id"],
+        payload=json.loads(row["payload"]),
+        attempts=row["attempts"],
+        max_attempts=row["max_attempts"],
+        last_error=row["last_error"],
+        run_after=ms_to_dt(row["run_after"]),
+        created_at=ms_to_dt(row["created_at"]),
+        updated_at=ms_to_dt(row["updated_at"]),
+    )
+
+
+def memory_filter(
+    conn: sqlite3.Connection, scope: Scope, filters: SearchFilters
+) -> tuple[str, list[Any]]:
+    """The WHERE clause (on alias ``m``) for one tenant and its filters."""
+    clauses = ["m.user_id = ?", "m.scope_id = ?"]
+    params: list[Any] = [scope.user_id, scope.scope_id]
+    if filters.session_id is not None:
+        clauses.append(
+            "m.session_id = (SELECT id FROM sessions WHERE user_id = ? AND scope_id = ? "
+            "AND external_id = ?)"
+        )
+        params += [scope.user_id, scope.scope_id, filters.session_id]
+    _project_clause(conn, scope, filters.project, clauses, params)
+    if filters.types:
+        clauses.append(f"m.type IN ({','.join('?' * len(filters.types))})")
+        params += [t.value for t in filters.types]
+    if filters.created_after is not None:
+        clauses.append("m.created_at >= ?")
+        params.append(dt_to_ms(filters.created_after))
+    if filters.created_before is not None:
+        clauses.append("m.created_at < ?")
+        params.append(dt_to_ms(filters.created_before))
+    for key, value in (filters.metadata or {}).items():
+        path = '$."' + key.replace('"', '""') + '"'
+        if value is None:
+            clauses.append("json_extract(m.metadata, ?) IS NULL")
+            params.append(path)
+        else:
+            clauses.append("json_extract(m.metadata, ?) = ?")
+            params += [path, int(value) if isinstance(value, bool) else value]
+    if filters.as_of is not None:
+        at = dt_to_ms(filters.as_of)
+        clauses.append("m.valid_from <= ? AND (m.invalid_at IS NULL OR m.invalid_at > ?)")
+        params += [at, at]
+    elif not filters.include_invalid:
+        clauses.append("m.invalid_at IS NULL")
+    return " AND ".join(clauses), params
+
+
+def _project_clause(
+    conn: sqlite3.Connection,
+    scope: Scope,
+    project: str | None,
+    clauses: list[str],
+    params: list[Any],
+) -> None:
+    """Isolated projects see only their own sessions, and nobody else sees theirs."""
+    row = None
+    if project is not None:
+        row = conn.execute(
+            "SELECT id, isolated FROM projects WHERE user_id = ? AND scope_id = ? AND name = ?",
+            (scope.user_id, scope.scope_id, project),
+        ).fetchone()
+        if row is None:
+            clauses.append("0")  # an unknown project has no memories
+            return
+        if row["isolated"]:
+            clauses.append("m.session_id IN (SELECT id FROM sessions WHERE project_id = ?)")
+            params.append(row["id"])
+            return
+    has_isolated = conn.execute(
+        "SELECT 1 FROM projects WHERE user_id = ? AND scope_id = ? AND isolated = 1 LIMIT 1",
+        (scope.user_id, scope.scope_id),
+    ).fetchone()
+    if has_isolated:
+        clauses.append(
+            "(m.session_id IS NULL OR m.session_id NOT IN (SELECT s2.id FROM sessions s2 "
+            "JOIN projects p2 ON p2.id = s2.project_id WHERE p2.isolated = 1 "
+            "AND p2.user_id = ? AND p2.scope_id = ?))"
+        )
+        params += [scope.user_id, scope.scope_id]

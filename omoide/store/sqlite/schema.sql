@@ -1,0 +1,150 @@
+-- The complete current shape of a fresh database. Keep equal to applying every migration
+-- in order (tests/store/test_migrations.py checks it). Existing databases change only through
+-- migrations/NNNN_*.sql, never through this file.
+-- 0001: tenants' sessions, episodes, memories with FTS5 and vectors, history.
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+CREATE TABLE projects (
+    id          INTEGER PRIMARY KEY,
+    user_id     TEXT NOT NULL,
+    scope_id    TEXT NOT NULL,
+    name        TEXT NOT NULL,
+    description TEXT,
+    isolated    INTEGER NOT NULL DEFAULT 0,
+    created_at  INTEGER NOT NULL,
+    UNIQUE (user_id, scope_id, name)
+);
+
+CREATE TABLE sessions (
+    id          INTEGER PRIMARY KEY,
+    user_id     TEXT NOT NULL,
+    scope_id    TEXT NOT NULL,
+    external_id TEXT NOT NULL,
+    name        TEXT,
+    project_id  INTEGER REFERENCES projects(id) ON DELETE SET NULL,
+    metadata    TEXT NOT NULL DEFAULT '{}',
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL,
+    UNIQUE (user_id, scope_id, external_id)
+);
+CREATE INDEX sessions_project ON sessions(project_id);
+
+CREATE TABLE episodes (
+    id               TEXT PRIMARY KEY,
+    session_id       INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    user_id          TEXT NOT NULL,
+    scope_id         TEXT NOT NULL,
+    messages         TEXT NOT NULL,
+    created_at       INTEGER NOT NULL,
+    access_count     INTEGER NOT NULL DEFAULT 0,
+    last_accessed_at INTEGER
+);
+CREATE INDEX episodes_session ON episodes(session_id, created_at);
+
+CREATE TABLE memories (
+    seq              INTEGER PRIMARY KEY,
+    id               TEXT NOT NULL UNIQUE,
+    user_id          TEXT NOT NULL,
+    scope_id         TEXT NOT NULL,
+    session_id       INTEGER REFERENCES sessions(id) ON DELETE CASCADE,
+    type             TEXT NOT NULL,
+    text             TEXT NOT NULL,
+    context          TEXT NOT NULL DEFAULT '',
+    metadata         TEXT NOT NULL DEFAULT '{}',
+    valid_from       INTEGER NOT NULL,
+    invalid_at       INTEGER,
+    supersedes       TEXT,
+    access_count     INTEGER NOT NULL DEFAULT 0,
+    last_accessed_at INTEGER,
+    created_at       INTEGER NOT NULL,
+    updated_at       INTEGER NOT NULL
+);
+CREATE INDEX memories_tenant ON memories(user_id, scope_id, created_at);
+CREATE INDEX memories_session ON memories(session_id, seq);
+
+CREATE TABLE memory_sources (
+    memory_seq INTEGER NOT NULL REFERENCES memories(seq) ON DELETE CASCADE,
+    episode_id TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+    PRIMARY KEY (memory_seq, episode_id)
+) WITHOUT ROWID;
+CREATE INDEX memory_sources_episode ON memory_sources(episode_id);
+
+-- External-content FTS5 index over memories, kept in sync by triggers (nexusAI seed).
+-- `context` holds the neighbouring turns of a raw message, weighted lower than `text`.
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+    text, context,
+    content='memories', content_rowid='seq',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, text, context) VALUES (new.seq, new.text, new.context);
+END;
+CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, text, context)
+    VALUES ('delete', old.seq, old.text, old.context);
+END;
+CREATE TRIGGER memories_fts_update AFTER UPDATE OF text, context ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, text, context)
+    VALUES ('delete', old.seq, old.text, old.context);
+    INSERT INTO memories_fts(rowid, text, context) VALUES (new.seq, new.text, new.context);
+END;
+
+CREATE TABLE history (
+    id         INTEGER PRIMARY KEY,
+    memory_id  TEXT NOT NULL,
+    user_id    TEXT NOT NULL,
+    scope_id   TEXT NOT NULL,
+    event      TEXT NOT NULL,
+    old_text   TEXT,
+    new_text   TEXT,
+    actor      TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX history_memory ON history(memory_id, id);
+CREATE INDEX history_tenant ON history(user_id, scope_id);
+
+-- Vectors are float32 BLOBs; SQLite is their only source of truth. Searches run on an
+-- in-process numpy copy that follows vec_log, which the triggers below append to.
+CREATE TABLE memory_vectors (
+    memory_seq INTEGER PRIMARY KEY REFERENCES memories(seq) ON DELETE CASCADE,
+    tenant     TEXT NOT NULL,
+    vec        BLOB NOT NULL
+);
+CREATE INDEX memory_vectors_tenant ON memory_vectors(tenant);
+
+CREATE TABLE vec_log (
+    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+    tenant     TEXT NOT NULL,
+    memory_seq INTEGER NOT NULL,
+    op         INTEGER NOT NULL  -- 1 = put, 0 = delete
+);
+CREATE TRIGGER memory_vectors_log_insert AFTER INSERT ON memory_vectors BEGIN
+    INSERT INTO vec_log(tenant, memory_seq, op) VALUES (new.tenant, new.memory_seq, 1);
+END;
+CREATE TRIGGER memory_vectors_log_update AFTER UPDATE ON memory_vectors BEGIN
+    INSERT INTO vec_log(tenant, memory_seq, op) VALUES (new.tenant, new.memory_seq, 1);
+END;
+CREATE TRIGGER memory_vectors_log_delete AFTER DELETE ON memory_vectors BEGIN
+    INSERT INTO vec_log(tenant, memory_seq, op) VALUES (old.tenant, old.memory_seq, 0);
+END;
+-- 0002: durable background jobs, committed in the same transaction as the data they serve.
+CREATE TABLE jobs (
+    id           INTEGER PRIMARY KEY,
+    kind         TEXT NOT NULL,
+    user_id      TEXT NOT NULL,
+    scope_id     TEXT NOT NULL,
+    payload      TEXT NOT NULL,
+    state        TEXT NOT NULL DEFAULT 'pending',
+    attempts     INTEGER NOT NULL DEFAULT 0,
+    max_attempts INTEGER NOT NULL DEFAULT 5,
+    last_error   TEXT,
+    run_after    INTEGER NOT NULL,
+    lease_until  INTEGER,
+    created_at   INTEGER NOT NULL,
+    updated_at   INTEGER NOT NULL
+);
+CREATE INDEX jobs_ready ON jobs(state, run_after);
+CREATE INDEX jobs_tenant ON jobs(user_id, scope_id, state);

@@ -1,0 +1,323 @@
+"""Writes of one unit of work on SQLite. Created only by ``SQLiteStore.transaction()``."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from typing import Any
+
+import numpy as np
+
+from omoide.errors import Conflict, InvalidInput, NotFound
+from omoide.store.protocol import Neighbour, NewMemory, SessionPatch
+from omoide.store.sqlite import rows
+from omoide.types import (
+    Episode,
+    HistoryEvent,
+    MemoryItem,
+    MemoryType,
+    Message,
+    Project,
+    Scope,
+    Session,
+    now_ms,
+)
+
+
+class SQLiteTx:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    # sessions and projects -------------------------------------------------------------
+    def _session_row(self, scope: Scope, session_id: str) -> sqlite3.Row | None:
+        return self.conn.execute(
+            rows.SESSION_SELECT + " WHERE s.user_id = ? AND s.scope_id = ? AND s.external_id = ?",
+            (scope.user_id, scope.scope_id, session_id),
+        ).fetchone()
+
+    def _session_pk(self, scope: Scope, session_id: str) -> int:
+        row = self._session_row(scope, session_id)
+        if row is None:
+            raise NotFound(f"session {session_id!r} not found", id=session_id)
+        return int(row["id"])
+
+    def ensure_session(self, scope: Scope, session_id: str) -> Session:
+        row = self._session_row(scope, session_id)
+        if row is not None:
+            return rows.session_from_row(row)
+        return self.create_session(scope, session_id, None, None, {})
+
+    def create_session(
+        self,
+        scope: Scope,
+        session_id: str,
+        name: str | None,
+        project: str | None,
+        metadata: dict[str, Any],
+    ) -> Session:
+        if not session_id:
+            raise InvalidInput("session id must not be empty")
+        project_pk = self._project_pk(scope, project) if project else None
+        ts = now_ms()
+        try:
+            self.conn.execute(
+                "INSERT INTO sessions (user_id, scope_id, external_id, name, project_id, metadata,"
+                " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    scope.user_id,
+                    scope.scope_id,
+                    session_id,
+                    name,
+                    project_pk,
+                    json.dumps(metadata),
+                    ts,
+                    ts,
+                ),
+            )
+        except sqlite3.IntegrityError as exc:
+            raise Conflict(f"session {session_id!r} already exists", id=session_id) from exc
+        row = self._session_row(scope, session_id)
+        assert row is not None
+        return rows.session_from_row(row)
+
+    def update_session(self, scope: Scope, session_id: str, patch: SessionPatch) -> Session:
+        pk = self._session_pk(scope, session_id)
+        sets, params = ["updated_at = ?"], [now_ms()]
+        if patch.name is not None:
+            sets.append("name = ?")
+            params.append(patch.name)
+        if patch.project is not None:
+            sets.append("project_id = ?")
+            params.append(self._project_pk(scope, patch.project) if patch.project else None)
+        if patch.metadata is not None:
+            sets.append("metadata = ?")
+            params.append(json.dumps(patch.metadata))
+        self.conn.execute(f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?", (*params, pk))
+        row = self._session_row(scope, session_id)
+        assert row is not None
+        return rows.session_from_row(row)
+
+    def delete_session(self, scope: Scope, session_id: str) -> int:
+        pk = self._session_pk(scope, session_id)
+        count = self.conn.execute(
+            "SELECT count(*) FROM memories WHERE session_id = ?", (pk,)
+        ).fetchone()[0]
+        self.conn.execute(
+            "DELETE FROM history WHERE memory_id IN (SELECT id FROM memories WHERE session_id = ?)",
+            (pk,),
+        )
+        self.conn.execute("DELETE FROM sessions WHERE id = ?", (pk,))  # cascades
+        return int(count)
+
+    def _project_pk(self, scope: Scope, name: str) -> int:
+        row = self.conn.execute(
+            "SELECT id FROM projects WHERE user_id = ? AND scope_id = ? AND name = ?",
+            (scope.user_id, scope.scope_id, name),
+        ).fetchone()
+        if row is not None:
+            return int(row["id"])
+        cur = self.conn.execute(
+            "INSERT INTO projects (user_id, scope_id, name, created_at) VALUES (?, ?, ?, ?)",
+            (scope.user_id, scope.scope_id, name, now_ms()),
+        )
+        return int(cur.lastrowid or 0)
+
+    def upsert_project(
+        self, scope: Scope, name: str, description: str | None, isolated: bool
+    ) -> Project:
+        ts = now_ms()
+        self.conn.execute(
+            "INSERT INTO projects (user_id, scope_id, name, description, isolated, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (user_id, scope_id, name) DO UPDATE SET"
+            " description = coalesce(excluded.description, description),"
+            " isolated = excluded.isolated",
+            (scope.user_id, scope.scope_id, name, description, int(isolated), ts),
+        )
+        row = self.conn.execute(
+            "SELECT * FROM projects WHERE user_id = ? AND scope_id = ? AND name = ?",
+            (scope.user_id, scope.scope_id, name),
+        ).fetchone()
+        return Project(
+            name=row["name"],
+            user_id=row["user_id"],
+            scope_id=row["scope_id"],
+            description=row["description"],
+            isolated=bool(row["isolated"]),
+            created_at=rows.ms_to_dt(row["created_at"]),
+        )
+
+    # episodes and memories --------------------------------------------------------------
+    def insert_episode(self, scope: Scope, session_id: str, messages: list[Message]) -> Episode:
+        pk = self._session_pk(scope, session_id)
+        episode_id = uuid.uuid4().hex
+        self.conn.execute(
+            "INSERT INTO episodes (id, session_id, user_id, scope_id, messages, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                episode_id,
+                pk,
+                scope.user_id,
+                scope.scope_id,
+                json.dumps([m.model_dump() for m in messages]),
+                now_ms(),
+            ),
+        )
+        row = self.conn.execute("SELECT * FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+        return rows.episode_from_row(row, session_id)
+
+    def insert_memory(self, scope: Scope, new: NewMemory, actor: str) -> MemoryItem:
+        ts = now_ms()
+        session_pk = self._session_pk(scope, new.session_id) if new.session_id else None
+        memory_id = uuid.uuid4().hex
+        cur = self.conn.execute(
+            "INSERT INTO memories (id, user_id, scope_id, session_id, type, text, context,"
+            " metadata, valid_from, supersedes, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                memory_id,
+                scope.user_id,
+                scope.scope_id,
+                session_pk,
+                new.type.value,
+                new.text,
+                new.context,
+                json.dumps(new.metadata),
+                new.valid_from_ms or ts,
+                new.supersedes,
+                ts,
+                ts,
+            ),
+        )
+        seq = cur.lastrowid
+        for episode_id in new.source_episodes:
+            self.conn.execute(
+                "INSERT INTO memory_sources (memory_seq, episode_id) VALUES (?, ?)",
+                (seq, episode_id),
+            )
+        self._history(scope, memory_id, HistoryEvent.ADD, None, new.text, actor)
+        return self._memory(scope, memory_id)
+
+    def last_in_session(self, scope: Scope, session_id: str, type_: MemoryType) -> Neighbour | None:
+        row = self.conn.execute(
+            "SELECT m.id, m.text, m.context FROM memories m JOIN sessions s ON s.id = m.session_id"
+            " WHERE s.user_id = ? AND s.scope_id = ? AND s.external_id = ? AND m.type = ?"
+            " ORDER BY m.seq DESC LIMIT 1",
+            (scope.user_id, scope.scope_id, session_id, type_.value),
+        ).fetchone()
+        return None if row is None else Neighbour(row["id"], row["text"], row["context"])
+
+    def set_context(self, scope: Scope, memory_id: str, context: str) -> None:
+        self.conn.execute(
+            "UPDATE memories SET context = ? WHERE id = ? AND user_id = ? AND scope_id = ?",
+            (context, memory_id, scope.user_id, scope.scope_id),
+        )
+
+    def update_memory(
+        self,
+        scope: Scope,
+        memory_id: str,
+        text: str | None,
+        metadata: dict[str, Any] | None,
+        actor: str,
+    ) -> MemoryItem:
+        old = self._memory(scope, memory_id)
+        sets, params = ["updated_at = ?"], [now_ms()]
+        if text is not None:
+            sets.append("text = ?")
+            params.append(text)
+        if metadata is not None:
+            sets.append("metadata = ?")
+            params.append(json.dumps(metadata))
+        self.conn.execute(
+            f"UPDATE memories SET {', '.join(sets)} WHERE id = ?", (*params, memory_id)
+        )
+        if text is not None and text != old.text:
+            self.conn.execute(
+                "DELETE FROM memory_vectors"
+                " WHERE memory_seq = (SELECT seq FROM memories WHERE id = ?)",
+                (memory_id,),
+            )
+        self._history(scope, memory_id, HistoryEvent.UPDATE, old.text, text or old.text, actor)
+        return self._memory(scope, memory_id)
+
+    def delete_memory(self, scope: Scope, memory_id: str, actor: str) -> None:
+        old = self._memory(scope, memory_id)
+        self.conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))  # cascades
+        self._history(scope, memory_id, HistoryEvent.DELETE, old.text, None, actor)
+
+    def delete_scope(self, scope: Scope) -> int:
+        args = (scope.user_id, scope.scope_id)
+        count = self.conn.execute(
+            "SELECT count(*) FROM memories WHERE user_id = ? AND scope_id = ?", args
+        ).fetchone()[0]
+        for table in ("memories", "sessions", "projects", "history", "jobs"):
+            self.conn.execute(f"DELETE FROM {table} WHERE user_id = ? AND scope_id = ?", args)
+        return int(count)
+
+    def put_vector(self, scope: Scope, memory_id: str, vector: np.ndarray) -> None:
+        row = self.conn.execute(
+            "SELECT seq FROM memories WHERE id = ? AND user_id = ? AND scope_id = ?",
+            (memory_id, scope.user_id, scope.scope_id),
+        ).fetchone()
+        if row is None:
+            return  # deleted before its embedding arrived: nothing to index
+        self.conn.execute(
+            "INSERT INTO memory_vectors (memory_seq, tenant, vec) VALUES (?, ?, ?)"
+            " ON CONFLICT (memory_seq) DO UPDATE SET vec = excluded.vec",
+            (row["seq"], rows.tenant_key(scope), vector.astype(np.float32).tobytes()),
+        )
+
+    def clear_vectors(self) -> None:
+        self.conn.execute("DELETE FROM memory_vectors")
+
+    # jobs and meta --------------------------------------------------------------------
+    def enqueue_job(
+        self, scope: Scope, kind: str, payload: dict[str, Any], max_attempts: int = 5
+    ) -> int:
+        ts = now_ms()
+        cur = self.conn.execute(
+            "INSERT INTO jobs (kind, user_id, scope_id, payload, max_attempts, run_after,"
+            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (kind, scope.user_id, scope.scope_id, json.dumps(payload), max_attempts, ts, ts, ts),
+        )
+        return int(cur.lastrowid or 0)
+
+    def finish_job(self, job_id: int) -> None:
+        self.conn.execute(
+            "UPDATE jobs SET state = 'done', lease_until = NULL, updated_at = ? WHERE id = ?",
+            (now_ms(), job_id),
+        )
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE"
+            " SET value = excluded.value",
+            (key, value),
+        )
+
+    # helpers --------------------------------------------------------------------------
+    def _memory(self, scope: Scope, memory_id: str) -> MemoryItem:
+        row = self.conn.execute(
+            f"SELECT {rows.MEMORY_COLUMNS} FROM {rows.MEMORY_FROM}"
+            " WHERE m.id = ? AND m.user_id = ? AND m.scope_id = ?",
+            (memory_id, scope.user_id, scope.scope_id),
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"memory {memory_id!r} not found", id=memory_id)
+        return rows.memory_from_row(row)
+
+    def _history(
+        self,
+        scope: Scope,
+        memory_id: str,
+        event: HistoryEvent,
+        old: str | None,
+        new: str | None,
+        actor: str,
+    ) -> None:
+        self.conn.execute(
+            "INSERT INTO history (memory_id, user_id, scope_id, event, old_text, new_text, actor,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (memory_id, scope.user_id, scope.scope_id, event.value, old, new, actor, now_ms()),
+        )

@@ -1,0 +1,196 @@
+"""Domain models shared by every layer.
+
+Times are timezone-aware UTC ``datetime`` objects in the API and integer milliseconds since the
+Unix epoch in storage: one unit everywhere (the nexusAI seed mixed seconds and milliseconds).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_ID = "default"
+MetadataValue: TypeAlias = str | int | float | bool | None
+Metadata: TypeAlias = dict[str, Any]
+
+
+def now_ms() -> int:
+    return int(datetime.now(UTC).timestamp() * 1000)
+
+
+def ms_to_dt(ms: int | None) -> datetime | None:
+    return None if ms is None else datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+def dt_to_ms(dt: datetime) -> int:
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return int(dt.timestamp() * 1000)
+
+
+class MemoryType(StrEnum):
+    """What a memory is. ``raw`` is a message stored verbatim; the others are derived."""
+
+    RAW = "raw"
+    SEMANTIC = "semantic"
+    USER_PROFILE = "user_profile"
+    EPISODIC = "episodic"
+    SUMMARY = "summary"
+    CHUNK = "chunk"
+
+
+class Scope(BaseModel):
+    """The tenant a read or write belongs to. No query ever crosses two scopes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    user_id: str = DEFAULT_ID
+    scope_id: str = DEFAULT_ID
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    role: str = "user"
+    content: str
+
+
+class Session(BaseModel):
+    id: str = Field(description="The session's external id, unique within its tenant.")
+    user_id: str
+    scope_id: str
+    name: str | None = None
+    project: str | None = None
+    metadata: Metadata = Field(default_factory=dict)
+    created_at: datetime
+    updated_at: datetime
+
+
+class Project(BaseModel):
+    name: str
+    user_id: str
+    scope_id: str
+    description: str | None = None
+    isolated: bool = False
+    created_at: datetime
+
+
+class Episode(BaseModel):
+    id: str
+    session_id: str
+    user_id: str
+    scope_id: str
+    messages: list[Message]
+    created_at: datetime
+    access_count: int = 0
+    last_accessed_at: datetime | None = None
+
+
+class MemoryItem(BaseModel):
+    id: str
+    user_id: str
+    scope_id: str
+    session_id: str | None = None
+    type: MemoryType = MemoryType.RAW
+    text: str
+    metadata: Metadata = Field(default_factory=dict)
+    source_episodes: list[str] = Field(default_factory=list)
+    valid_from: datetime
+    invalid_at: datetime | None = None
+    supersedes: str | None = None
+    access_count: int = 0
+    last_accessed_at: datetime | None = None
+    created_at: datetime
+    updated_at: datetime
+    embedded: bool = Field(False, description="True once the memory has a vector.")
+
+
+class HistoryEvent(StrEnum):
+    ADD = "ADD"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+
+
+class HistoryEntry(BaseModel):
+    id: int
+    memory_id: str
+    event: HistoryEvent
+    old_text: str | None = None
+    new_text: str | None = None
+    actor: str
+    created_at: datetime
+
+
+class Signal(BaseModel):
+    """How one retrieval signal saw a hit: its rank (0 = best) and raw score."""
+
+    rank: int
+    score: float
+
+
+class SearchHit(BaseModel):
+    memory: MemoryItem
+    score: float = Field(description="Fused score in [0, 1]; higher is better.")
+    signals: dict[str, Signal] = Field(
+        default_factory=dict, description="Per-signal rank and score: 'keyword', 'vector'."
+    )
+
+
+class SearchResult(BaseModel):
+    hits: list[SearchHit]
+    recipe: str
+    degraded: bool = Field(False, description="True when a signal was unavailable.")
+    warnings: list[str] = Field(default_factory=list)
+
+
+class Page(BaseModel):
+    items: list[MemoryItem]
+    total: int = Field(description="All matching memories, not just this page.")
+    limit: int
+    offset: int
+
+
+class JobState(StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class Job(BaseModel):
+    id: int
+    kind: str
+    state: JobState
+    user_id: str
+    scope_id: str
+    payload: dict[str, Any]
+    attempts: int
+    max_attempts: int
+    last_error: str | None = None
+    run_after: datetime
+    created_at: datetime
+    updated_at: datetime
+
+
+class SearchFilters(BaseModel):
+    """Optional narrowing of a search or a listing; every field is ANDed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    session_id: str | None = None
+    project: str | None = None
+    types: list[MemoryType] | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    metadata: dict[str, MetadataValue] | None = None
+    as_of: datetime | None = Field(
+        None, description="Return what was valid at this time instead of what is valid now."
+    )
+    include_invalid: bool = False
+
+
+AddInput: TypeAlias = str | list[Message] | list[dict[str, str]]
+Fusion: TypeAlias = Literal["rrf", "weighted"]

@@ -1,0 +1,34 @@
+"""Shared fixtures: real SQLite files in tmp dirs and the real local embedding model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from omoide import Memory
+from omoide.embed import HashEmbedder
+from omoide.embed.local import LocalEmbedder
+
+
+@pytest.fixture(scope="session")
+def embedder() -> LocalEmbedder:
+    """all-MiniLM-L6-v2 from the bundled package, loaded once for the whole run."""
+    model = LocalEmbedder()
+    model.embed(["warm up"])
+    return model
+
+
+@pytest.fixture
+def memory(tmp_path: Path, embedder: LocalEmbedder) -> Iterator[Memory]:
+    """A Memory on a fresh file with the real model; jobs run only when a test runs them."""
+    with Memory(tmp_path / "omoide.db", embedder=embedder, workers=0) as m:
+        yield m
+
+
+@pytest.fixture
+def hash_memory(tmp_path: Path) -> Iterator[Memory]:
+    """A Memory with the model-free HashEmbedder, for tests about storage, not meaning."""
+    with Memory(tmp_path / "omoide.db", embedder=HashEmbedder(), workers=0) as m:
+        yield m
