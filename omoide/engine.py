@@ -88,6 +88,7 @@ class Engine:
                 f"this database was embedded with {model} ({stored_dim}-d) but the embedder is "
                 f"{self.embedder.name} ({dim}-d); run `omoide reindex` to re-embed it",
                 retryable=False,
+                mismatch=True,
             )
         self._signature_checked = True
 
@@ -270,6 +271,8 @@ class Engine:
                 query_vec = self._embed([query])[0]
                 signals["vector"] = self.store.vector_search(scope, query_vec, filters, fetch)
             except EmbedderError as exc:
+                if exc.fields.get("mismatch"):
+                    raise  # searching another model's vectors would return nonsense
                 warnings.append(f"vector search unavailable, keyword results only: {exc}")
         if chosen.keyword or "vector" not in signals:
             signals["keyword"] = self.store.keyword_search(
