@@ -216,6 +216,12 @@ class Engine:
         with self.store.transaction() as tx:
             return tx.delete_scope(Scope(user_id=user_id, scope_id=scope_id))
 
+    def reset(self) -> None:
+        """Delete every tenant's data and the recorded embedding model. Irreversible."""
+        with self.store.transaction() as tx:
+            tx.delete_everything()
+        self._signature_checked = False
+
     # reads ----------------------------------------------------------------------------
     def get(
         self, memory_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID

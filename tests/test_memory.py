@@ -183,3 +183,15 @@ def test_unknown_ids_are_not_found(hash_memory: Memory) -> None:
 def test_unknown_recipe_is_invalid(hash_memory: Memory) -> None:
     with pytest.raises(InvalidInput, match="hybrid"):
         hash_memory.search("tea", recipe="magic")
+
+
+def test_reset_forgets_everything_including_the_model(tmp_path: Path, embedder) -> None:
+    with Memory(tmp_path / "m.db", embedder=HashEmbedder(), workers=0) as memory:
+        memory.add("tea", user_id="alice", session_id="s")
+        memory.add("coffee", user_id="bob")
+        memory.reset()
+        assert memory.store.stats()["memories"] == 0
+        assert memory.store.stats()["sessions"] == 0
+        memory.embedder = embedder  # another model is fine after a reset
+        memory.add("tea again", user_id="alice")
+        assert memory.search("tea", user_id="alice").hits

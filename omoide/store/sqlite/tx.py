@@ -255,6 +255,10 @@ class SQLiteTx:
             self.conn.execute(f"DELETE FROM {table} WHERE user_id = ? AND scope_id = ?", args)
         return int(count)
 
+    def delete_everything(self) -> None:
+        for table in ("memories", "episodes", "sessions", "projects", "history", "jobs", "meta"):
+            self.conn.execute(f"DELETE FROM {table}")
+
     def put_vector(self, scope: Scope, memory_id: str, vector: np.ndarray) -> None:
         row = self.conn.execute(
             "SELECT seq FROM memories WHERE id = ? AND user_id = ? AND scope_id = ?",
