@@ -1,5 +1,6 @@
 """omoide: long-term memory for LLM applications and agents."""
 
+from omoide.client import Client
 from omoide.errors import (
     BackendError,
     Conflict,
@@ -34,6 +35,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BackendError",
+    "Client",
     "Conflict",
     "EmbedderError",
     "Episode",

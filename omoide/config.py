@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings.exceptions import SettingsError
 
 from omoide.errors import InvalidInput
 
@@ -47,7 +49,7 @@ class Settings(BaseSettings):
     api_key: SecretStr | None = Field(
         None, validation_alias=_alias("OMOIDE_API_KEY", "MEMORY_API_KEY")
     )
-    tenant_keys: dict[str, TenantKey] = Field(
+    tenant_keys: Annotated[dict[str, TenantKey], NoDecode] = Field(
         default_factory=dict,
         description='JSON: {"<key>": {"user_id": "alice", "scope_id": "demo"}}',
         validation_alias=_alias("OMOIDE_TENANT_KEYS"),
@@ -94,7 +96,7 @@ class Settings(BaseSettings):
             try:
                 return json.loads(value)
             except json.JSONDecodeError as exc:
-                raise ValueError(f"OMOIDE_TENANT_KEYS is not valid JSON: {exc}") from exc
+                raise ValueError(f"not valid JSON: {exc}") from exc
         return value
 
     @property
@@ -134,7 +136,48 @@ def is_loopback(host: str) -> bool:
 
 
 def load_settings(home: Path | None = None, **overrides: Any) -> Settings:
-    """Build Settings from env and the .env files (``~/.omoide/.env`` wins over ``./.env``)."""
+    """Build Settings from env and the .env files (``~/.omoide/.env`` wins over ``./.env``).
+
+    An invalid value raises ``InvalidInput`` naming the variable as the user set it, e.g.
+    ``invalid setting PORT: Input should be a valid integer (got 'abc')``.
+    """
     home_env = (home or Path.home()) / ".omoide" / ".env"
     env_files = [p for p in (Path(".env"), home_env) if p.is_file()]
-    return Settings(_env_file=env_files or None, **overrides)  # type: ignore[call-arg]
+    try:
+        return Settings(_env_file=env_files or None, **overrides)  # type: ignore[call-arg]
+    except ValidationError as exc:
+        raise InvalidInput(_describe(exc, env_files)) from None
+    except SettingsError as exc:
+        raise InvalidInput(f"invalid setting: {exc}") from None
+
+
+def env_names(field_name: str) -> list[str]:
+    """Every environment variable that sets ``field_name``, the OMOIDE_* name first."""
+    alias = Settings.model_fields[field_name].validation_alias
+    if isinstance(alias, AliasChoices):
+        return [str(choice) for choice in alias.choices]
+    return [f"OMOIDE_{field_name.upper()}"]
+
+
+_SECRET_FIELDS = {"api_key", "tenant_keys", "embed_api_key", "llm_api_key"}
+
+
+def _describe(exc: ValidationError, env_files: list[Path]) -> str:
+    """One line per error, naming the variable(s) the user actually set."""
+    from dotenv import dotenv_values
+
+    seen = {k.upper() for k in os.environ}
+    for path in env_files:
+        seen |= {k.upper() for k in dotenv_values(path)}
+    by_name = {n.upper(): f for f in Settings.model_fields for n in [f, *env_names(f)]}
+    lines = []
+    for error in exc.errors():
+        head, *rest = [str(part) for part in error["loc"]] or ["settings"]
+        field = by_name.get(head.upper())
+        names = env_names(field) if field else [head]
+        shown = [n for n in names if n.upper() in seen] or names
+        where = f" (at {'.'.join(rest)})" if rest else ""
+        plain = field not in _SECRET_FIELDS and isinstance(error["input"], str | int)
+        value = f" (got {error['input']!r})" if plain else ""
+        lines.append(f"invalid setting {' / '.join(shown)}{where}: {error['msg']}{value}")
+    return "; ".join(lines)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -65,6 +66,7 @@ class Engine:
         self.max_text_chars = max_text_chars
         self.actor = actor
         self._signature_checked = False
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="omoide-search")
         self._handlers = {EMBED_JOB: self._run_embed_jobs}
         self._workers = [Worker(store, self._handlers) for _ in range(workers)]
         for worker in self._workers:
@@ -272,6 +274,14 @@ class Engine:
         signals: dict[str, list[tuple[str, float]]] = {}
         warnings: list[str] = []
         fetch = max(chosen.candidates, limit)
+        # The keyword query runs on another thread while this one embeds the query: SQLite,
+        # torch and numpy all release the GIL, so the two overlap on two cores.
+        terms = keyword_terms(query)
+        keyword = (
+            self._pool.submit(self.store.keyword_search, scope, terms, filters, fetch)
+            if chosen.keyword
+            else None
+        )
         if chosen.vector:
             try:
                 query_vec = self._embed([query])[0]
@@ -280,10 +290,10 @@ class Engine:
                 if exc.fields.get("mismatch"):
                     raise  # searching another model's vectors would return nonsense
                 warnings.append(f"vector search unavailable, keyword results only: {exc}")
-        if chosen.keyword or "vector" not in signals:
-            signals["keyword"] = self.store.keyword_search(
-                scope, keyword_terms(query), filters, fetch
-            )
+        if keyword is not None:
+            signals["keyword"] = keyword.result()
+        elif "vector" not in signals:
+            signals["keyword"] = self.store.keyword_search(scope, terms, filters, fetch)
         effective = chosen
         if "vector" not in signals and chosen.vector:
             effective = get_recipe("keyword")
@@ -478,4 +488,5 @@ class Engine:
     def close(self) -> None:
         for worker in self._workers:
             worker.stop()
+        self._pool.shutdown(wait=True)
         self.store.close()

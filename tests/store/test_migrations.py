@@ -47,8 +47,8 @@ def test_old_database_upgrades_and_keeps_its_data(tmp_path: Path) -> None:
     conn = connect(path)
     assert migrate.migrate(conn, upto=1) == ["0001_init.sql"]
     conn.execute(
-        "INSERT INTO memories (id, user_id, scope_id, type, text, valid_from, created_at,"
-        " updated_at) VALUES ('m1', 'u', 's', 'raw', 'kept tea', 1, 1, 1)"
+        "INSERT INTO memories (id, user_id, scope_id, type, text, tenant_token, valid_from,"
+        " created_at, updated_at) VALUES ('m1', 'u', 's', 'raw', 'kept tea', 't1', 1, 1, 1)"
     )
     conn.close()
     store = SQLiteStore(path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from typing import Any
@@ -35,6 +36,12 @@ MEMORY_FROM = "memories m LEFT JOIN sessions s ON s.id = m.session_id"
 
 def tenant_key(scope: Scope) -> str:
     return f"{scope.user_id}\x1f{scope.scope_id}"
+
+
+def tenant_token(scope: Scope) -> str:
+    """An opaque FTS token per tenant: a letter and digits, which no stemmer rewrites."""
+    digest = hashlib.blake2b(tenant_key(scope).encode(), digest_size=8).digest()
+    return f"t{int.from_bytes(digest, 'big')}"
 
 
 def memory_from_row(row: sqlite3.Row) -> MemoryItem:
@@ -120,10 +127,16 @@ def job_from_row(row: sqlite3.Row) -> Job:
 
 
 def memory_filter(
-    conn: sqlite3.Connection, scope: Scope, filters: SearchFilters
+    conn: sqlite3.Connection, scope: Scope, filters: SearchFilters, *, by_key: bool = False
 ) -> tuple[str, list[Any]]:
-    """The WHERE clause (on alias ``m``) for one tenant and its filters."""
-    clauses = ["m.user_id = ?", "m.scope_id = ?"]
+    """The WHERE clause (on alias ``m``) for one tenant and its filters.
+
+    ``by_key=True`` when the query already names its rows by key (``seq IN (...)``): the unary
+    ``+`` keeps SQLite from scanning the tenant index instead, which it otherwise prefers once
+    the IN list is long (measured: 17 ms instead of 0.1 ms for 120 keys in a 100k tenant).
+    """
+    plus = "+" if by_key else ""
+    clauses = [f"{plus}m.user_id = ?", f"{plus}m.scope_id = ?"]
     params: list[Any] = [scope.user_id, scope.scope_id]
     if filters.session_id is not None:
         clauses.append(

@@ -17,7 +17,7 @@ import numpy as np
 
 from omoide.errors import InvalidInput, NotFound, StoreError
 from omoide.store.protocol import Capability
-from omoide.store.sqlite import migrate, rows
+from omoide.store.sqlite import fts, migrate, rows
 from omoide.store.sqlite.jobs import JobsMixin
 from omoide.store.sqlite.tx import SQLiteTx
 from omoide.store.sqlite.vectors import VectorCache, trim_log
@@ -65,6 +65,7 @@ class SQLiteStore(JobsMixin):
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         self._vectors = VectorCache()
+        self._terms = fts.TermFilter()
         self._writes = 0
         with self._write_lock:
             if auto_migrate:
@@ -123,8 +124,8 @@ class SQLiteStore(JobsMixin):
             chunk = list(ids[start : start + 500])
             marks = ",".join("?" * len(chunk))
             cursor = conn.execute(
-                f"SELECT {rows.MEMORY_COLUMNS} FROM {rows.MEMORY_FROM} WHERE m.user_id = ?"
-                f" AND m.scope_id = ? AND m.id IN ({marks})",
+                f"SELECT {rows.MEMORY_COLUMNS} FROM {rows.MEMORY_FROM} WHERE +m.user_id = ?"
+                f" AND +m.scope_id = ? AND m.id IN ({marks})",
                 (scope.user_id, scope.scope_id, *chunk),
             )
             for row in cursor:
@@ -157,11 +158,10 @@ class SQLiteStore(JobsMixin):
             return []
         conn = self._reader()
         where, params = rows.memory_filter(conn, scope, filters)
-        # Each term is quoted, so user text can never be FTS5 syntax (WilmerAI seed).
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        match = fts.match_expression(self._terms.selective(conn, terms), rows.tenant_token(scope))
         try:
             cursor = conn.execute(
-                "SELECT m.id, bm25(memories_fts, 1.0, 0.4) AS rank FROM memories_fts"
+                "SELECT m.id, bm25(memories_fts, 1.0, 0.4, 0.0) AS rank FROM memories_fts"
                 " JOIN memories m ON m.seq = memories_fts.rowid"
                 f" WHERE memories_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
                 (match, *params, limit),
@@ -175,10 +175,11 @@ class SQLiteStore(JobsMixin):
     ) -> list[tuple[str, float]]:
         conn = self._reader()
         tenant = rows.tenant_key(scope)
-        size = self._vectors.size(conn, tenant)
-        fetch = min(size, max(limit * 4, 50))
+        # Over-fetch a little for rows the filters drop (superseded, other types...), and widen
+        # the scan only when that was not enough.
+        fetch = limit + 20
         while True:
-            candidates = self._vectors.top_k(conn, tenant, vector, fetch)
+            candidates, size = self._vectors.top_k(conn, tenant, vector, fetch)
             kept = self._filter_seqs(conn, scope, filters, candidates)
             if len(kept) >= limit or fetch >= size:
                 return kept[:limit]
@@ -193,7 +194,7 @@ class SQLiteStore(JobsMixin):
     ) -> list[tuple[str, float]]:
         if not candidates:
             return []
-        where, params = rows.memory_filter(conn, scope, filters)
+        where, params = rows.memory_filter(conn, scope, filters, by_key=True)
         allowed: dict[int, str] = {}
         seqs = [s for s, _ in candidates]
         for start in range(0, len(seqs), 500):

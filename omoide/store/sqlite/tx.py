@@ -172,8 +172,8 @@ class SQLiteTx:
         memory_id = uuid.uuid4().hex
         cur = self.conn.execute(
             "INSERT INTO memories (id, user_id, scope_id, session_id, type, text, context,"
-            " metadata, valid_from, supersedes, created_at, updated_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " tenant_token, metadata, valid_from, supersedes, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 memory_id,
                 scope.user_id,
@@ -182,6 +182,7 @@ class SQLiteTx:
                 new.type.value,
                 new.text,
                 new.context,
+                rows.tenant_token(scope),
                 json.dumps(new.metadata),
                 new.valid_from_ms or ts,
                 new.supersedes,

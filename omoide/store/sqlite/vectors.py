@@ -66,21 +66,17 @@ class VectorCache:
 
     def top_k(
         self, conn: sqlite3.Connection, tenant: str, query: np.ndarray, k: int
-    ) -> list[tuple[int, float]]:
-        """The ``k`` rows of ``tenant`` most similar to ``query`` (cosine on unit vectors)."""
+    ) -> tuple[list[tuple[int, float]], int]:
+        """The ``k`` rows of ``tenant`` most similar to ``query`` (cosine on unit vectors),
+        and how many rows the tenant has."""
         with self._lock:
             matrix = self._matrix(conn, tenant)
             if matrix is None or matrix.n == 0:
-                return []
+                return [], 0
             seqs, scores = matrix.scores(query.astype(np.float32, copy=False))
             part = np.argpartition(-scores, k)[:k] if k < len(scores) else np.arange(len(scores))
             order = part[np.argsort(-scores[part], kind="stable")]
-            return [(int(seqs[i]), float(scores[i])) for i in order]
-
-    def size(self, conn: sqlite3.Connection, tenant: str) -> int:
-        with self._lock:
-            matrix = self._matrix(conn, tenant)
-            return 0 if matrix is None else matrix.n
+            return [(int(seqs[i]), float(scores[i])) for i in order], matrix.n
 
     def reset(self) -> None:
         with self._lock:
@@ -98,9 +94,11 @@ class VectorCache:
         return self._tenants.get(tenant)
 
     def _replay(self, conn: sqlite3.Connection) -> None:
-        low, high = conn.execute("SELECT min(seq), max(seq) FROM vec_log").fetchone()
+        # Two statements: SQLite answers a lone min() or max() from the index, both by a scan.
+        high = conn.execute("SELECT max(seq) FROM vec_log").fetchone()[0]
         if high is None or high <= self._log_seq:
             return
+        low = conn.execute("SELECT min(seq) FROM vec_log").fetchone()[0]
         if low is not None and low > self._log_seq + 1 and self._log_seq:
             self._tenants.clear()  # the log was trimmed past what we saw: reload lazily
         if not self._tenants:

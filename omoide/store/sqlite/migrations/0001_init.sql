@@ -50,6 +50,7 @@ CREATE TABLE memories (
     type             TEXT NOT NULL,
     text             TEXT NOT NULL,
     context          TEXT NOT NULL DEFAULT '',
+    tenant_token     TEXT NOT NULL,
     metadata         TEXT NOT NULL DEFAULT '{}',
     valid_from       INTEGER NOT NULL,
     invalid_at       INTEGER,
@@ -71,22 +72,28 @@ CREATE INDEX memory_sources_episode ON memory_sources(episode_id);
 
 -- External-content FTS5 index over memories, kept in sync by triggers (nexusAI seed).
 -- `context` holds the neighbouring turns of a raw message, weighted lower than `text`.
+-- `tenant_token` (one opaque token per tenant, weight 0) lets a MATCH ... AND tenant_token:x
+-- touch only one tenant's postings instead of ranking every tenant's matches.
 CREATE VIRTUAL TABLE memories_fts USING fts5(
-    text, context,
+    text, context, tenant_token,
     content='memories', content_rowid='seq',
     tokenize='porter unicode61 remove_diacritics 2'
 );
 CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
-    INSERT INTO memories_fts(rowid, text, context) VALUES (new.seq, new.text, new.context);
+    INSERT INTO memories_fts(rowid, text, context, tenant_token)
+    VALUES (new.seq, new.text, new.context, new.tenant_token);
 END;
+-- Document frequencies, to drop query terms so common that they only cost time.
+CREATE VIRTUAL TABLE memories_vocab USING fts5vocab(memories_fts, 'row');
 CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
-    INSERT INTO memories_fts(memories_fts, rowid, text, context)
-    VALUES ('delete', old.seq, old.text, old.context);
+    INSERT INTO memories_fts(memories_fts, rowid, text, context, tenant_token)
+    VALUES ('delete', old.seq, old.text, old.context, old.tenant_token);
 END;
 CREATE TRIGGER memories_fts_update AFTER UPDATE OF text, context ON memories BEGIN
-    INSERT INTO memories_fts(memories_fts, rowid, text, context)
-    VALUES ('delete', old.seq, old.text, old.context);
-    INSERT INTO memories_fts(rowid, text, context) VALUES (new.seq, new.text, new.context);
+    INSERT INTO memories_fts(memories_fts, rowid, text, context, tenant_token)
+    VALUES ('delete', old.seq, old.text, old.context, old.tenant_token);
+    INSERT INTO memories_fts(rowid, text, context, tenant_token)
+    VALUES (new.seq, new.text, new.context, new.tenant_token);
 END;
 
 CREATE TABLE history (

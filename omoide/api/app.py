@@ -1,0 +1,83 @@
+"""``create_app(settings, engine=None)``: the FastAPI application.
+
+    >>> from omoide.config import load_settings
+    >>> app = create_app(load_settings())          # builds Memory(settings=...) at startup
+    >>> app = create_app(settings, engine=memory)  # or serves an engine you own and close
+
+Routes are sync ``def`` functions: FastAPI runs them in its thread pool, so a slow embed or a
+long job never stops the server from answering. Middlewares, outermost first: request id and
+the 500 handler, authentication, body guard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio.to_thread
+from fastapi import FastAPI
+from starlette.middleware import Middleware
+
+from omoide.api import errors
+from omoide.api.auth import AuthMiddleware
+from omoide.api.middleware import BodyGuard, RequestContext
+from omoide.api.system import router as system_router
+from omoide.api.v1 import jobs, memories, sessions
+from omoide.config import Settings
+from omoide.engine import Engine
+
+DESCRIPTION = """Long-term memory for LLM applications and agents.
+
+Every `/v1` route works inside one tenant, named by `user_id` and `scope_id` (both default to
+`"default"`; in the body for POST and PATCH, in the query string otherwise). With an API key
+configured, send `Authorization: Bearer <key>` on every route except `GET /` and `GET /health`.
+Errors share one shape: `{"detail", "error": {"code", "message"}, "request_id"}`.
+"""
+
+TAGS = [
+    {"name": "memories", "description": "Add, search, read, update and delete memories."},
+    {"name": "sessions", "description": "Conversations and their episodes."},
+    {"name": "jobs", "description": "Durable background jobs."},
+    {"name": "service", "description": "Health and discovery; open without a key."},
+]
+
+
+def create_app(settings: Settings, engine: Engine | None = None) -> FastAPI:
+    """The application. Without ``engine`` it opens ``Memory(settings=settings)`` at startup
+    (starting its job workers) and closes it at shutdown; a given engine is left to its owner.
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if engine is not None:
+            yield
+            return
+        from omoide.memory import Memory
+
+        app.state.engine = await anyio.to_thread.run_sync(lambda: Memory(settings=settings))
+        try:
+            yield
+        finally:
+            # Workers finish the batch in hand; unfinished jobs stay queued in the database.
+            await anyio.to_thread.run_sync(app.state.engine.close)
+
+    from omoide import __version__
+
+    app = FastAPI(
+        title="omoide",
+        version=__version__,
+        description=DESCRIPTION,
+        openapi_tags=TAGS,
+        lifespan=lifespan,
+        middleware=[
+            Middleware(RequestContext),
+            Middleware(AuthMiddleware, settings=settings),
+            Middleware(BodyGuard, max_bytes=settings.max_body_bytes),
+        ],
+    )
+    app.state.settings = settings
+    app.state.engine = engine
+    errors.install(app)
+    for router in (system_router, memories.router, sessions.router, jobs.router):
+        app.include_router(router)
+    return app

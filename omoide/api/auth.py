@@ -1,0 +1,95 @@
+"""API-key authentication as a pure ASGI middleware, so it runs before any body is parsed.
+
+With a key configured (``MEMORY_API_KEY`` / ``OMOIDE_API_KEY``, or tenant-bound keys in
+``OMOIDE_TENANT_KEYS``) every request except ``GET /`` and ``GET /health`` needs
+``Authorization: Bearer <key>``; otherwise it gets 401 ``Unauthorized: invalid or missing API
+key``. Keys are compared with ``hmac.compare_digest`` against every configured key, so the time
+taken does not reveal which key, or how much of one, matched.
+
+The middleware records who called in the request state: ``tenant`` is the ``TenantKey`` a bound
+key is limited to (``None`` for the full-access key), ``authenticated`` whether a key matched.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from omoide.api.errors import UNAUTHORIZED, error_response, request_id_of
+from omoide.config import Settings, TenantKey
+
+OPEN_ROUTES = frozenset({("GET", "/"), ("GET", "/health")})
+
+
+class Keys:
+    """The configured keys; ``match`` returns the caller's binding or ``False``."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._full = [settings.api_key.get_secret_value().encode()] if settings.api_key else []
+        self._bound = [(k.encode(), t) for k, t in settings.tenant_keys.items()]
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self._full or self._bound)
+
+    def match(self, authorization: str | None) -> TenantKey | bool | None:
+        """``None`` for the full-access key, the ``TenantKey`` for a bound key, else ``False``."""
+        token = _bearer(authorization)
+        if token is None:
+            return False
+        found: TenantKey | bool | None = False
+        # Compare against every key (no early exit), so timing says nothing about the match.
+        for key, tenant in self._bound:
+            if hmac.compare_digest(token, key) and found is False:
+                found = tenant
+        for key in self._full:
+            if hmac.compare_digest(token, key):
+                found = None
+        return found
+
+
+def _bearer(authorization: str | None) -> bytes | None:
+    if not authorization:
+        return None
+    scheme, _, token = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip().encode("utf-8", "surrogateescape")
+
+
+def _route_path(scope: Scope) -> str:
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root) :] or "/"
+    return path
+
+
+class AuthMiddleware:
+    """Rejects unauthenticated requests with 401 before routing or body parsing."""
+
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app = app
+        self.keys = Keys(settings)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        state = scope.setdefault("state", {})
+        state["tenant"] = None
+        state["authenticated"] = not self.keys.enabled
+        if self.keys.enabled:
+            found = self.keys.match(Headers(scope=scope).get("authorization"))
+            if found is not False:
+                state["tenant"], state["authenticated"] = found, True
+            elif (scope["method"], _route_path(scope)) not in OPEN_ROUTES:
+                headers = {"WWW-Authenticate": "Bearer"}
+                response = error_response(
+                    401, "unauthorized", UNAUTHORIZED, request_id_of(state), headers=headers
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)

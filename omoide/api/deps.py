@@ -1,0 +1,53 @@
+"""Dependencies, declared once as ``Annotated`` aliases: the engine and the caller's tenant."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from omoide.config import TenantKey
+from omoide.engine import Engine
+from omoide.errors import Forbidden
+from omoide.types import DEFAULT_ID, Scope
+
+
+def get_engine(request: Request) -> Engine:
+    engine: Engine = request.app.state.engine
+    return engine
+
+
+class Tenancy:
+    """Resolves the tenant a request names against the tenant its key is bound to.
+
+    With the full-access key (or no key configured) an omitted id means ``"default"``. With a
+    bound key an omitted ``user_id`` (or ``scope_id``, when the key fixes one) means the bound
+    one, and naming any other tenant is ``Forbidden``.
+    """
+
+    def __init__(self, bound: TenantKey | None) -> None:
+        self.bound = bound
+
+    def scope(self, user_id: str | None, scope_id: str | None) -> Scope:
+        bound = self.bound
+        if bound is None:
+            return Scope(user_id=user_id or DEFAULT_ID, scope_id=scope_id or DEFAULT_ID)
+        if user_id is not None and user_id != bound.user_id:
+            raise Forbidden(f"this API key cannot access user {user_id!r}", user_id=user_id)
+        if bound.scope_id is not None and scope_id is not None and scope_id != bound.scope_id:
+            raise Forbidden(f"this API key cannot access scope {scope_id!r}", scope_id=scope_id)
+        return Scope(user_id=bound.user_id, scope_id=scope_id or bound.scope_id or DEFAULT_ID)
+
+    def optional_scope(self, user_id: str | None, scope_id: str | None) -> Scope | None:
+        """``None`` (every tenant) only for a full-access caller who names no tenant."""
+        if self.bound is None and user_id is None and scope_id is None:
+            return None
+        return self.scope(user_id, scope_id)
+
+
+def get_tenancy(request: Request) -> Tenancy:
+    return Tenancy(getattr(request.state, "tenant", None))
+
+
+EngineDep = Annotated[Engine, Depends(get_engine)]
+TenancyDep = Annotated[Tenancy, Depends(get_tenancy)]

@@ -1,0 +1,240 @@
+"""Request and response bodies of the native API.
+
+Requests forbid unknown fields (a typo is a 422 naming the field, never silently ignored); query
+parameters are models too, for the same reason. ``user_id`` and ``scope_id`` are optional
+everywhere: omitted means ``"default"``, or the tenant a bound API key is limited to.
+Responses reuse the domain models of ``omoide.types``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, Json, model_validator
+
+from omoide.types import (
+    AddInput,
+    Episode,
+    Job,
+    JobState,
+    MemoryItem,
+    MemoryType,
+    Message,
+    SearchFilters,
+    Session,
+)
+
+UserId = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        max_length=256,
+        description='Tenant user; default "default" (or the user an API key is bound to).',
+        examples=["alice"],
+    ),
+]
+ScopeId = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        max_length=256,
+        description='Tenant scope (app, agent, project); default "default".',
+        examples=["default"],
+    ),
+]
+Limit = Annotated[int, Field(ge=1, le=10_000, description="Page size, 1 to 10000.")]
+Offset = Annotated[int, Field(ge=0, description="Items to skip.")]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _examples(*examples: dict[str, Any]) -> ConfigDict:
+    return ConfigDict(extra="forbid", json_schema_extra={"examples": list(examples)})
+
+
+class Tenant(_Strict):
+    user_id: UserId = None
+    scope_id: ScopeId = None
+
+
+# queries ---------------------------------------------------------------------------------
+class TenantQuery(Tenant):
+    """Query parameters of a route that only needs the tenant."""
+
+
+class PageQuery(Tenant):
+    limit: Limit = 100
+    offset: Offset = 0
+
+
+class MemoryListQuery(PageQuery):
+    filters: Json[SearchFilters] | None = Field(
+        None,
+        description='Optional SearchFilters as JSON, e.g. {"session_id": "chat-1"}.',
+        examples=['{"session_id": "chat-1"}'],
+    )
+
+
+class ScopeDeleteQuery(_Strict):
+    user_id: str = Field(min_length=1, max_length=256, examples=["alice"])
+    scope_id: str = Field(min_length=1, max_length=256, examples=["default"])
+
+
+class JobQuery(PageQuery):
+    state: JobState | None = Field(None, description="Only jobs in this state.")
+
+
+class HealthQuery(_Strict):
+    probe: bool = Field(False, description="Embed a probe text to check the embedder for real.")
+
+
+# memories --------------------------------------------------------------------------------
+class AddMemories(Tenant):
+    model_config = _examples(
+        {"text": "I like jasmine tea", "user_id": "alice"},
+        {
+            "messages": [
+                {"role": "user", "content": "I moved to Lisbon last month"},
+                {"role": "assistant", "content": "Nice! How do you like it?"},
+            ],
+            "user_id": "alice",
+            "session_id": "chat-1",
+            "metadata": {"source": "chat"},
+        },
+    )
+
+    messages: list[Message] | None = Field(
+        None, min_length=1, description="Messages to remember; give this or `text`."
+    )
+    text: str | None = Field(None, description="One text to remember; give this or `messages`.")
+    session_id: str | None = Field(None, min_length=1, max_length=512)
+    metadata: dict[str, Any] | None = None
+    type: MemoryType = MemoryType.RAW
+
+    @model_validator(mode="after")
+    def _one_input(self) -> AddMemories:
+        if (self.messages is None) == (self.text is None):
+            raise ValueError("give exactly one of `messages` or `text`")
+        return self
+
+    def content(self) -> AddInput:
+        return self.text if self.text is not None else list(self.messages or [])
+
+
+class SearchMemories(Tenant):
+    model_config = _examples(
+        {"query": "what does alice drink?", "user_id": "alice", "limit": 5},
+        {
+            "query": "where does alice live",
+            "user_id": "alice",
+            "filters": {"session_id": "chat-1"},
+            "threshold": 0.2,
+            "recipe": "hybrid",
+        },
+    )
+
+    query: str
+    filters: SearchFilters | None = None
+    limit: int = Field(10, ge=1, le=1000)
+    threshold: float | None = Field(None, description="Drop hits whose fused score is lower.")
+    recipe: str | None = Field(None, description="hybrid, hybrid_weighted, keyword or vector.")
+
+
+class UpdateMemory(Tenant):
+    model_config = _examples({"text": "I like green tea now", "user_id": "alice"})
+
+    text: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+# sessions --------------------------------------------------------------------------------
+class CreateSession(Tenant):
+    model_config = _examples(
+        {"session_id": "chat-1", "user_id": "alice", "name": "Moving", "project": "life"}
+    )
+
+    session_id: str = Field(min_length=1, max_length=512, description="Your id for the session.")
+    name: str | None = None
+    project: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class UpdateSession(Tenant):
+    model_config = _examples({"name": "Moving to Lisbon", "user_id": "alice"})
+
+    name: str | None = Field(None, description="Omitted or null: unchanged.")
+    project: str | None = Field(None, description="Omitted or null: unchanged.")
+    metadata: dict[str, Any] | None = Field(None, description="Omitted or null: unchanged.")
+
+
+class AddEpisode(Tenant):
+    model_config = _examples(
+        {
+            "messages": [
+                {"role": "user", "content": "Book me a table for two"},
+                {"role": "assistant", "content": "Done, 8pm at Tasca."},
+            ],
+            "user_id": "alice",
+        }
+    )
+
+    messages: list[Message] = Field(min_length=1)
+    metadata: dict[str, Any] | None = None
+
+
+# responses -------------------------------------------------------------------------------
+class Added(BaseModel):
+    items: list[MemoryItem]
+
+
+class Deleted(BaseModel):
+    deleted: int = Field(description="How many memories were deleted.")
+
+
+class SessionPage(BaseModel):
+    items: list[Session]
+    total: int
+    limit: int
+    offset: int
+
+
+class EpisodePage(BaseModel):
+    items: list[Episode]
+    total: int
+    limit: int
+    offset: int
+
+
+class JobList(BaseModel):
+    items: list[Job]
+
+
+class ErrorInfo(BaseModel):
+    code: str = Field(examples=["not_found"])
+    message: str = Field(examples=["memory 'abc' not found"])
+    details: list[dict[str, Any]] | None = None
+
+
+class ErrorBody(BaseModel):
+    """The shape of every error response."""
+
+    detail: str = Field(examples=["memory 'abc' not found"])
+    error: ErrorInfo
+    request_id: str | None = Field(None, examples=["5f0c2b7e9d8a4c1e"])
+
+
+def error_doc(description: str) -> dict[str, Any]:
+    return {"model": ErrorBody, "description": description}
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: error_doc("Missing or wrong API key."),
+    403: error_doc("The API key is bound to another tenant."),
+    404: error_doc("No such id in this tenant."),
+    413: error_doc("The body is larger than OMOIDE_MAX_BODY_BYTES."),
+    415: error_doc("The body is not sent as application/json."),
+    422: error_doc("Invalid input; the message names the field."),
+    500: error_doc("Unexpected error; the body carries the request id to find it in the log."),
+}

@@ -1,0 +1,58 @@
+"""``serve(settings)``: what ``omoide serve`` runs.
+
+Unsafe or invalid settings stop the process before it binds, with one line on stderr and exit
+code 2: a non-loopback address without an API key, a bad ``DB_URL``, an unknown log level, a
+store that cannot be opened. Shutdown (SIGINT/SIGTERM) is graceful: requests in flight finish,
+then the job workers finish their batch; queued jobs are rows in SQLite and run on next start.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import uvicorn
+
+from omoide.api.app import create_app
+from omoide.config import Settings
+from omoide.errors import InvalidInput, OmoideError
+
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+
+
+def preflight(settings: Settings) -> None:
+    """Raise ``OmoideError`` (or ``OSError``) for settings the server must not start with."""
+    settings.check_exposure()
+    if settings.log_level.lower() not in LOG_LEVELS:
+        raise InvalidInput(
+            f"invalid setting OMOIDE_LOG_LEVEL: {settings.log_level!r} is not one of "
+            + ", ".join(LOG_LEVELS)
+        )
+    from omoide.memory import Memory
+
+    Memory(settings=settings, workers=0).close()  # opens (and migrates) the store, then lets go
+
+
+def serve(settings: Settings) -> None:
+    """Run the HTTP server until interrupted. Exits with code 2 on unsafe settings."""
+    try:
+        preflight(settings)
+    except OmoideError as exc:
+        sys.stderr.write(f"omoide: {exc.message}\n")
+        sys.exit(2)
+    except OSError as exc:
+        sys.stderr.write(f"omoide: cannot open the store: {exc}\n")
+        sys.exit(2)
+    level = settings.log_level.lower()
+    logging.basicConfig(
+        level=logging.getLevelName(level.upper()) if level != "trace" else logging.DEBUG,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    uvicorn.run(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level=level,
+        timeout_graceful_shutdown=30,
+        server_header=False,
+    )

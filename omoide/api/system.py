@@ -1,0 +1,68 @@
+"""``GET /`` and ``GET /health``: the two routes open without an API key."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
+
+from omoide.api.deps import EngineDep
+from omoide.api.models import HealthQuery
+
+router = APIRouter(tags=["service"])
+
+
+@router.get("/")
+def root(request: Request) -> dict[str, Any]:
+    """The service name, version and the list of endpoints."""
+    from omoide import __version__
+
+    endpoints = [
+        {"method": method.upper(), "path": path, "summary": operation.get("summary", "")}
+        for path, operations in request.app.openapi()["paths"].items()
+        for method, operation in operations.items()
+    ]
+    return {"name": "omoide", "version": __version__, "docs": "/docs", "endpoints": endpoints}
+
+
+@router.get(
+    "/health",
+    responses={503: {"description": "The store is down."}},
+    openapi_extra={
+        "responses": {
+            "200": {
+                "content": {
+                    "application/json": {
+                        "example": {
+                            "status": "ok",
+                            "version": "0.1.0",
+                            "store": {"status": "ok", "schema_version": 2},
+                            "embedder": {"status": "ok", "name": "all-MiniLM-L6-v2"},
+                            "llm": {"status": "disabled"},
+                            "jobs": {"pending": 0, "running": 0, "done": 3, "failed": 0},
+                        }
+                    }
+                }
+            }
+        }
+    },
+)
+def health(
+    request: Request, query: Annotated[HealthQuery, Query()], engine: EngineDep
+) -> JSONResponse:
+    """Status of the store, the embedder and the LLM: `ok`, `down` or `disabled`, with versions.
+
+    `status` is `ok`, or `degraded` when the embedder is down (search falls back to keywords);
+    the reply is 503 when the store is down. Without a valid key (when one is configured) only
+    the statuses and the version are shown.
+    """
+    report = engine.health(probe_embedder=query.probe)
+    parts = ("store", "embedder", "llm")
+    down = {name for name in parts if report.get(name, {}).get("status") == "down"}
+    status = "down" if "store" in down else "degraded" if down else "ok"
+    if not getattr(request.state, "authenticated", False):
+        report = {"version": report["version"]} | {
+            name: {"status": report[name].get("status")} for name in parts
+        }
+    return JSONResponse({"status": status, **report}, status_code=503 if "store" in down else 200)

@@ -1,0 +1,1 @@
+"""The native API, version 1."""

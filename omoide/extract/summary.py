@@ -1,0 +1,34 @@
+"""Cumulative summaries: the previous summary plus new messages give the next one."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from omoide.errors import InvalidInput
+from omoide.extract._common import has_content, unusable
+from omoide.llm.prompts import summary as summary_prompt
+from omoide.llm.protocol import LLM
+from omoide.types import Message
+
+
+def summarize(
+    llm: LLM, messages: Sequence[Message], previous: str | None = None, max_words: int = 300
+) -> str:
+    """The summary of ``previous`` followed by ``messages``.
+
+    Without new text the previous summary is returned unchanged and no call is made; with
+    neither, ``InvalidInput``. An empty summary from the model is an ``LLMError``, since storing
+    it would erase the previous one.
+
+        >>> summarize(llm, [Message(content="Let's meet Friday")], previous="Planning a trip.")
+        'Planning a trip; meeting set for Friday.'
+    """
+    if not has_content(messages):
+        if previous:
+            return previous
+        raise InvalidInput("summarize: no messages and no previous summary")
+    done = summary_prompt.build(messages, previous, max_words).run(llm)
+    text = done.value.summary.strip()
+    if not text:
+        raise unusable("empty summary", done)
+    return text
