@@ -1,41 +1,35 @@
-"""The application service: the only module that composes store, embedder, retrieval and jobs.
-
-Every interface (library, HTTP, CLI) calls this class and nothing below it.
-"""
+"""Engine: memories written, read and searched, composed from store, embedder, retrieval, jobs."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
 from omoide.embed.protocol import Embedder
+from omoide.engine.maintenance import META_DIM, META_MODEL, MaintenanceMixin
+from omoide.engine.sessions import SessionsMixin
 from omoide.errors import EmbedderError, InvalidInput, NotFound
-from omoide.jobs.worker import Worker, run_batch
+from omoide.jobs.worker import Worker
 from omoide.retrieval.fusion import fuse
 from omoide.retrieval.recipes import get_recipe
 from omoide.retrieval.terms import keyword_terms
-from omoide.store.protocol import NewMemory, SessionPatch, Store, Tx
+from omoide.store.protocol import NewMemory, Store, Tx
 from omoide.types import (
     DEFAULT_ID,
     AddInput,
-    Episode,
     HistoryEntry,
-    Job,
-    JobState,
     MemoryItem,
     MemoryType,
     Message,
     Page,
-    Project,
     Scope,
     SearchFilters,
     SearchHit,
     SearchResult,
-    Session,
 )
 from omoide.validate import check_limit, check_text, to_messages
 
@@ -43,11 +37,9 @@ log = logging.getLogger("omoide")
 
 EMBED_JOB = "embed"
 NEIGHBOUR_CHARS = 1000
-META_MODEL = "embedding_model"
-META_DIM = "embedding_dim"
 
 
-class Engine:
+class Engine(SessionsMixin, MaintenanceMixin):
     """Tenant-scoped memory operations over one ``Store`` and one ``Embedder``."""
 
     def __init__(
@@ -306,184 +298,6 @@ class Engine:
         return SearchResult(
             hits=hits, recipe=chosen.name, degraded=bool(warnings), warnings=warnings
         )
-
-    # sessions and episodes ------------------------------------------------------------
-    def create_session(
-        self,
-        session_id: str,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        name: str | None = None,
-        project: str | None = None,
-        metadata: dict[str, Any] | None = None,
-    ) -> Session:
-        check_text(session_id, 512, what="session id")
-        with self.store.transaction() as tx:
-            return tx.create_session(
-                Scope(user_id=user_id, scope_id=scope_id), session_id, name, project, metadata or {}
-            )
-
-    def get_session(
-        self, session_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
-    ) -> Session:
-        return self.store.get_session(Scope(user_id=user_id, scope_id=scope_id), session_id)
-
-    def list_sessions(
-        self,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> tuple[list[Session], int]:
-        check_limit(limit, offset)
-        return self.store.list_sessions(Scope(user_id=user_id, scope_id=scope_id), limit, offset)
-
-    def update_session(
-        self,
-        session_id: str,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        name: str | None = None,
-        project: str | None = None,
-        metadata: dict[str, Any] | None = None,
-    ) -> Session:
-        """Change only the fields given."""
-        patch = SessionPatch(name=name, project=project, metadata=metadata)
-        with self.store.transaction() as tx:
-            return tx.update_session(Scope(user_id=user_id, scope_id=scope_id), session_id, patch)
-
-    def delete_session(
-        self, session_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
-    ) -> int:
-        """Delete a session, its episodes and every memory derived from them."""
-        with self.store.transaction() as tx:
-            return tx.delete_session(Scope(user_id=user_id, scope_id=scope_id), session_id)
-
-    def list_episodes(
-        self,
-        session_id: str,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> tuple[list[Episode], int]:
-        check_limit(limit, offset)
-        scope = Scope(user_id=user_id, scope_id=scope_id)
-        return self.store.list_episodes(scope, session_id, limit, offset)
-
-    def create_project(
-        self,
-        name: str,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        description: str | None = None,
-        isolated: bool = False,
-    ) -> Project:
-        check_text(name, 256, what="project name")
-        with self.store.transaction() as tx:
-            return tx.upsert_project(
-                Scope(user_id=user_id, scope_id=scope_id), name, description, isolated
-            )
-
-    # jobs and maintenance -------------------------------------------------------------
-    def _run_embed_jobs(self, jobs: list[Job]) -> None:
-        for job in jobs:
-            scope = Scope(user_id=job.user_id, scope_id=job.scope_id)
-            items = self.store.get_memories(scope, job.payload.get("memory_ids", []))
-            vectors = self._embed([i.text for i in items]) if items else None
-            with self.store.transaction() as tx:
-                for index, item in enumerate(items):
-                    assert vectors is not None
-                    tx.put_vector(scope, item.id, vectors[index])
-                tx.finish_job(job.id)
-
-    def run_jobs(self, limit: int = 1000) -> int:
-        """Run due jobs in this thread until none is due (or ``limit``); return the count."""
-        done = 0
-        while done < limit:
-            claimed = run_batch(self.store, self._handlers, min(32, limit - done))
-            if not claimed:
-                return done
-            done += claimed
-        return done
-
-    def _wake_workers(self) -> None:
-        for worker in self._workers:
-            worker.wake()
-
-    def list_jobs(
-        self,
-        *,
-        scope: Scope | None = None,
-        state: JobState | None = None,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> list[Job]:
-        check_limit(limit, offset)
-        return self.store.list_jobs(scope, state, limit, offset)
-
-    def job_counts(self, *, scope: Scope | None = None) -> dict[str, int]:
-        return self.store.job_counts(scope)
-
-    def retry_job(self, job_id: int, *, scope: Scope | None = None) -> Job:
-        job = self.store.retry_job(scope, job_id)
-        self._wake_workers()
-        return job
-
-    def reindex(self, progress: Callable[[int, int], None] | None = None, batch: int = 256) -> int:
-        """Re-embed every memory with the current embedder (after a model change)."""
-        total = self.store.stats()["memories"]
-        probe = self.embedder.embed(["probe"])
-        with self.store.transaction() as tx:
-            tx.clear_vectors()
-            tx.set_meta(META_MODEL, self.embedder.name)
-            tx.set_meta(META_DIM, str(probe.shape[1]))
-        self._signature_checked = True
-        done = 0
-        for chunk in self.store.iter_memory_texts(batch):
-            vectors = self.embedder.embed([text for _, _, text in chunk])
-            with self.store.transaction() as tx:
-                for (scope, memory_id, _), vector in zip(chunk, vectors, strict=True):
-                    tx.put_vector(scope, memory_id, vector)
-            done += len(chunk)
-            if progress:
-                progress(done, total)
-        return done
-
-    def health(self, *, probe_embedder: bool = False) -> dict[str, Any]:
-        """Status of each part: ``ok``, ``down`` or ``disabled``, with versions and counts."""
-        from omoide import __version__
-
-        out: dict[str, Any] = {"version": __version__}
-        try:
-            out["store"] = {
-                "status": "ok",
-                "location": self.store.location,
-                "schema_version": self.store.schema_version(),
-            }
-        except Exception as exc:  # health reports failures instead of raising them
-            out["store"] = {"status": "down", "error": str(exc)}
-        embedder: dict[str, Any] = {
-            "name": self.embedder.name,
-            "database_model": self.store.get_meta(META_MODEL),
-            "dimension": self.store.get_meta(META_DIM),
-            "status": "ok" if self._signature_checked else "not loaded",
-        }
-        if probe_embedder:
-            try:
-                embedder["dimension"] = int(self._embed(["probe"]).shape[1])
-                embedder["status"] = "ok"
-            except EmbedderError as exc:
-                embedder.update(status="down", error=str(exc))
-        out["embedder"] = embedder
-        out["llm"] = {"status": "disabled", "reason": "no LLM configured (OMOIDE_LLM_BASE_URL)"}
-        out["jobs"] = self.job_counts()
-        return out
 
     def close(self) -> None:
         for worker in self._workers:

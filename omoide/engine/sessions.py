@@ -1,0 +1,95 @@
+"""Sessions, episodes and projects: the engine's conversation containers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from omoide.store.protocol import SessionPatch, Store
+from omoide.types import DEFAULT_ID, Episode, Project, Scope, Session
+from omoide.validate import check_limit, check_text
+
+
+class SessionsMixin:
+    store: Store
+
+    def create_session(
+        self,
+        session_id: str,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        name: str | None = None,
+        project: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Session:
+        check_text(session_id, 512, what="session id")
+        with self.store.transaction() as tx:
+            return tx.create_session(
+                Scope(user_id=user_id, scope_id=scope_id), session_id, name, project, metadata or {}
+            )
+
+    def get_session(
+        self, session_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
+    ) -> Session:
+        return self.store.get_session(Scope(user_id=user_id, scope_id=scope_id), session_id)
+
+    def list_sessions(
+        self,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> tuple[list[Session], int]:
+        check_limit(limit, offset)
+        return self.store.list_sessions(Scope(user_id=user_id, scope_id=scope_id), limit, offset)
+
+    def update_session(
+        self,
+        session_id: str,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        name: str | None = None,
+        project: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Session:
+        """Change only the fields given."""
+        patch = SessionPatch(name=name, project=project, metadata=metadata)
+        with self.store.transaction() as tx:
+            return tx.update_session(Scope(user_id=user_id, scope_id=scope_id), session_id, patch)
+
+    def delete_session(
+        self, session_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
+    ) -> int:
+        """Delete a session, its episodes and every memory derived from them."""
+        with self.store.transaction() as tx:
+            return tx.delete_session(Scope(user_id=user_id, scope_id=scope_id), session_id)
+
+    def list_episodes(
+        self,
+        session_id: str,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> tuple[list[Episode], int]:
+        check_limit(limit, offset)
+        scope = Scope(user_id=user_id, scope_id=scope_id)
+        return self.store.list_episodes(scope, session_id, limit, offset)
+
+    def create_project(
+        self,
+        name: str,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        description: str | None = None,
+        isolated: bool = False,
+    ) -> Project:
+        check_text(name, 256, what="project name")
+        with self.store.transaction() as tx:
+            return tx.upsert_project(
+                Scope(user_id=user_id, scope_id=scope_id), name, description, isolated
+            )
