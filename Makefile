@@ -26,6 +26,7 @@ test: install
 lint: install
 	$(VENV)/bin/ruff check omoide tests bench
 	$(VENV)/bin/ruff format --check omoide tests bench
+	$(VENV)/bin/lint-imports
 
 fmt: install
 	$(VENV)/bin/ruff format omoide tests bench

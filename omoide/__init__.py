@@ -1,5 +1,6 @@
 """omoide: long-term memory for LLM applications and agents."""
 
+from omoide._version import __version__
 from omoide.client import Client
 from omoide.errors import (
     BackendError,
@@ -30,8 +31,6 @@ from omoide.types import (
     SearchResult,
     Session,
 )
-
-__version__ = "0.1.0"
 
 __all__ = [
     "BackendError",

@@ -187,13 +187,9 @@ def backup(path: Path, as_json: JsonOpt = False) -> None:
 
     Example: omoide backup ~/omoide-2026-11-29.db
     """
-    from omoide.store.sqlite import SQLiteStore
+    from omoide.engine import admin
 
-    store = SQLiteStore(state.db or _settings().db_path)
-    try:
-        store.backup(path)
-    finally:
-        store.close()
+    admin.backup(state.db or _settings().db_path, path)
     _emit({"backup": str(path)}, as_json, lambda: out.print(f"backup written to {path}"))
 
 
@@ -204,28 +200,10 @@ def migrate(
     as_json: JsonOpt = False,
 ) -> None:
     """Bring the database schema up to date.  Example: omoide migrate --status"""
-    import sqlite3
-
-    from omoide.store.sqlite import migrate as m
-    from omoide.store.sqlite.store import connect
+    from omoide.engine import admin
 
     path = state.db or _settings().db_path
-    if status and not path.exists():
-        report: dict[str, Any] = {"path": str(path), "version": 0, "pending": ["schema.sql"]}
-    else:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn: sqlite3.Connection = connect(path)
-        try:
-            before = m.current_version(conn)
-            names = [x.name for x in m.pending(conn)] if status else m.migrate(conn)
-            report = {
-                "path": str(path),
-                "version": before if status else m.current_version(conn),
-                "latest": m.latest_version(),
-                ("pending" if status else "applied"): names,
-            }
-        finally:
-            conn.close()
+    report = admin.migration_status(path) if status else admin.apply_migrations(path)
     _emit(report, as_json, lambda: out.print_json(json.dumps(report)))
 
 

@@ -94,7 +94,7 @@ class MaintenanceMixin:
 
     def health(self, *, probe_embedder: bool = False) -> dict[str, Any]:
         """Status of each part: ``ok``, ``down`` or ``disabled``, with versions and counts."""
-        from omoide import __version__
+        from omoide._version import __version__
 
         out: dict[str, Any] = {"version": __version__}
         try:
