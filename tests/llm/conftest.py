@@ -1,0 +1,40 @@
+"""One fake OpenAI-compatible server per session, reset before each test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from omoide.llm.client import OpenAICompatLLM
+from omoide.types import Message
+from tests.fakes import FakeLLMServer
+
+
+@pytest.fixture(scope="session")
+def _fake_llm_server() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer(hang_seconds=5.0) as server:
+        yield server
+
+
+@pytest.fixture
+def fake_llm(_fake_llm_server: FakeLLMServer) -> FakeLLMServer:
+    """The fake server with no scripted replies, faults or recorded requests."""
+    _fake_llm_server.reset()
+    return _fake_llm_server
+
+
+@pytest.fixture
+def llm(fake_llm: FakeLLMServer) -> Iterator[OpenAICompatLLM]:
+    """The real client pointed at the fake server, with a short timeout for the hang tests."""
+    client = OpenAICompatLLM(fake_llm.url, "fake-model", timeout=1.0)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def chat() -> list[Message]:
+    return [
+        Message(role="user", content="I'm Mei. I live in Shenzhen and I love jasmine tea."),
+        Message(role="assistant", content="Nice to meet you, Mei!"),
+    ]

@@ -1,0 +1,56 @@
+"""extract_profile and summarize through the real client."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from omoide.errors import InvalidInput, LLMError
+from omoide.extract import ProfileEntry, extract_profile, summarize
+from omoide.llm.client import OpenAICompatLLM
+from omoide.types import Message
+from tests.fakes import FakeLLMServer
+
+
+def test_profile_entries_are_normalised(
+    fake_llm: FakeLLMServer, llm: OpenAICompatLLM, chat: list[Message]
+) -> None:
+    entries = [
+        {"attribute": "Home City", "value": " Shenzhen "},
+        {"attribute": "home_city", "value": "shenzhen"},
+        {"attribute": "hobby", "value": "tea  tasting"},
+        {"attribute": "hobby", "value": "hiking"},
+        {"attribute": "mood", "value": ""},
+    ]
+    fake_llm.enqueue(json.dumps({"entries": entries}))
+    result = extract_profile(llm, chat, known=["name: Mei"])
+    assert result == [
+        ProfileEntry(attribute="home_city", value="Shenzhen"),
+        ProfileEntry(attribute="hobby", value="tea tasting"),
+        ProfileEntry(attribute="hobby", value="hiking"),
+    ]
+    assert result[0].text == "home city: Shenzhen"
+    assert "<known_profile>" in fake_llm.requests[0]["messages"][1]["content"]
+
+
+def test_summary_is_cumulative(fake_llm: FakeLLMServer, llm: OpenAICompatLLM) -> None:
+    fake_llm.enqueue('{"summary": "Mei is planning a trip to Kyoto in May."}')
+    text = summarize(llm, [Message(content="Let's go in May")], previous="Mei plans a Kyoto trip.")
+    assert text == "Mei is planning a trip to Kyoto in May."
+    sent = fake_llm.requests[0]["messages"]
+    assert "<previous_summary>\nMei plans a Kyoto trip.\n</previous_summary>" in sent[1]["content"]
+    assert "at most 300 words" in sent[0]["content"]
+
+
+def test_empty_summary_is_an_error(fake_llm: FakeLLMServer, llm: OpenAICompatLLM) -> None:
+    fake_llm.enqueue('{"summary": "  "}')
+    with pytest.raises(LLMError, match="empty summary"):
+        summarize(llm, [Message(content="hi")], previous="Old summary.")
+
+
+def test_summary_without_new_text(fake_llm: FakeLLMServer, llm: OpenAICompatLLM) -> None:
+    assert summarize(llm, [], previous="Old summary.") == "Old summary."
+    with pytest.raises(InvalidInput):
+        summarize(llm, [])
+    assert fake_llm.requests == []
