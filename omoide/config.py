@@ -82,6 +82,12 @@ class Settings(BaseSettings):
     llm_provider: str | None = Field(
         None, validation_alias=_alias("OMOIDE_LLM_PROVIDER", "MODEL_PROVIDER")
     )
+    llm_timeout: float = Field(60.0, gt=0, description="Seconds per LLM request.")
+    llm_max_calls_per_episode: int = Field(
+        6,
+        ge=0,
+        description="LLM calls one add's extraction may make; later steps are skipped.",
+    )
 
     search_recipe: str = "hybrid"
     max_body_bytes: int = Field(1_048_576, ge=1024)
@@ -179,5 +185,6 @@ def _describe(exc: ValidationError, env_files: list[Path]) -> str:
         where = f" (at {'.'.join(rest)})" if rest else ""
         plain = field not in _SECRET_FIELDS and isinstance(error["input"], str | int)
         value = f" (got {error['input']!r})" if plain else ""
-        lines.append(f"invalid setting {' / '.join(shown)}{where}: {error['msg']}{value}")
+        reason = str(error["msg"]).removeprefix("Value error, ")
+        lines.append(f"invalid setting {' / '.join(shown)}{where}: {reason}{value}")
     return "; ".join(lines)

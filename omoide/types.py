@@ -6,7 +6,7 @@ Unix epoch in storage: one unit everywhere (the nexusAI seed mixed seconds and m
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any, Literal, TypeAlias
 
@@ -15,6 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field
 DEFAULT_ID = "default"
 MetadataValue: TypeAlias = str | int | float | bool | None
 Metadata: TypeAlias = dict[str, Any]
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def now_ms() -> int:
@@ -26,9 +29,11 @@ def ms_to_dt(ms: int | None) -> datetime | None:
 
 
 def dt_to_ms(dt: datetime) -> int:
+    # Integer arithmetic: int(dt.timestamp() * 1000) can land 1 ms low through float rounding,
+    # and then ``as_of=memory.valid_from`` would miss the memory itself.
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    return int(dt.timestamp() * 1000)
+    return (dt - _EPOCH) // timedelta(milliseconds=1)
 
 
 class MemoryType(StrEnum):
@@ -173,6 +178,9 @@ class Job(BaseModel):
     run_after: datetime
     created_at: datetime
     updated_at: datetime
+    result: dict[str, Any] | None = Field(
+        None, description="What a finished job did, e.g. an extraction job's steps and usage."
+    )
 
 
 class SearchFilters(BaseModel):
@@ -194,3 +202,105 @@ class SearchFilters(BaseModel):
 
 AddInput: TypeAlias = str | list[Message] | list[dict[str, str]]
 Fusion: TypeAlias = Literal["rrf", "weighted"]
+
+
+ExtractionState: TypeAlias = Literal["off", "disabled", "pending", "running", "done", "failed"]
+
+
+class ExtractionStatus(BaseModel):
+    """What became of the LLM extraction an ``add`` asked for.
+
+    ``off``: not asked for (``infer=False``, every switch off, or a non-raw ``type``);
+    ``disabled``: asked for but no LLM is configured; otherwise the state of the extraction job
+    ``job_id`` (``pending`` or ``running`` when ``wait`` was not used or timed out).
+    """
+
+    state: ExtractionState
+    job_id: int | None = None
+    reason: str | None = None
+    steps: dict[str, Any] = Field(
+        default_factory=dict, description="Per step: 'done' or 'skipped', with a detail."
+    )
+
+
+class AddResult(BaseModel):
+    """``Engine.add_messages``: the stored messages and what became of their extraction."""
+
+    items: list[MemoryItem]
+    extraction: ExtractionStatus
+    extracted: list[MemoryItem] = Field(
+        default_factory=list,
+        description="Memories the extraction job wrote, when it finished within the wait.",
+    )
+
+
+class Entity(BaseModel):
+    """A named thing of one tenant's knowledge graph; ``(name, type)`` is unique per tenant."""
+
+    id: str
+    user_id: str
+    scope_id: str
+    name: str
+    type: str
+    mention_count: int = 1
+    confidence: float = 1.0
+    source: str = "extraction"
+    episodes: list[str] = Field(
+        default_factory=list, description="Episodes the entity was extracted from."
+    )
+    last_seen_at: datetime
+    created_at: datetime
+
+
+def entity_text(name: str, type_: str) -> str:
+    """What an entity is embedded as, e.g. ``"Mei (person)"``."""
+    return f"{name} ({type_})"
+
+
+class Relationship(BaseModel):
+    """A directed, labelled edge ``from -[label]-> to`` between two entities of one tenant."""
+
+    id: str
+    user_id: str
+    scope_id: str
+    from_id: str
+    from_name: str
+    to_id: str
+    to_name: str
+    label: str
+    mention_count: int = 1
+    notes: str | None = None
+    last_seen_at: datetime
+    created_at: datetime
+
+
+class EntityHit(BaseModel):
+    entity: Entity
+    score: float = Field(description="Cosine similarity of the query and the entity's name.")
+
+
+class EntitySearchResult(BaseModel):
+    hits: list[EntityHit]
+    degraded: bool = Field(False, description="True when the embedder was unavailable.")
+    warnings: list[str] = Field(default_factory=list)
+
+
+VariableValue: TypeAlias = str | bool | int | float
+
+
+class Variable(BaseModel):
+    """A typed key/value of one tenant (Jiuwen ``mem_variables``)."""
+
+    name: str
+    value: VariableValue
+    type: Literal["string", "boolean", "integer", "number"]
+    updated_at: datetime
+
+
+class TokenUsage(BaseModel):
+    """LLM tokens spent on a tenant's extraction jobs (failed calls included)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    requests: int = 0

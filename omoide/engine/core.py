@@ -10,17 +10,21 @@ from typing import Any
 import numpy as np
 
 from omoide.embed.protocol import Embedder
-from omoide.engine.maintenance import META_DIM, META_MODEL, MaintenanceMixin
+from omoide.engine.extraction import EXTRACT_JOB, MAX_ATTEMPTS, ExtractionMixin
+from omoide.engine.ingest import IngestMixin
+from omoide.engine.knowledge import KnowledgeMixin
+from omoide.engine.maintenance import EMBED_JOB, META_DIM, META_MODEL, MaintenanceMixin
 from omoide.engine.sessions import SessionsMixin
+from omoide.engine.steps import EMBED_ENTITIES_JOB
 from omoide.errors import EmbedderError, InvalidInput, NotFound
 from omoide.jobs.worker import Worker
+from omoide.llm import LLM
 from omoide.retrieval.fusion import fuse
 from omoide.retrieval.recipes import get_recipe
 from omoide.retrieval.terms import keyword_terms
 from omoide.store.protocol import NewMemory, Store, Tx
 from omoide.types import (
     DEFAULT_ID,
-    AddInput,
     HistoryEntry,
     MemoryItem,
     MemoryType,
@@ -31,22 +35,27 @@ from omoide.types import (
     SearchHit,
     SearchResult,
 )
-from omoide.validate import check_limit, check_text, to_messages
+from omoide.validate import check_limit, check_text
 
 log = logging.getLogger("omoide")
 
-EMBED_JOB = "embed"
 NEIGHBOUR_CHARS = 1000
 
 
-class Engine(SessionsMixin, MaintenanceMixin):
-    """Tenant-scoped memory operations over one ``Store`` and one ``Embedder``."""
+class Engine(IngestMixin, SessionsMixin, MaintenanceMixin, ExtractionMixin, KnowledgeMixin):
+    """Tenant-scoped memory operations over one ``Store``, one ``Embedder`` and, optionally,
+    one ``LLM`` (without it, extraction reports itself disabled and everything else works).
+
+    ``max_llm_calls`` caps the LLM calls of one add's extraction; later steps are skipped.
+    """
 
     def __init__(
         self,
         store: Store,
         embedder: Embedder,
         *,
+        llm: LLM | None = None,
+        max_llm_calls: int = 6,
         recipe: str = "hybrid",
         max_text_chars: int = 100_000,
         workers: int = 1,
@@ -54,12 +63,18 @@ class Engine(SessionsMixin, MaintenanceMixin):
     ) -> None:
         self.store = store
         self.embedder = embedder
+        self.llm = llm
+        self.max_llm_calls = max_llm_calls
         self.recipe = get_recipe(recipe).name
         self.max_text_chars = max_text_chars
         self.actor = actor
         self._signature_checked = False
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="omoide-search")
-        self._handlers = {EMBED_JOB: self._run_embed_jobs}
+        self._handlers = {
+            EMBED_JOB: self._run_embed_jobs,
+            EXTRACT_JOB: self._run_extract_jobs,
+            EMBED_ENTITIES_JOB: self._run_embed_entity_jobs,
+        }
         self._workers = [Worker(store, self._handlers) for _ in range(workers)]
         for worker in self._workers:
             worker.start()
@@ -96,29 +111,6 @@ class Engine(SessionsMixin, MaintenanceMixin):
             return None
 
     # writes ---------------------------------------------------------------------------
-    def add(
-        self,
-        messages: AddInput,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        session_id: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        type: MemoryType = MemoryType.RAW,
-    ) -> list[MemoryItem]:
-        """Store each message as a memory (and, with a session, the exchange as an episode)."""
-        msgs = to_messages(messages, self.max_text_chars)
-        records = [
-            NewMemory(
-                text=m.content,
-                type=type,
-                session_id=session_id,
-                metadata={**(metadata or {}), "role": m.role},
-            )
-            for m in msgs
-        ]
-        return self._write(Scope(user_id=user_id, scope_id=scope_id), records, msgs)
-
     def add_many(
         self,
         items: Sequence[NewMemory],
@@ -129,11 +121,17 @@ class Engine(SessionsMixin, MaintenanceMixin):
         """Bulk insert, embedded in batches: the fast path for imports."""
         for item in items:
             check_text(item.text, self.max_text_chars)
-        return self._write(Scope(user_id=user_id, scope_id=scope_id), list(items), None)
+        return self._write(Scope(user_id=user_id, scope_id=scope_id), list(items), None)[0]
 
     def _write(
-        self, scope: Scope, records: list[NewMemory], episode: list[Message] | None
-    ) -> list[MemoryItem]:
+        self,
+        scope: Scope,
+        records: list[NewMemory],
+        episode: list[Message] | None,
+        extraction: dict[str, Any] | None = None,
+    ) -> tuple[list[MemoryItem], dict[str, int]]:
+        """Insert ``records`` (and the episode), their vectors or embed job, and the extraction
+        job ``extraction`` describes, in one transaction; return the items and job ids."""
         if not records:
             raise InvalidInput("nothing to add")
         vectors = self._try_embed([r.text for r in records])
@@ -145,6 +143,7 @@ class Engine(SessionsMixin, MaintenanceMixin):
             if episode is not None and len(sessions) == 1:
                 source = [tx.insert_episode(scope, next(iter(sessions)), episode).id]
             items = [self._insert(tx, scope, r, source) for r in records]
+            jobs: dict[str, int] = {}
             pending = []
             for index, item in enumerate(items):
                 if vectors is None:
@@ -152,13 +151,22 @@ class Engine(SessionsMixin, MaintenanceMixin):
                 else:
                     tx.put_vector(scope, item.id, vectors[index])
             if pending:
-                tx.enqueue_job(scope, EMBED_JOB, {"memory_ids": pending})
-        if vectors is None:
+                jobs[EMBED_JOB] = tx.enqueue_job(scope, EMBED_JOB, {"memory_ids": pending})
+            if extraction is not None:
+                extraction = {
+                    **extraction,
+                    "episode_id": source[0] if source else None,
+                    "session_id": next(iter(sessions)) if len(sessions) == 1 else None,
+                    "memory_ids": [i.id for i in items],
+                }
+                jobs[EXTRACT_JOB] = tx.enqueue_job(scope, EXTRACT_JOB, extraction, MAX_ATTEMPTS)
+        if jobs:
             self._wake_workers()
+        if vectors is None:
             items = self.store.get_memories(scope, [i.id for i in items])
         else:
             items = [i.model_copy(update={"embedded": True}) for i in items]
-        return items
+        return items, jobs
 
     def _insert(self, tx: Tx, scope: Scope, record: NewMemory, source: list[str]) -> MemoryItem:
         if not record.source_episodes and source:
@@ -244,6 +252,10 @@ class Engine(SessionsMixin, MaintenanceMixin):
     def history(
         self, memory_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> list[HistoryEntry]:
+        """What happened to a memory, oldest first. For an extracted fact this covers all its
+        versions (memories linked by ``supersedes``): ADD, then one UPDATE per new version
+        (with the old and the new text), then DELETE if it was invalidated.
+        """
         return self.store.history(Scope(user_id=user_id, scope_id=scope_id), memory_id)
 
     def search(

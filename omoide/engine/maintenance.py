@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from omoide.embed.protocol import Embedder
 from omoide.errors import EmbedderError
 from omoide.jobs.worker import Handler, Worker, run_batch
+from omoide.llm import LLM
 from omoide.store.protocol import Store
 from omoide.types import Job, JobState, Scope
 from omoide.validate import check_limit
 
+EMBED_JOB = "embed"
 META_MODEL = "embedding_model"
 META_DIM = "embedding_dim"
 
@@ -21,12 +23,17 @@ META_DIM = "embedding_dim"
 class MaintenanceMixin:
     store: Store
     embedder: Embedder
+    llm: LLM | None
     _signature_checked: bool
     _handlers: dict[str, Handler]
     _workers: list[Worker]
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         raise NotImplementedError
+
+    if TYPE_CHECKING:  # KnowledgeMixin
+
+        def _reembed_entities(self, batch: int) -> int: ...
 
     def _run_embed_jobs(self, jobs: list[Job]) -> None:
         for job in jobs:
@@ -73,7 +80,8 @@ class MaintenanceMixin:
         return job
 
     def reindex(self, progress: Callable[[int, int], None] | None = None, batch: int = 256) -> int:
-        """Re-embed every memory with the current embedder (after a model change)."""
+        """Re-embed every memory (and entity) with the current embedder (after a model change);
+        return the number of memories."""
         total = self.store.stats()["memories"]
         probe = self.embedder.embed(["probe"])
         with self.store.transaction() as tx:
@@ -90,6 +98,7 @@ class MaintenanceMixin:
             done += len(chunk)
             if progress:
                 progress(done, total)
+        self._reembed_entities(batch)
         return done
 
     def health(self, *, probe_embedder: bool = False) -> dict[str, Any]:
@@ -118,6 +127,10 @@ class MaintenanceMixin:
             except EmbedderError as exc:
                 embedder.update(status="down", error=str(exc))
         out["embedder"] = embedder
-        out["llm"] = {"status": "disabled", "reason": "no LLM configured (OMOIDE_LLM_BASE_URL)"}
+        if self.llm is None:
+            reason = "no LLM configured (OMOIDE_LLM_BASE_URL)"
+            out["llm"] = {"status": "disabled", "reason": reason}
+        else:
+            out["llm"] = {"status": "ok", "model": self.llm.name}
         out["jobs"] = self.job_counts()
         return out

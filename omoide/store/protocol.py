@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from omoide.types import (
+    Entity,
     Episode,
     HistoryEntry,
     Job,
@@ -27,9 +28,13 @@ from omoide.types import (
     MemoryType,
     Message,
     Project,
+    Relationship,
     Scope,
     SearchFilters,
     Session,
+    TokenUsage,
+    Variable,
+    VariableValue,
 )
 
 
@@ -69,7 +74,70 @@ class Neighbour:
     context: str
 
 
-class Tx(Protocol):
+class ExtractionTx(Protocol):
+    """The writes of LLM extraction: fact versions, job steps, the graph, variables, usage."""
+
+    def supersede_memory(
+        self, scope: Scope, old_id: str, new: NewMemory, at_ms: int, actor: str
+    ) -> MemoryItem: ...
+    def invalidate_memory(
+        self, scope: Scope, memory_id: str, at_ms: int, actor: str
+    ) -> MemoryItem: ...
+    def claim_step(self, job_id: int, step: str, lease_ms: int) -> bool: ...
+    def record_step(self, job_id: int, step: str, record: dict[str, Any]) -> None: ...
+    def fail_job_now(
+        self, job_id: int, error: str, result: dict[str, Any] | None = None
+    ) -> None: ...
+    def upsert_entity(
+        self,
+        scope: Scope,
+        name: str,
+        type_: str,
+        at_ms: int,
+        episode_id: str | None = None,
+        source: str = "extraction",
+    ) -> Entity: ...
+    def put_entity_vector(self, scope: Scope, entity_id: str, vector: np.ndarray) -> None: ...
+    def upsert_relationship(
+        self, scope: Scope, from_id: str, to_id: str, label: str, notes: str | None, at_ms: int
+    ) -> Relationship: ...
+    def delete_entity(self, scope: Scope, entity_id: str) -> None: ...
+    def set_variables(
+        self, scope: Scope, values: dict[str, tuple[VariableValue, str]], at_ms: int
+    ) -> None: ...
+    def delete_variables(self, scope: Scope, names: Sequence[str]) -> list[str]: ...
+    def add_usage(
+        self, scope: Scope, prompt_tokens: int, completion_tokens: int, requests: int, at_ms: int
+    ) -> None: ...
+
+
+class ExtractionStore(Protocol):
+    """The reads of LLM extraction's results."""
+
+    def get_episode(self, scope: Scope, episode_id: str) -> Episode: ...
+    def get_job(self, job_id: int) -> Job: ...
+    def job_steps(self, job_id: int) -> dict[str, dict[str, Any]]: ...
+    def get_entity(self, scope: Scope, entity_id: str) -> Entity: ...
+    def list_entities(
+        self,
+        scope: Scope,
+        type_: str | None,
+        limit: int,
+        offset: int,
+        mentioned_in: str | None = None,
+    ) -> tuple[list[Entity], int]: ...
+    def list_relationships(
+        self, scope: Scope, entity_id: str | None, limit: int, offset: int
+    ) -> tuple[list[Relationship], int]: ...
+    def entity_vector_search(
+        self, scope: Scope, vector: np.ndarray, limit: int
+    ) -> list[tuple[str, float]]: ...
+    def iter_entity_texts(self, batch: int) -> Iterator[list[tuple[Scope, str, str]]]: ...
+    def get_variables(self, scope: Scope, names: Sequence[str] | None) -> list[Variable]: ...
+    def token_usage(self, scope: Scope | None) -> TokenUsage: ...
+
+
+class Tx(ExtractionTx, Protocol):
     """Writes of one unit of work. Obtained only from ``Store.transaction()``."""
 
     def ensure_session(self, scope: Scope, session_id: str) -> Session: ...
@@ -107,13 +175,17 @@ class Tx(Protocol):
     def enqueue_job(
         self, scope: Scope, kind: str, payload: dict[str, Any], max_attempts: int = 5
     ) -> int: ...
-    def finish_job(self, job_id: int) -> None: ...
+    def finish_job(self, job_id: int, result: dict[str, Any] | None = None) -> None: ...
     def set_meta(self, key: str, value: str) -> None: ...
     def clear_vectors(self) -> None: ...
 
 
-class Store(Protocol):
-    """A tenant-scoped memory store. See the module docstring."""
+class Store(ExtractionStore, Protocol):
+    """A tenant-scoped memory store. See the module docstring.
+
+    ``history`` returns the entries of every version of a fact (memories linked by
+    ``supersedes``), oldest first.
+    """
 
     capabilities: frozenset[Capability]
     location: str

@@ -8,6 +8,7 @@ import sqlite3
 from typing import Any
 
 from omoide.types import (
+    Entity,
     Episode,
     HistoryEntry,
     HistoryEvent,
@@ -16,9 +17,11 @@ from omoide.types import (
     MemoryItem,
     MemoryType,
     Message,
+    Relationship,
     Scope,
     SearchFilters,
     Session,
+    Variable,
     dt_to_ms,
     ms_to_dt,
 )
@@ -122,6 +125,61 @@ def job_from_row(row: sqlite3.Row) -> Job:
         last_error=row["last_error"],
         run_after=ms_to_dt(row["run_after"]),
         created_at=ms_to_dt(row["created_at"]),
+        updated_at=ms_to_dt(row["updated_at"]),
+        result=json.loads(row["result"]) if row["result"] else None,
+    )
+
+
+ENTITY_SELECT = """
+    SELECT e.*, (SELECT group_concat(ee.episode_id) FROM entity_episodes ee
+                 WHERE ee.entity_id = e.id) AS episodes
+    FROM entities e
+"""
+
+RELATIONSHIP_SELECT = """
+    SELECT r.*, f.name AS from_name, t.name AS to_name FROM relationships r
+    JOIN entities f ON f.id = r.from_id JOIN entities t ON t.id = r.to_id
+"""
+
+
+def entity_from_row(row: sqlite3.Row) -> Entity:
+    return Entity(
+        id=row["id"],
+        user_id=row["user_id"],
+        scope_id=row["scope_id"],
+        name=row["name"],
+        type=row["type"],
+        mention_count=row["mention_count"],
+        confidence=row["confidence"],
+        source=row["source"],
+        episodes=row["episodes"].split(",") if row["episodes"] else [],
+        last_seen_at=ms_to_dt(row["last_seen_at"]),
+        created_at=ms_to_dt(row["created_at"]),
+    )
+
+
+def relationship_from_row(row: sqlite3.Row) -> Relationship:
+    return Relationship(
+        id=row["id"],
+        user_id=row["user_id"],
+        scope_id=row["scope_id"],
+        from_id=row["from_id"],
+        from_name=row["from_name"],
+        to_id=row["to_id"],
+        to_name=row["to_name"],
+        label=row["label"],
+        mention_count=row["mention_count"],
+        notes=row["notes"],
+        last_seen_at=ms_to_dt(row["last_seen_at"]),
+        created_at=ms_to_dt(row["created_at"]),
+    )
+
+
+def variable_from_row(row: sqlite3.Row) -> Variable:
+    return Variable(
+        name=row["name"],
+        value=json.loads(row["value"]),
+        type=row["type"],
         updated_at=ms_to_dt(row["updated_at"]),
     )
 

@@ -12,18 +12,21 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from omoide.errors import InvalidInput, NotFound, StoreError
 from omoide.store.protocol import Capability
 from omoide.store.sqlite import fts, migrate, rows
+from omoide.store.sqlite.graph import GraphStoreMixin
 from omoide.store.sqlite.jobs import JobsMixin
 from omoide.store.sqlite.tx import SQLiteTx
 from omoide.store.sqlite.vectors import VectorCache, trim_log
 from omoide.types import (
     Episode,
     HistoryEntry,
+    Job,
     MemoryItem,
     Scope,
     SearchFilters,
@@ -45,7 +48,7 @@ def connect(path: Path | str) -> sqlite3.Connection:
     return conn
 
 
-class SQLiteStore(JobsMixin):
+class SQLiteStore(JobsMixin, GraphStoreMixin):
     """A ``Store`` on one SQLite file. ``auto_migrate=False`` refuses an outdated schema."""
 
     capabilities = frozenset(
@@ -208,10 +211,17 @@ class SQLiteStore(JobsMixin):
         return [(allowed[s], score) for s, score in candidates if s in allowed]
 
     def history(self, scope: Scope, memory_id: str) -> list[HistoryEntry]:
+        scope_args = (scope.user_id, scope.scope_id)
+        # A fact's versions (linked by ``supersedes``) share one history, oldest first.
         cursor = self._reader().execute(
-            "SELECT * FROM history WHERE memory_id = ? AND user_id = ? AND scope_id = ?"
-            " ORDER BY id",
-            (memory_id, scope.user_id, scope.scope_id),
+            "WITH RECURSIVE"
+            " older(id) AS (SELECT ? UNION SELECT m.supersedes FROM memories m JOIN older o"
+            "  ON m.id = o.id WHERE m.supersedes IS NOT NULL AND m.user_id = ? AND m.scope_id = ?),"
+            " newer(id) AS (SELECT ? UNION SELECT m.id FROM memories m JOIN newer n"
+            "  ON m.supersedes = n.id WHERE m.user_id = ? AND m.scope_id = ?)"
+            " SELECT * FROM history WHERE memory_id IN (SELECT id FROM older UNION"
+            " SELECT id FROM newer) AND user_id = ? AND scope_id = ? ORDER BY id",
+            (memory_id, *scope_args, memory_id, *scope_args, *scope_args),
         )
         entries = [rows.history_from_row(r) for r in cursor]
         if not entries:
@@ -246,6 +256,21 @@ class SQLiteStore(JobsMixin):
         )
         return [rows.session_from_row(r) for r in cursor], int(total)
 
+    def get_episode(self, scope: Scope, episode_id: str) -> Episode:
+        row = (
+            self._reader()
+            .execute(
+                "SELECT e.*, s.external_id AS session_ext FROM episodes e"
+                " JOIN sessions s ON s.id = e.session_id"
+                " WHERE e.id = ? AND e.user_id = ? AND e.scope_id = ?",
+                (episode_id, scope.user_id, scope.scope_id),
+            )
+            .fetchone()
+        )
+        if row is None:
+            raise NotFound(f"episode {episode_id!r} not found", id=episode_id)
+        return rows.episode_from_row(row, row["session_ext"])
+
     def list_episodes(
         self, scope: Scope, session_id: str, limit: int, offset: int
     ) -> tuple[list[Episode], int]:
@@ -262,6 +287,22 @@ class SQLiteStore(JobsMixin):
             (pk, limit, offset),
         )
         return [rows.episode_from_row(r, session_id) for r in cursor], int(total.fetchone()[0])
+
+    # jobs -----------------------------------------------------------------------------
+    def get_job(self, job_id: int) -> Job:
+        row = self._reader().execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"job {job_id} not found", id=job_id)
+        return rows.job_from_row(row)
+
+    def job_steps(self, job_id: int) -> dict[str, dict[str, Any]]:
+        """The recorded steps of a job: ``{step: {status, detail, calls, ...tokens}}``."""
+        cursor = self._reader().execute(
+            "SELECT step, status, detail, calls, prompt_tokens, completion_tokens FROM job_steps"
+            " WHERE job_id = ? ORDER BY created_at",
+            (job_id,),
+        )
+        return {r["step"]: {k: v for k, v in dict(r).items() if k != "step"} for r in cursor}
 
     # maintenance ----------------------------------------------------------------------
     def iter_memory_texts(self, batch: int) -> Iterator[list[tuple[Scope, str, str]]]:
@@ -285,7 +326,8 @@ class SQLiteStore(JobsMixin):
     def stats(self) -> dict[str, int]:
         conn = self._reader()
         out = {}
-        for table in ("memories", "memory_vectors", "sessions", "episodes", "history", "jobs"):
+        tables = ("memories", "memory_vectors", "sessions", "episodes", "history", "jobs")
+        for table in (*tables, "entities", "relationships", "variables"):
             out[table] = int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
         out["memories_fts"] = int(
             conn.execute("SELECT count(*) FROM memories_fts_docsize").fetchone()[0]

@@ -12,6 +12,7 @@ import numpy as np
 from omoide.errors import Conflict, InvalidInput, NotFound
 from omoide.store.protocol import Neighbour, NewMemory, SessionPatch
 from omoide.store.sqlite import rows
+from omoide.store.sqlite.graph import GraphTxMixin
 from omoide.types import (
     Episode,
     HistoryEvent,
@@ -25,7 +26,7 @@ from omoide.types import (
 )
 
 
-class SQLiteTx:
+class SQLiteTx(GraphTxMixin):
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
 
@@ -167,6 +168,53 @@ class SQLiteTx:
         return rows.episode_from_row(row, session_id)
 
     def insert_memory(self, scope: Scope, new: NewMemory, actor: str) -> MemoryItem:
+        return self._insert_memory(scope, new, actor, HistoryEvent.ADD, None)
+
+    def supersede_memory(
+        self, scope: Scope, old_id: str, new: NewMemory, at_ms: int, actor: str
+    ) -> MemoryItem:
+        """Invalidate ``old_id`` at ``at_ms`` and insert ``new`` as its next version.
+
+        Nothing is erased: the old memory stays (``as_of`` finds it) and one UPDATE history
+        entry on the new memory records both texts. ``Conflict`` if the old one is no longer
+        valid (someone else superseded it first).
+        """
+        old_text, valid_from = self._valid_memory(scope, old_id)
+        at_ms = max(at_ms, valid_from)
+        self._set_invalid(old_id, at_ms)
+        new.supersedes, new.valid_from_ms = old_id, at_ms
+        return self._insert_memory(scope, new, actor, HistoryEvent.UPDATE, old_text)
+
+    def invalidate_memory(self, scope: Scope, memory_id: str, at_ms: int, actor: str) -> MemoryItem:
+        """Mark a memory no longer true from ``at_ms`` on, recorded as a DELETE in its history;
+        the row stays for ``as_of`` queries. ``Conflict`` if it is already invalid."""
+        old_text, valid_from = self._valid_memory(scope, memory_id)
+        self._set_invalid(memory_id, max(at_ms, valid_from))
+        self._history(scope, memory_id, HistoryEvent.DELETE, old_text, None, actor)
+        return self._memory(scope, memory_id)
+
+    def _valid_memory(self, scope: Scope, memory_id: str) -> tuple[str, int]:
+        """The text and ``valid_from`` (ms) of a currently valid memory of ``scope``."""
+        row = self.conn.execute(
+            "SELECT text, valid_from, invalid_at FROM memories"
+            " WHERE id = ? AND user_id = ? AND scope_id = ?",
+            (memory_id, scope.user_id, scope.scope_id),
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"memory {memory_id!r} not found", id=memory_id)
+        if row["invalid_at"] is not None:
+            raise Conflict(f"memory {memory_id!r} is no longer valid", id=memory_id)
+        return row["text"], int(row["valid_from"])
+
+    def _set_invalid(self, memory_id: str, at_ms: int) -> None:
+        self.conn.execute(
+            "UPDATE memories SET invalid_at = ?, updated_at = ? WHERE id = ?",
+            (at_ms, now_ms(), memory_id),
+        )
+
+    def _insert_memory(
+        self, scope: Scope, new: NewMemory, actor: str, event: HistoryEvent, old_text: str | None
+    ) -> MemoryItem:
         ts = now_ms()
         session_pk = self._session_pk(scope, new.session_id) if new.session_id else None
         memory_id = uuid.uuid4().hex
@@ -196,7 +244,7 @@ class SQLiteTx:
                 "INSERT INTO memory_sources (memory_seq, episode_id) VALUES (?, ?)",
                 (seq, episode_id),
             )
-        self._history(scope, memory_id, HistoryEvent.ADD, None, new.text, actor)
+        self._history(scope, memory_id, event, old_text, new.text, actor)
         return self._memory(scope, memory_id)
 
     def last_in_session(self, scope: Scope, session_id: str, type_: MemoryType) -> Neighbour | None:
@@ -252,12 +300,14 @@ class SQLiteTx:
         count = self.conn.execute(
             "SELECT count(*) FROM memories WHERE user_id = ? AND scope_id = ?", args
         ).fetchone()[0]
-        for table in ("memories", "sessions", "projects", "history", "jobs"):
+        tables = ("memories", "sessions", "projects", "history", "jobs", "entities", "variables")
+        for table in (*tables, "token_usage"):
             self.conn.execute(f"DELETE FROM {table} WHERE user_id = ? AND scope_id = ?", args)
         return int(count)
 
     def delete_everything(self) -> None:
-        for table in ("memories", "episodes", "sessions", "projects", "history", "jobs", "meta"):
+        tables = ("memories", "episodes", "sessions", "projects", "history", "jobs", "meta")
+        for table in (*tables, "entities", "variables", "token_usage"):
             self.conn.execute(f"DELETE FROM {table}")
 
     def put_vector(self, scope: Scope, memory_id: str, vector: np.ndarray) -> None:
@@ -275,6 +325,7 @@ class SQLiteTx:
 
     def clear_vectors(self) -> None:
         self.conn.execute("DELETE FROM memory_vectors")
+        self.conn.execute("DELETE FROM entity_vectors")
 
     # jobs and meta --------------------------------------------------------------------
     def enqueue_job(
@@ -288,10 +339,11 @@ class SQLiteTx:
         )
         return int(cur.lastrowid or 0)
 
-    def finish_job(self, job_id: int) -> None:
+    def finish_job(self, job_id: int, result: dict[str, Any] | None = None) -> None:
         self.conn.execute(
-            "UPDATE jobs SET state = 'done', lease_until = NULL, updated_at = ? WHERE id = ?",
-            (now_ms(), job_id),
+            "UPDATE jobs SET state = 'done', lease_until = NULL, updated_at = ?,"
+            " result = coalesce(?, result) WHERE id = ?",
+            (now_ms(), None if result is None else json.dumps(result), job_id),
         )
 
     def set_meta(self, key: str, value: str) -> None:

@@ -1,0 +1,277 @@
+"""The steps of one extraction job, one function per memory type.
+
+A step makes its LLM calls and embeds its texts first, outside any transaction, and returns an
+``Apply``: the writes, run later inside the transaction that also records the step as done (see
+``omoide.engine.extraction``). So a step is never half applied, and a re-run never repeats one.
+A step that has nothing to do raises ``SkipStep`` with the reason.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from omoide.engine.maintenance import EMBED_JOB
+from omoide.extract import (
+    MemVariable,
+    extract_facts,
+    extract_graph,
+    extract_profile,
+    extract_variables,
+    reconcile,
+    summarize,
+)
+from omoide.llm.protocol import LLM, Completion, MeteredLLM, T, Usage
+from omoide.store.protocol import NewMemory, Tx
+from omoide.types import Job, MemoryType, Message, Scope, SearchFilters, entity_text
+
+if TYPE_CHECKING:
+    from omoide.engine.core import Engine
+
+Apply = Callable[[Tx], str]
+
+EMBED_ENTITIES_JOB = "embed_entities"
+SIMILAR_PER_FACT = 5
+SIMILAR_MAX = 20
+KNOWN_PROFILE_MAX = 200
+
+
+class SkipStep(Exception):
+    """The step has nothing to do (no session for a summary, the call budget is spent...)."""
+
+
+@dataclass
+class Context:
+    """What every step of one job works from."""
+
+    job: Job
+    scope: Scope
+    messages: list[Message]
+    steps: list[str]
+    episode_id: str | None = None
+    session_id: str | None = None
+    project: str | None = None
+    at_ms: int = 0
+    metadata: dict[str, Any] = field(default_factory=dict)
+    variables: list[MemVariable] = field(default_factory=list)
+
+    @property
+    def today(self) -> str:
+        return self.job.created_at.date().isoformat()
+
+    def derived(self, text: str, type_: MemoryType, step: str, **extra: Any) -> NewMemory:
+        """A memory this job writes: provenance, session and validity from the episode."""
+        metadata = {**self.metadata, **extra, "extraction_job": self.job.id, "extracted_by": step}
+        return NewMemory(
+            text=text,
+            type=type_,
+            metadata=metadata,
+            session_id=self.session_id,
+            source_episodes=[self.episode_id] if self.episode_id else [],
+            valid_from_ms=self.at_ms,
+        )
+
+
+class BudgetedLLM:
+    """Meters an LLM and refuses calls past ``allowed`` (a repair request is part of its call)."""
+
+    def __init__(self, llm: LLM, allowed: int, limit: int) -> None:
+        self.name = llm.name
+        self.calls = 0
+        self._allowed = allowed
+        self._limit = limit
+        self._metered = MeteredLLM(llm)
+
+    @property
+    def usage(self) -> Usage:
+        return self._metered.usage
+
+    def complete_json(self, system: str, user: str, schema: type[T]) -> Completion[T]:
+        if self.calls >= self._allowed:
+            raise SkipStep(f"the LLM call budget ({self._limit} per episode) is spent")
+        self.calls += 1
+        return self._metered.complete_json(system, user, schema)
+
+
+def episodic(engine: Engine, ctx: Context, _llm: LLM) -> Apply:
+    """The exchange itself, verbatim, as one episodic memory (no LLM call)."""
+    text = "\n".join(f"{m.role}: {m.content}" for m in ctx.messages)[: engine.max_text_chars]
+    vectors = engine._try_embed([text])
+
+    def apply(tx: Tx) -> str:
+        item = tx.insert_memory(
+            ctx.scope, ctx.derived(text, MemoryType.EPISODIC, "episodic"), engine.actor
+        )
+        index(tx, ctx.scope, [item.id], vectors)
+        return "1 memory"
+
+    return apply
+
+
+def semantic(engine: Engine, ctx: Context, llm: LLM) -> Apply:
+    """Facts, reconciled with similar valid facts: ADD, UPDATE (supersede), DELETE, NOOP."""
+    facts = extract_facts(llm, ctx.messages, today=ctx.today)
+    if not facts:
+        raise SkipStep("no facts stated")
+    ops = reconcile(llm, facts, similar_facts(engine, ctx, facts))
+    writes = [op for op in ops if op.op in ("ADD", "UPDATE")]
+    vectors = engine._try_embed([op.text for op in writes]) if writes else None
+
+    def apply(tx: Tx) -> str:
+        ids = []
+        for op in writes:
+            new = ctx.derived(op.text, MemoryType.SEMANTIC, "semantic")
+            if op.op == "ADD":
+                item = tx.insert_memory(ctx.scope, new, engine.actor)
+            else:
+                assert op.target_id is not None
+                item = tx.supersede_memory(ctx.scope, op.target_id, new, ctx.at_ms, engine.actor)
+            ids.append(item.id)
+        for op in ops:
+            if op.op == "DELETE" and op.target_id is not None:
+                tx.invalidate_memory(ctx.scope, op.target_id, ctx.at_ms, engine.actor)
+        index(tx, ctx.scope, ids, vectors)
+        counts = Counter(op.op for op in ops)
+        return ", ".join(f"{counts[k]} {k}" for k in ("ADD", "UPDATE", "DELETE", "NOOP"))
+
+    return apply
+
+
+def similar_facts(engine: Engine, ctx: Context, facts: Sequence[str]) -> list[tuple[str, str]]:
+    """Currently valid semantic memories of the tenant that look like any of ``facts``."""
+    filters = SearchFilters(types=[MemoryType.SEMANTIC], project=ctx.project)
+    found: dict[str, str] = {}
+    for fact in facts:
+        result = engine.search(
+            fact,
+            user_id=ctx.scope.user_id,
+            scope_id=ctx.scope.scope_id,
+            filters=filters,
+            limit=SIMILAR_PER_FACT,
+            recipe="vector",
+        )
+        for hit in result.hits:
+            found.setdefault(hit.memory.id, hit.memory.text)
+    return list(found.items())[:SIMILAR_MAX]
+
+
+def profile(engine: Engine, ctx: Context, llm: LLM) -> Apply:
+    """Profile entries; exact repeats of a valid entry are skipped, others added."""
+    filters = SearchFilters(types=[MemoryType.USER_PROFILE], project=ctx.project)
+    known_items, _ = engine.store.list_memories(ctx.scope, filters, KNOWN_PROFILE_MAX, 0)
+    known = {item.text.casefold() for item in known_items}
+    entries = extract_profile(llm, ctx.messages, [item.text for item in known_items])
+    entries = [e for e in entries if e.text.casefold() not in known]
+    if not entries:
+        raise SkipStep("nothing new about the user")
+    vectors = engine._try_embed([e.text for e in entries])
+
+    def apply(tx: Tx) -> str:
+        ids = []
+        for entry in entries:
+            new = ctx.derived(
+                entry.text,
+                MemoryType.USER_PROFILE,
+                "profile",
+                attribute=entry.attribute,
+                value=entry.value,
+            )
+            ids.append(tx.insert_memory(ctx.scope, new, engine.actor).id)
+        index(tx, ctx.scope, ids, vectors)
+        return f"{len(ids)} entries"
+
+    return apply
+
+
+def summary(engine: Engine, ctx: Context, llm: LLM) -> Apply:
+    """The session's rolling summary: the previous one plus these messages supersede it."""
+    if ctx.session_id is None:
+        raise SkipStep("no session to summarise")
+    filters = SearchFilters(types=[MemoryType.SUMMARY], session_id=ctx.session_id)
+    previous, _ = engine.store.list_memories(ctx.scope, filters, 1, 0)
+    before = previous[0] if previous else None
+    text = summarize(llm, ctx.messages, before.text if before else None)
+    vectors = engine._try_embed([text])
+
+    def apply(tx: Tx) -> str:
+        new = ctx.derived(text, MemoryType.SUMMARY, "summary")
+        if before is None:
+            item = tx.insert_memory(ctx.scope, new, engine.actor)
+        else:
+            item = tx.supersede_memory(ctx.scope, before.id, new, ctx.at_ms, engine.actor)
+        index(tx, ctx.scope, [item.id], vectors)
+        return "updated" if before else "created"
+
+    return apply
+
+
+def variables(engine: Engine, ctx: Context, llm: LLM) -> Apply:
+    """Declared variables the messages state, coerced to their types."""
+    if not ctx.variables:
+        raise SkipStep("no variables declared")
+    current = {v.name: v.value for v in engine.store.get_variables(ctx.scope, None)}
+    values = extract_variables(llm, ctx.messages, ctx.variables, current)
+    types = {v.name: v.type for v in ctx.variables}
+
+    def apply(tx: Tx) -> str:
+        typed = {name: (value, types[name]) for name, value in values.items()}
+        tx.set_variables(ctx.scope, typed, ctx.at_ms)
+        return f"{len(typed)} set"
+
+    return apply
+
+
+def graph(engine: Engine, ctx: Context, llm: LLM) -> Apply:
+    """Entities and relationships, upserted (mentions counted) with the episode as provenance."""
+    entities, relationships = extract_graph(llm, ctx.messages)
+    if not entities:
+        raise SkipStep("no entities mentioned")
+    vectors = engine._try_embed([entity_text(e.name, e.type) for e in entities])
+
+    def apply(tx: Tx) -> str:
+        ids = {}
+        for entity in entities:
+            stored = tx.upsert_entity(
+                ctx.scope, entity.name, entity.type, ctx.at_ms, ctx.episode_id
+            )
+            ids[entity] = stored.id
+        if vectors is None:
+            tx.enqueue_job(ctx.scope, EMBED_ENTITIES_JOB, {"entity_ids": list(ids.values())})
+        else:
+            for row, entity_id in enumerate(ids.values()):
+                tx.put_entity_vector(ctx.scope, entity_id, vectors[row])
+        for rel in relationships:
+            tx.upsert_relationship(
+                ctx.scope, ids[rel.source], ids[rel.target], rel.label, rel.notes, ctx.at_ms
+            )
+        return f"{len(ids)} entities, {len(relationships)} relationships"
+
+    return apply
+
+
+def index(tx: Tx, scope: Scope, memory_ids: list[str], vectors: np.ndarray | None) -> None:
+    """Store the vectors computed before the transaction, or queue an embed job."""
+    if not memory_ids:
+        return
+    if vectors is None:
+        tx.enqueue_job(scope, EMBED_JOB, {"memory_ids": memory_ids})
+        return
+    for row, memory_id in enumerate(memory_ids):
+        tx.put_vector(scope, memory_id, vectors[row])
+
+
+StepFn = Callable[["Engine", Context, LLM], Apply]
+
+# Run order: the free step first, then what the caller asked for by name, then by value.
+STEPS: dict[str, StepFn] = {
+    "episodic": episodic,
+    "variables": variables,
+    "semantic": semantic,
+    "profile": profile,
+    "summary": summary,
+    "graph": graph,
+}
