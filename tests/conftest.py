@@ -10,6 +10,7 @@ import pytest
 from omoide import Memory
 from omoide.embed import HashEmbedder
 from omoide.embed.local import LocalEmbedder
+from tests.fakes import FakeLLMServer
 
 
 @pytest.fixture(scope="session")
@@ -32,3 +33,17 @@ def hash_memory(tmp_path: Path) -> Iterator[Memory]:
     """A Memory with the model-free HashEmbedder, for tests about storage, not meaning."""
     with Memory(tmp_path / "omoide.db", embedder=HashEmbedder(), workers=0) as m:
         yield m
+
+
+@pytest.fixture(scope="session")
+def _fake_llm_server() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer(hang_seconds=5.0) as server:
+        yield server
+
+
+@pytest.fixture
+def fake_llm(_fake_llm_server: FakeLLMServer) -> FakeLLMServer:
+    """A fake OpenAI-compatible server on loopback, with no scripted replies, faults or
+    recorded requests (tests/fakes/openai_server.py)."""
+    _fake_llm_server.reset()
+    return _fake_llm_server

@@ -39,6 +39,9 @@ class OpenAICompatEmbedder:
             out.extend(d["embedding"] for d in data)
         return normalize(np.array(out, dtype=np.float32))
 
+    def close(self) -> None:
+        self._client.close()
+
 
 class OllamaEmbedder:
     """Ollama's native ``/api/embed`` (``base_url`` like http://localhost:11434)."""
@@ -54,6 +57,9 @@ class OllamaEmbedder:
         if not isinstance(vectors, list) or len(vectors) != len(texts):
             raise EmbedderError("Ollama returned no embeddings")
         return normalize(np.array(vectors, dtype=np.float32))
+
+    def close(self) -> None:
+        self._client.close()
 
 
 def _post(client: httpx.Client, path: str, payload: dict[str, object]) -> dict[str, object]:

@@ -1,4 +1,4 @@
-"""One fake OpenAI-compatible server per session, reset before each test."""
+"""The real LLM client pointed at the session's fake server (``fake_llm`` in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -9,19 +9,6 @@ import pytest
 from omoide.llm.client import OpenAICompatLLM
 from omoide.types import Message
 from tests.fakes import FakeLLMServer
-
-
-@pytest.fixture(scope="session")
-def _fake_llm_server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(hang_seconds=5.0) as server:
-        yield server
-
-
-@pytest.fixture
-def fake_llm(_fake_llm_server: FakeLLMServer) -> FakeLLMServer:
-    """The fake server with no scripted replies, faults or recorded requests."""
-    _fake_llm_server.reset()
-    return _fake_llm_server
 
 
 @pytest.fixture
