@@ -16,7 +16,8 @@ HTTP errors come back as the omoide exceptions: ``NotFound`` (404), ``Unauthoriz
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -25,15 +26,10 @@ from pydantic import BaseModel, TypeAdapter
 from omoide.errors import (
     BackendError,
     Conflict,
-    EmbedderError,
-    FeatureDisabled,
     Forbidden,
     InvalidInput,
-    LLMError,
-    MigrationError,
     NotFound,
     OmoideError,
-    StoreError,
     Unauthorized,
 )
 from omoide.types import (
@@ -45,7 +41,6 @@ from omoide.types import (
     JobState,
     MemoryItem,
     MemoryType,
-    Message,
     Page,
     Scope,
     SearchFilters,
@@ -53,62 +48,57 @@ from omoide.types import (
     Session,
 )
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from omoide.extract import MemVariable
 
-_BY_CODE: dict[str, type[OmoideError]] = {
-    cls.code: cls
-    for cls in (
-        InvalidInput,
-        NotFound,
-        Conflict,
-        Unauthorized,
-        Forbidden,
-        FeatureDisabled,
-        MigrationError,
-        BackendError,
-        StoreError,
-        EmbedderError,
-        LLMError,
-    )
-}
-_BY_STATUS: dict[int, type[OmoideError]] = {
-    400: InvalidInput,
-    401: Unauthorized,
-    403: Forbidden,
-    404: NotFound,
-    409: Conflict,
-    413: InvalidInput,
-    415: InvalidInput,
-    422: InvalidInput,
-}
+T = TypeVar("T")
+_STATUS = {400: InvalidInput, 401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict}
+
+
+def _error_classes(root: type[OmoideError]) -> dict[str, type[OmoideError]]:
+    found = {root.code: root}
+    for sub in root.__subclasses__():
+        found |= _error_classes(sub)
+    return found
 
 
 def error_from_response(response: httpx.Response) -> OmoideError:
-    """The omoide exception for an HTTP error response (by its error code, else its status)."""
+    """The omoide exception for an HTTP error response: by its error code, else its status."""
     try:
         body = response.json()
     except ValueError:
-        body = {}
-    error = body.get("error") if isinstance(body, dict) else None
-    error = error if isinstance(error, dict) else {}
-    detail = body.get("detail") if isinstance(body, dict) else None
-    message = str(error.get("message") or detail or response.reason_phrase or "HTTP error")
-    fields = {"status": response.status_code, "request_id": body.get("request_id")}
+        body = None
+    body = body if isinstance(body, dict) else {}
+    error = body.get("error") if isinstance(body.get("error"), dict) else {}
+    message = str(error.get("message") or body.get("detail") or response.reason_phrase)
     status = response.status_code
-    cls = _BY_CODE.get(str(error.get("code")))
+    fields = {"status": status, "request_id": body.get("request_id")}
+    cls = _error_classes(OmoideError).get(str(error.get("code")))
     if cls is None:
-        cls = _BY_STATUS.get(status, BackendError if status >= 500 else InvalidInput)
+        cls = BackendError if status >= 500 else _STATUS.get(status, InvalidInput)
     if issubclass(cls, BackendError):
         return cls(message, retryable=status in (502, 503, 504), **fields)
     return cls(message, **fields)
 
 
-def _scope_params(scope: Scope | None) -> dict[str, str]:
-    return {} if scope is None else {"user_id": scope.user_id, "scope_id": scope.scope_id}
+def _ids(user_id: str | None, scope_id: str | None) -> dict[str, str | None]:
+    return {"user_id": user_id, "scope_id": scope_id}
 
 
-def _segment(value: str) -> str:
-    return quote(value, safe="")
+def _scope(scope: Scope | None) -> dict[str, str | None]:
+    return {} if scope is None else _ids(scope.user_id, scope.scope_id)
+
+
+def _path(*parts: str | int) -> str:
+    return "/" + "/".join(quote(str(p), safe="") for p in parts)
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_none=True)
+    if isinstance(value, list | tuple):
+        return [_json(v) for v in value]
+    return value
 
 
 class Client:
@@ -139,15 +129,16 @@ class Client:
         *,
         json: dict[str, Any] | None = None,
         params: dict[str, Any] | None = None,
+        timeout: float | None = None,
     ) -> Any:
-        clean = {k: v for k, v in (params or {}).items() if v is not None}
-        body = None if json is None else {k: v for k, v in json.items() if v is not None}
+        """One request; ``None`` values are left out, so the server's defaults apply."""
+        query = {k: v for k, v in (params or {}).items() if v is not None}
+        body = None if json is None else {k: _json(v) for k, v in json.items() if v is not None}
+        extra = {} if timeout is None else {"timeout": timeout}
         try:
-            response = self._http.request(method, path, json=body, params=clean)
+            response = self._http.request(method, path, json=body, params=query, **extra)
         except httpx.TransportError as exc:
-            raise BackendError(
-                f"cannot reach omoide at {self.base_url}: {exc}", retryable=True
-            ) from exc
+            raise BackendError(f"cannot reach omoide at {self.base_url}: {exc}") from exc
         if response.status_code >= 400:
             raise error_from_response(response)
         return None if response.status_code == 204 else response.json()
@@ -155,10 +146,6 @@ class Client:
     @staticmethod
     def _parse(kind: type[T], data: Any) -> T:
         return TypeAdapter(kind).validate_python(data)
-
-    @staticmethod
-    def _dump(value: BaseModel | None) -> dict[str, Any] | None:
-        return None if value is None else value.model_dump(mode="json", exclude_none=True)
 
     # memories -------------------------------------------------------------------------
     def add(
@@ -170,22 +157,39 @@ class Client:
         session_id: str | None = None,
         metadata: dict[str, Any] | None = None,
         type: MemoryType = MemoryType.RAW,
+        infer: bool | None = None,
+        mem_variables: Sequence[MemVariable | dict[str, Any]] | None = None,
+        enable_long_term_mem: bool = True,
+        enable_user_profile: bool = True,
+        enable_semantic_memory: bool = True,
+        enable_episodic_memory: bool = True,
+        enable_summary_memory: bool = True,
+        enable_graph: bool = True,
+        wait: bool = False,
+        timeout: float = 60.0,
     ) -> list[MemoryItem]:
         """Store each message as a memory (see ``Memory.add``)."""
-        body: dict[str, Any] = {
-            "user_id": user_id,
-            "scope_id": scope_id,
+        if not isinstance(messages, str | list):
+            raise InvalidInput("messages must be a string or a list of messages")
+        body = {
+            ("text" if isinstance(messages, str) else "messages"): messages,
+            **_ids(user_id, scope_id),
             "session_id": session_id,
             "metadata": metadata,
             "type": MemoryType(type).value,
+            "infer": infer,
+            "mem_variables": None if mem_variables is None else list(mem_variables),
+            "enable_long_term_mem": enable_long_term_mem,
+            "enable_user_profile": enable_user_profile,
+            "enable_semantic_memory": enable_semantic_memory,
+            "enable_episodic_memory": enable_episodic_memory,
+            "enable_summary_memory": enable_summary_memory,
+            "enable_graph": enable_graph,
+            "wait": wait,
+            "timeout": timeout,
         }
-        if isinstance(messages, str):
-            body["text"] = messages
-        elif isinstance(messages, list):
-            body["messages"] = [m.model_dump() if isinstance(m, Message) else m for m in messages]
-        else:
-            raise InvalidInput("messages must be a string or a list of messages")
-        data = self._call("POST", "/v1/memories", json=body)
+        wait_s = timeout + 30 if wait else None  # the server may hold the reply that long
+        data = self._call("POST", "/v1/memories", json=body, timeout=wait_s)
         return self._parse(list[MemoryItem], data["items"])
 
     def search(
@@ -199,22 +203,14 @@ class Client:
         threshold: float | None = None,
         recipe: str | None = None,
     ) -> SearchResult:
-        body = {
-            "query": query,
-            "user_id": user_id,
-            "scope_id": scope_id,
-            "filters": self._dump(filters),
-            "limit": limit,
-            "threshold": threshold,
-            "recipe": recipe,
-        }
+        body = {"query": query, **_ids(user_id, scope_id), "filters": filters, "limit": limit}
+        body |= {"threshold": threshold, "recipe": recipe}
         return SearchResult.model_validate(self._call("POST", "/v1/memories/search", json=body))
 
     def get(
         self, memory_id: str, *, user_id: str | None = None, scope_id: str | None = None
     ) -> MemoryItem:
-        params = {"user_id": user_id, "scope_id": scope_id}
-        data = self._call("GET", f"/v1/memories/{_segment(memory_id)}", params=params)
+        data = self._call("GET", _path("v1", "memories", memory_id), params=_ids(user_id, scope_id))
         return MemoryItem.model_validate(data)
 
     def get_all(
@@ -226,7 +222,7 @@ class Client:
         limit: int = 100,
         offset: int = 0,
     ) -> Page:
-        params = {"user_id": user_id, "scope_id": scope_id, "limit": limit, "offset": offset}
+        params = {**_ids(user_id, scope_id), "limit": limit, "offset": offset}
         if filters is not None:
             params["filters"] = filters.model_dump_json(exclude_none=True)
         return Page.model_validate(self._call("GET", "/v1/memories", params=params))
@@ -240,27 +236,26 @@ class Client:
         user_id: str | None = None,
         scope_id: str | None = None,
     ) -> MemoryItem:
-        body = {"text": text, "metadata": metadata, "user_id": user_id, "scope_id": scope_id}
-        data = self._call("PATCH", f"/v1/memories/{_segment(memory_id)}", json=body)
+        body = {"text": text, "metadata": metadata, **_ids(user_id, scope_id)}
+        data = self._call("PATCH", _path("v1", "memories", memory_id), json=body)
         return MemoryItem.model_validate(data)
 
     def delete(
         self, memory_id: str, *, user_id: str | None = None, scope_id: str | None = None
     ) -> None:
-        params = {"user_id": user_id, "scope_id": scope_id}
-        self._call("DELETE", f"/v1/memories/{_segment(memory_id)}", params=params)
+        self._call("DELETE", _path("v1", "memories", memory_id), params=_ids(user_id, scope_id))
 
     def delete_all(self, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID) -> int:
         """Delete everything of one tenant; both ids are always sent (never implied)."""
-        params = {"user_id": user_id, "scope_id": scope_id}
-        return int(self._call("DELETE", "/v1/memories", params=params)["deleted"])
+        return int(self._call("DELETE", "/v1/memories", params=_ids(user_id, scope_id))["deleted"])
 
     def history(
         self, memory_id: str, *, user_id: str | None = None, scope_id: str | None = None
     ) -> list[HistoryEntry]:
-        params = {"user_id": user_id, "scope_id": scope_id}
-        data = self._call("GET", f"/v1/memories/{_segment(memory_id)}/history", params=params)
-        return self._parse(list[HistoryEntry], data)
+        path = _path("v1", "memories", memory_id, "history")
+        return self._parse(
+            list[HistoryEntry], self._call("GET", path, params=_ids(user_id, scope_id))
+        )
 
     # sessions and episodes ------------------------------------------------------------
     def create_session(
@@ -273,22 +268,15 @@ class Client:
         project: str | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> Session:
-        body = {
-            "session_id": session_id,
-            "user_id": user_id,
-            "scope_id": scope_id,
-            "name": name,
-            "project": project,
-            "metadata": metadata,
-        }
+        body = {"session_id": session_id, **_ids(user_id, scope_id), "name": name}
+        body |= {"project": project, "metadata": metadata}
         return Session.model_validate(self._call("POST", "/v1/sessions", json=body))
 
     def get_session(
         self, session_id: str, *, user_id: str | None = None, scope_id: str | None = None
     ) -> Session:
-        params = {"user_id": user_id, "scope_id": scope_id}
-        data = self._call("GET", f"/v1/sessions/{_segment(session_id)}", params=params)
-        return Session.model_validate(data)
+        path = _path("v1", "sessions", session_id)
+        return Session.model_validate(self._call("GET", path, params=_ids(user_id, scope_id)))
 
     def list_sessions(
         self,
@@ -298,7 +286,7 @@ class Client:
         limit: int = 100,
         offset: int = 0,
     ) -> tuple[list[Session], int]:
-        params = {"user_id": user_id, "scope_id": scope_id, "limit": limit, "offset": offset}
+        params = {**_ids(user_id, scope_id), "limit": limit, "offset": offset}
         data = self._call("GET", "/v1/sessions", params=params)
         return self._parse(list[Session], data["items"]), int(data["total"])
 
@@ -312,22 +300,15 @@ class Client:
         project: str | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> Session:
-        body = {
-            "user_id": user_id,
-            "scope_id": scope_id,
-            "name": name,
-            "project": project,
-            "metadata": metadata,
-        }
-        data = self._call("PATCH", f"/v1/sessions/{_segment(session_id)}", json=body)
+        body = {**_ids(user_id, scope_id), "name": name, "project": project, "metadata": metadata}
+        data = self._call("PATCH", _path("v1", "sessions", session_id), json=body)
         return Session.model_validate(data)
 
     def delete_session(
         self, session_id: str, *, user_id: str | None = None, scope_id: str | None = None
     ) -> int:
-        params = {"user_id": user_id, "scope_id": scope_id}
-        data = self._call("DELETE", f"/v1/sessions/{_segment(session_id)}", params=params)
-        return int(data["deleted"])
+        path = _path("v1", "sessions", session_id)
+        return int(self._call("DELETE", path, params=_ids(user_id, scope_id))["deleted"])
 
     def list_episodes(
         self,
@@ -338,9 +319,8 @@ class Client:
         limit: int = 100,
         offset: int = 0,
     ) -> tuple[list[Episode], int]:
-        params = {"user_id": user_id, "scope_id": scope_id, "limit": limit, "offset": offset}
-        path = f"/v1/sessions/{_segment(session_id)}/episodes"
-        data = self._call("GET", path, params=params)
+        params = {**_ids(user_id, scope_id), "limit": limit, "offset": offset}
+        data = self._call("GET", _path("v1", "sessions", session_id, "episodes"), params=params)
         return self._parse(list[Episode], data["items"]), int(data["total"])
 
     # jobs and health ------------------------------------------------------------------
@@ -352,23 +332,25 @@ class Client:
         limit: int = 100,
         offset: int = 0,
     ) -> list[Job]:
-        params: dict[str, Any] = {**_scope_params(scope), "limit": limit, "offset": offset}
+        params = {**_scope(scope), "limit": limit, "offset": offset}
         params["state"] = None if state is None else JobState(state).value
         return self._parse(list[Job], self._call("GET", "/v1/jobs", params=params)["items"])
 
     def job_counts(self, *, scope: Scope | None = None) -> dict[str, int]:
-        data = self._call("GET", "/v1/jobs/stats", params=_scope_params(scope))
+        data = self._call("GET", "/v1/jobs/stats", params=_scope(scope))
         return {str(k): int(v) for k, v in data.items()}
 
     def retry_job(self, job_id: int, *, scope: Scope | None = None) -> Job:
-        data = self._call("POST", f"/v1/jobs/{int(job_id)}/retry", params=_scope_params(scope))
+        data = self._call("POST", _path("v1", "jobs", int(job_id), "retry"), params=_scope(scope))
         return Job.model_validate(data)
 
     def health(self, *, probe_embedder: bool = False) -> dict[str, Any]:
-        """The server's ``/health`` report (``Memory.health`` plus an overall ``status``)."""
-        params = {"probe": "true"} if probe_embedder else None
+        """The server's ``/health`` report: ``Memory.health`` plus an overall ``status``.
+
+        A server whose store is down answers 503 with the report; that is returned, not raised.
+        """
         try:
-            response = self._http.get("/health", params=params)
+            response = self._http.get("/health", params={"probe": probe_embedder})
         except httpx.TransportError as exc:
             raise BackendError(f"cannot reach omoide at {self.base_url}: {exc}") from exc
         if response.status_code not in (200, 503):

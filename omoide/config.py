@@ -90,6 +90,27 @@ class Settings(BaseSettings):
     )
 
     search_recipe: str = "hybrid"
+
+    # the knowledge lifecycle: chunk memories (WilmerAI trigger rules), summaries, context,
+    # consolidation (nexusAI)
+    chunks_enabled: bool = Field(True, description="Make chunk memories of sessions.")
+    chunk_token_size: int = Field(1000, ge=1, description="WilmerAI chunkEstimatedTokenSize.")
+    chunk_max_messages: int = Field(5, ge=1, description="WilmerAI maxMessagesBetweenChunks.")
+    chunk_lookback: int = Field(3, ge=0, description="WilmerAI lookbackStartTurn.")
+    chunk_max_response_tokens: int = Field(
+        400, ge=16, description="WilmerAI maxResponseSizeInTokens (LLM chunk summaries)."
+    )
+    summary_trigger: Literal["episode", "chunk"] = Field(
+        "episode", description="Update a session's rolling summary per add, or per chunk."
+    )
+    context_tokenizer: str = Field(
+        "cl100k_base", description="tiktoken encoding for context budgets, or 'estimate'."
+    )
+    context_recent_turns: int = Field(6, ge=1, le=100, description="The recency floor.")
+    consolidation_min_age_days: float = Field(7.0, ge=0)
+    consolidation_min_episodes: int = Field(10, ge=1)
+    consolidation_max_score: float = Field(0.1, ge=0)
+    consolidation_batch: int = Field(50, ge=1, le=1000)
     max_body_bytes: int = Field(1_048_576, ge=1024)
     max_text_chars: int = Field(100_000, ge=1)
     workers: int = Field(1, ge=0, le=32, description="Background job worker threads.")

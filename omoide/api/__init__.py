@@ -1,0 +1,1 @@
+"""The HTTP interface: ``omoide.api.app.create_app`` and ``omoide.api.server.serve``."""

@@ -61,7 +61,7 @@ def create_app(settings: Settings, engine: Engine | None = None) -> FastAPI:
             # Workers finish the batch in hand; unfinished jobs stay queued in the database.
             await anyio.to_thread.run_sync(app.state.engine.close)
 
-    from omoide import __version__
+    from omoide._version import __version__
 
     app = FastAPI(
         title="omoide",

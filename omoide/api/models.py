@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, Json, model_validator
 
+from omoide.extract import MemVariable
 from omoide.types import (
     AddInput,
     Episode,
@@ -42,6 +43,7 @@ ScopeId = Annotated[
         examples=["default"],
     ),
 ]
+MAX_WAIT_S = 300  # a request that waits holds one of the server's worker threads
 Limit = Annotated[int, Field(ge=1, le=10_000, description="Page size, 1 to 10000.")]
 Offset = Annotated[int, Field(ge=0, description="Items to skip.")]
 
@@ -91,7 +93,33 @@ class HealthQuery(_Strict):
 
 
 # memories --------------------------------------------------------------------------------
-class AddMemories(Tenant):
+class Extraction(Tenant):
+    """LLM extraction options of an add (see ``Memory.add``); ignored without an LLM."""
+
+    infer: bool | None = Field(
+        None,
+        description="Extract derived memories with the LLM: null = when one is configured; "
+        "true without an LLM is a 501 and stores nothing.",
+    )
+    mem_variables: list[MemVariable] | None = Field(
+        None, description="Variables to extract, e.g. [{name, description}]; needs an LLM."
+    )
+    enable_long_term_mem: bool = True
+    enable_user_profile: bool = True
+    enable_semantic_memory: bool = True
+    enable_episodic_memory: bool = True
+    enable_summary_memory: bool = True
+    enable_graph: bool = True
+    wait: bool = Field(False, description="Reply once the extraction jobs finished.")
+    timeout: float = Field(60.0, gt=0, le=MAX_WAIT_S, description="Longest wait, seconds.")
+
+    def options(self) -> dict[str, Any]:
+        """The keyword arguments of ``Engine.add`` these fields stand for."""
+        names = set(Extraction.model_fields) - set(Tenant.model_fields)
+        return {name: getattr(self, name) for name in sorted(names)}
+
+
+class AddMemories(Extraction):
     model_config = _examples(
         {"text": "I like jasmine tea", "user_id": "alice"},
         {
@@ -169,7 +197,7 @@ class UpdateSession(Tenant):
     metadata: dict[str, Any] | None = Field(None, description="Omitted or null: unchanged.")
 
 
-class AddEpisode(Tenant):
+class AddEpisode(Extraction):
     model_config = _examples(
         {
             "messages": [

@@ -16,7 +16,7 @@ router = APIRouter(tags=["service"])
 @router.get("/")
 def root(request: Request) -> dict[str, Any]:
     """The service name, version and the list of endpoints."""
-    from omoide import __version__
+    from omoide._version import __version__
 
     endpoints = [
         {"method": method.upper(), "path": path, "summary": operation.get("summary", "")}
@@ -63,6 +63,6 @@ def health(
     status = "down" if "store" in down else "degraded" if down else "ok"
     if not getattr(request.state, "authenticated", False):
         report = {"version": report["version"]} | {
-            name: {"status": report[name].get("status")} for name in parts
+            name: {"status": report.get(name, {}).get("status")} for name in parts
         }
     return JSONResponse({"status": status, **report}, status_code=503 if "store" in down else 200)

@@ -33,6 +33,9 @@ class LocalEmbedder:
 
     def _load(self) -> Any:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        # Idle OpenMP threads otherwise spin after each encode and starve the other threads of
+        # the process (measured in a server: 119 ms p50 per add instead of 14 ms).
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")

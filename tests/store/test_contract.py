@@ -231,3 +231,21 @@ def test_backup_is_a_complete_copy(store: Store, tmp_path: Path) -> None:
         assert copy.get_memories(ALICE, [memory_id])[0].text == "backed up tea"
     finally:
         copy.close()
+
+
+def test_reader_connections_close_with_their_threads(store: Store) -> None:
+    import gc
+    import os
+    import threading
+
+    def read() -> None:
+        store.get_memories(ALICE, ["nope"])
+
+    read()
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(50):
+        thread = threading.Thread(target=read)
+        thread.start()
+        thread.join()
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) <= before + 2

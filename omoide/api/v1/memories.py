@@ -29,7 +29,9 @@ def add_memories(body: AddMemories, engine: EngineDep, tenancy: TenancyDep) -> A
 
     With a `session_id` the session is created if needed and the messages are also kept
     together as one episode of it. If the embedder is down the memories are still stored,
-    with `embedded: false`, and a background job embeds them later.
+    with `embedded: false`, and a background job embeds them later. With an LLM configured,
+    extraction (facts, profile, summary, variables, graph) runs as durable background jobs;
+    `wait: true` replies once they finished (or after `timeout` seconds).
     """
     scope = tenancy.scope(body.user_id, body.scope_id)
     items = engine.add(
@@ -38,6 +40,7 @@ def add_memories(body: AddMemories, engine: EngineDep, tenancy: TenancyDep) -> A
         session_id=body.session_id,
         metadata=body.metadata,
         type=body.type,
+        **body.options(),
     )
     return Added(items=items)
 

@@ -61,7 +61,11 @@ def add_episode(session_id: str, body: AddEpisode, engine: EngineDep, tenancy: T
     """Add an exchange to a session (created if needed); each message becomes a memory."""
     scope = tenancy.scope(body.user_id, body.scope_id)
     items = engine.add(
-        body.messages, **scope.model_dump(), session_id=session_id, metadata=body.metadata
+        body.messages,
+        **scope.model_dump(),
+        session_id=session_id,
+        metadata=body.metadata,
+        **body.options(),
     )
     return Added(items=items)
 

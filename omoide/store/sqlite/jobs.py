@@ -6,7 +6,7 @@ import sqlite3
 import threading
 from typing import Any
 
-from omoide.errors import InvalidInput, NotFound
+from omoide.errors import Conflict, NotFound
 from omoide.store.sqlite import rows
 from omoide.types import Job, JobState, Scope, now_ms
 
@@ -72,7 +72,7 @@ class JobsMixin:
             if scope is not None and (job.user_id, job.scope_id) != (scope.user_id, scope.scope_id):
                 raise NotFound(f"job {job_id} not found", id=job_id)
             if job.state != JobState.FAILED:
-                raise InvalidInput(f"job {job_id} is {job.state.value}; only failed jobs retry")
+                raise Conflict(f"job {job_id} is {job.state.value}; only failed jobs retry")
             conn.execute(
                 "UPDATE jobs SET state = 'pending', attempts = 0, run_after = ?, updated_at = ?"
                 " WHERE id = ?",
