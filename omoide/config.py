@@ -90,6 +90,9 @@ class Settings(BaseSettings):
     )
 
     search_recipe: str = "hybrid"
+    compat_jiuwen: bool = Field(
+        True, description="Serve the JiuwenMemory memory_server endpoints (/add_messages/, ...)."
+    )
 
     # the knowledge lifecycle: chunk memories (WilmerAI trigger rules), summaries, context,
     # consolidation (nexusAI)

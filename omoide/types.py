@@ -92,6 +92,9 @@ class Episode(BaseModel):
     created_at: datetime
     access_count: int = 0
     last_accessed_at: datetime | None = None
+    consolidated_at: datetime | None = Field(
+        None, description="When a consolidation merged this episode into a summary memory."
+    )
 
 
 class MemoryItem(BaseModel):
@@ -276,7 +279,10 @@ class Relationship(BaseModel):
 
 class EntityHit(BaseModel):
     entity: Entity
-    score: float = Field(description="Cosine similarity of the query and the entity's name.")
+    score: float = Field(
+        description="1.0 when the name occurs in the query (or the query in the name), "
+        "else the cosine similarity of the query and the entity's name."
+    )
 
 
 class EntitySearchResult(BaseModel):
@@ -304,3 +310,120 @@ class TokenUsage(BaseModel):
     completion_tokens: int = 0
     total_tokens: int = 0
     requests: int = 0
+
+
+# knowledge graph traversal ---------------------------------------------------------------
+class GraphNode(Entity):
+    """An entity reached by a traversal, with its distance in edges from where it started."""
+
+    depth: int = Field(ge=0)
+
+
+class Subgraph(BaseModel):
+    """Nodes and the edges between them (nexusAI ``{nodes, edges}``)."""
+
+    nodes: list[GraphNode]
+    edges: list[Relationship]
+    truncated: bool = Field(False, description="True when the node limit cut the walk short.")
+
+
+# context assembly ------------------------------------------------------------------------
+ContextSection: TypeAlias = Literal[
+    "profile", "variables", "summary", "memories", "graph", "recent"
+]
+ContextKind: TypeAlias = Literal["memory", "variable", "entity", "relationship"]
+
+
+class ContextItem(BaseModel):
+    """One line of a context block and what it cites: a memory, entity or relationship id, or
+    ``var:<name>`` for a variable."""
+
+    id: str
+    kind: ContextKind
+    section: ContextSection
+    text: str = Field(description="The line exactly as it appears in the block.")
+    tokens: int
+    score: float | None = Field(None, description="Search score, for relevant memories.")
+
+
+class ContextResult(BaseModel):
+    """A ready-to-paste block of what omoide knows for a query, within a token budget."""
+
+    text: str
+    tokens: int = Field(description="Tokens of ``text``, counted with ``tokenizer``.")
+    token_budget: int
+    tokenizer: str
+    profile: list[ContextItem] = Field(default_factory=list)
+    variables: list[ContextItem] = Field(default_factory=list)
+    summary: ContextItem | None = None
+    memories: list[ContextItem] = Field(default_factory=list)
+    graph: list[ContextItem] = Field(default_factory=list)
+    recent: list[ContextItem] = Field(
+        default_factory=list, description="The session's latest turns: the recency floor."
+    )
+    dropped: int = Field(0, description="Candidates left out for lack of budget.")
+    degraded: bool = False
+    warnings: list[str] = Field(default_factory=list)
+
+    @property
+    def items(self) -> list[ContextItem]:
+        """Every item, in the order of the block."""
+        head = [*self.profile, *self.variables, *([self.summary] if self.summary else [])]
+        return [*head, *self.memories, *self.graph, *self.recent]
+
+
+# chunks and consolidation ----------------------------------------------------------------
+class ChunkResult(BaseModel):
+    """What one chunking pass over a session did (WilmerAI memory generation)."""
+
+    session_id: str
+    mode: Literal["standard", "consolidation"]
+    chunks: list[str] = Field(default_factory=list, description="Ids of new chunk memories.")
+    pending: int = Field(0, description="New messages not yet in a chunk.")
+    summary_id: str | None = Field(None, description="The rolling summary written, if any.")
+    reason: str = ""
+
+
+class ConsolidationCandidate(BaseModel):
+    episode_id: str
+    score: float = Field(description="access_count / (1 + days since last access); 0 if never.")
+    access_count: int
+    last_accessed_at: datetime | None = None
+    created_at: datetime
+
+
+class ConsolidationCandidates(BaseModel):
+    """A session's episodes ranked for consolidation, lowest score (most eligible) first."""
+
+    session_id: str
+    eligible: bool
+    reason: str | None = None
+    episode_count: int = Field(description="Episodes of the session not yet consolidated.")
+    candidates: list[ConsolidationCandidate] = Field(default_factory=list)
+
+
+class ConsolidationReport(BaseModel):
+    """What a consolidation pass changes (``dry_run``) or changed.
+
+    ``episodes`` are merged into one summary memory and marked consolidated (kept); ``memories``
+    (their verbatim turns) are invalidated, recorded in their history and lose their
+    ``vectors``; ``entities`` left with no unconsolidated provenance are deleted with their
+    ``relationships``. ``id`` names the pass for ``revert_consolidation``.
+    """
+
+    id: str | None = None
+    session_id: str
+    dry_run: bool
+    eligible: bool
+    reason: str | None = None
+    episodes: list[str] = Field(default_factory=list)
+    memories: list[str] = Field(default_factory=list)
+    vectors: list[str] = Field(default_factory=list)
+    entities: list[str] = Field(default_factory=list)
+    relationships: list[str] = Field(default_factory=list)
+    summary_id: str | None = None
+    summary: str | None = None
+
+    @property
+    def changes(self) -> bool:
+        return bool(self.episodes or self.entities)

@@ -20,9 +20,10 @@ from starlette.middleware import Middleware
 
 from omoide.api import errors
 from omoide.api.auth import AuthMiddleware
+from omoide.api.compat import jiuwen
 from omoide.api.middleware import BodyGuard, RequestContext
 from omoide.api.system import router as system_router
-from omoide.api.v1 import jobs, memories, sessions
+from omoide.api.v1 import jobs, knowledge, memories, sessions
 from omoide.config import Settings
 from omoide.engine import Engine
 
@@ -39,6 +40,7 @@ TAGS = [
     {"name": "sessions", "description": "Conversations and their episodes."},
     {"name": "jobs", "description": "Durable background jobs."},
     {"name": "service", "description": "Health and discovery; open without a key."},
+    {"name": "jiuwen", "description": "JiuwenMemory memory_server compatibility (README)."},
 ]
 
 
@@ -78,6 +80,8 @@ def create_app(settings: Settings, engine: Engine | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.engine = engine
     errors.install(app)
-    for router in (system_router, memories.router, sessions.router, jobs.router):
+    for router in (system_router, memories.router, sessions.router, jobs.router, knowledge.router):
         app.include_router(router)
+    if settings.compat_jiuwen:
+        app.include_router(jiuwen.router)
     return app

@@ -23,7 +23,13 @@ def root(request: Request) -> dict[str, Any]:
         for path, operations in request.app.openapi()["paths"].items()
         for method, operation in operations.items()
     ]
-    return {"name": "omoide", "version": __version__, "docs": "/docs", "endpoints": endpoints}
+    return {
+        "message": "Welcome to Memory Engine API",  # the JiuwenMemory seed's root fields
+        "name": "omoide",
+        "version": __version__,
+        "docs": "/docs",
+        "endpoints": endpoints,
+    }
 
 
 @router.get(
@@ -36,6 +42,7 @@ def root(request: Request) -> dict[str, Any]:
                     "application/json": {
                         "example": {
                             "status": "ok",
+                            "message": "Memory Engine API is running",
                             "version": "0.1.0",
                             "store": {"status": "ok", "schema_version": 2},
                             "embedder": {"status": "ok", "name": "all-MiniLM-L6-v2"},
@@ -65,4 +72,5 @@ def health(
         report = {"version": report["version"]} | {
             name: {"status": report.get(name, {}).get("status")} for name in parts
         }
-    return JSONResponse({"status": status, **report}, status_code=503 if "store" in down else 200)
+    body = {"status": status, "message": "Memory Engine API is running", **report}  # + seed's
+    return JSONResponse(body, status_code=503 if "store" in down else 200)

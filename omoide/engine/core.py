@@ -9,13 +9,20 @@ from typing import Any
 
 import numpy as np
 
+from omoide.config import Settings
 from omoide.embed.protocol import Embedder
+from omoide.engine.chunks import CHUNK_JOB, ChunksMixin
+from omoide.engine.consolidate import CONSOLIDATE_JOB, ConsolidationMixin
+from omoide.engine.context import ContextMixin
 from omoide.engine.extraction import EXTRACT_JOB, MAX_ATTEMPTS, ExtractionMixin
+from omoide.engine.graph import GraphMixin
 from omoide.engine.ingest import IngestMixin
-from omoide.engine.knowledge import KnowledgeMixin
 from omoide.engine.maintenance import EMBED_JOB, META_DIM, META_MODEL, MaintenanceMixin
+from omoide.engine.policy import KnowledgeConfig
+from omoide.engine.scopes import ScopesMixin
 from omoide.engine.sessions import SessionsMixin
 from omoide.engine.steps import EMBED_ENTITIES_JOB
+from omoide.engine.summaries import SummariesMixin
 from omoide.errors import EmbedderError, InvalidInput, NotFound
 from omoide.jobs.worker import Worker
 from omoide.llm import LLM
@@ -42,12 +49,27 @@ log = logging.getLogger("omoide")
 NEIGHBOUR_CHARS = 1000
 
 
-class Engine(IngestMixin, SessionsMixin, MaintenanceMixin, ExtractionMixin, KnowledgeMixin):
+class Engine(
+    IngestMixin,
+    SessionsMixin,
+    MaintenanceMixin,
+    ExtractionMixin,
+    ChunksMixin,
+    SummariesMixin,
+    ContextMixin,
+    ConsolidationMixin,
+    GraphMixin,
+    ScopesMixin,
+):
     """Tenant-scoped memory operations over one ``Store``, one ``Embedder`` and, optionally,
     one ``LLM`` (without it, extraction reports itself disabled and everything else works).
 
     ``max_llm_calls`` caps the LLM calls of one add's extraction; later steps are skipped.
+    ``knowledge`` sets chunking, summaries, context and consolidation (default: from the
+    ``settings`` a ``Memory`` has, else ``KnowledgeConfig()``).
     """
+
+    settings: Settings | None = None
 
     def __init__(
         self,
@@ -60,7 +82,9 @@ class Engine(IngestMixin, SessionsMixin, MaintenanceMixin, ExtractionMixin, Know
         max_text_chars: int = 100_000,
         workers: int = 1,
         actor: str = "library",
+        knowledge: KnowledgeConfig | None = None,
     ) -> None:
+        self._knowledge = knowledge
         self.store = store
         self.embedder = embedder
         self.llm = llm
@@ -74,10 +98,23 @@ class Engine(IngestMixin, SessionsMixin, MaintenanceMixin, ExtractionMixin, Know
             EMBED_JOB: self._run_embed_jobs,
             EXTRACT_JOB: self._run_extract_jobs,
             EMBED_ENTITIES_JOB: self._run_embed_entity_jobs,
+            CHUNK_JOB: self._run_chunk_jobs,
+            CONSOLIDATE_JOB: self._run_consolidation_jobs,
         }
         self._workers = [Worker(store, self._handlers) for _ in range(workers)]
         for worker in self._workers:
             worker.start()
+
+    @property
+    def knowledge(self) -> KnowledgeConfig:
+        if self._knowledge is not None:
+            return self._knowledge
+        # Not cached until a Memory's settings are set: its workers start (and may run a job)
+        # before its __init__ sets them.
+        if self.settings is None:
+            return KnowledgeConfig()
+        self._knowledge = KnowledgeConfig.from_settings(self.settings)
+        return self._knowledge
 
     # embedding ------------------------------------------------------------------------
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -140,10 +177,12 @@ class Engine(IngestMixin, SessionsMixin, MaintenanceMixin, ExtractionMixin, Know
             sessions = {r.session_id for r in records if r.session_id}
             for session_id in sorted(sessions):
                 tx.ensure_session(scope, session_id)
+            jobs: dict[str, int] = {}
             if episode is not None and len(sessions) == 1:
                 source = [tx.insert_episode(scope, next(iter(sessions)), episode).id]
             items = [self._insert(tx, scope, r, source) for r in records]
-            jobs: dict[str, int] = {}
+            if source and (chunk_job := self._queue_chunking(tx, scope, next(iter(sessions)))):
+                jobs[CHUNK_JOB] = chunk_job
             pending = []
             for index, item in enumerate(items):
                 if vectors is None:
@@ -152,6 +191,10 @@ class Engine(IngestMixin, SessionsMixin, MaintenanceMixin, ExtractionMixin, Know
                     tx.put_vector(scope, item.id, vectors[index])
             if pending:
                 jobs[EMBED_JOB] = tx.enqueue_job(scope, EMBED_JOB, {"memory_ids": pending})
+            if extraction is not None and self.knowledge.summary_trigger == "chunk":
+                # the chunk job rolls the summary forward instead of every add
+                chosen = [step for step in extraction["steps"] if step != "summary"]
+                extraction = {**extraction, "steps": chosen} if chosen else None
             if extraction is not None:
                 extraction = {
                     **extraction,

@@ -32,6 +32,7 @@ from omoide.types import (
     Scope,
     SearchFilters,
     Session,
+    Subgraph,
     TokenUsage,
     Variable,
     VariableValue,
@@ -56,6 +57,7 @@ class NewMemory:
     source_episodes: list[str] = field(default_factory=list)
     valid_from_ms: int | None = None
     supersedes: str | None = None
+    created_at_ms: int | None = None  # default now; a consolidation summary takes its episodes'
 
 
 @dataclass
@@ -137,7 +139,109 @@ class ExtractionStore(Protocol):
     def token_usage(self, scope: Scope | None) -> TokenUsage: ...
 
 
-class Tx(ExtractionTx, Protocol):
+@dataclass(frozen=True)
+class SessionMessage:
+    """One message of a session's episodes, in conversation order (``created_ms``, ``seq``,
+    ``index``): ``seq`` is the episode's insertion order, ``index`` the message's place in it."""
+
+    episode_id: str
+    created_ms: int
+    seq: int
+    index: int
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class ChunkCursor:
+    """Where a session's last chunk ended: the hash and position of its last message."""
+
+    last_hash: str
+    created_ms: int
+    seq: int
+    index: int
+
+
+@dataclass(frozen=True)
+class NewChunk:
+    """A chunk to record in the ledger together with its memory."""
+
+    memory: NewMemory
+    cursor: ChunkCursor
+    messages: int
+    tokens: int
+
+
+@dataclass(frozen=True)
+class EpisodeStat:
+    episode_id: str
+    created_ms: int
+    access_count: int
+    last_accessed_ms: int | None
+    consolidated: bool
+
+
+@dataclass
+class ConsolidationPlan:
+    """What consolidating ``episodes`` changes, as the store sees it now."""
+
+    episodes: list[str]
+    memories: list[str] = field(default_factory=list)
+    vectors: list[str] = field(default_factory=list)
+    entities: list[str] = field(default_factory=list)
+    relationships: list[str] = field(default_factory=list)
+
+
+class KnowledgeStore(Protocol):
+    """Reads of graph traversal, chunking and consolidation."""
+
+    def neighborhood(
+        self, scope: Scope, entity_id: str, depth: int, max_nodes: int
+    ) -> Subgraph: ...
+    def neighbors(self, scope: Scope, entity_ids: Sequence[str], max_nodes: int) -> Subgraph: ...
+    def find_entities(
+        self, scope: Scope, text: str, limit: int, *, contained: bool = False
+    ) -> list[Entity]: ...
+    def chunk_state(self, scope: Scope, session_id: str) -> tuple[bool, ChunkCursor | None]: ...
+    def session_messages(
+        self, scope: Scope, session_id: str, since: ChunkCursor | None
+    ) -> list[SessionMessage]: ...
+    def episode_stats(self, scope: Scope, session_id: str) -> list[EpisodeStat]: ...
+    def consolidation_plan(self, scope: Scope, episode_ids: Sequence[str]) -> ConsolidationPlan: ...
+
+
+class KnowledgeTx(Protocol):
+    """Writes of access tracking, chunking and consolidation. The reads mirror the store's but
+    see the transaction's own writes."""
+
+    def touch(
+        self, scope: Scope, memory_ids: Sequence[str], episode_ids: Sequence[str], at_ms: int
+    ) -> int: ...
+    def chunk_state(self, scope: Scope, session_id: str) -> tuple[bool, ChunkCursor | None]: ...
+    def session_messages(
+        self, scope: Scope, session_id: str, since: ChunkCursor | None
+    ) -> list[SessionMessage]: ...
+    def has_pending_job(self, scope: Scope, kind: str, payload: dict[str, Any]) -> bool: ...
+    def record_chunks(
+        self, scope: Scope, session_id: str, chunks: Sequence[NewChunk], actor: str
+    ) -> list[MemoryItem]: ...
+    def reset_chunks(self, scope: Scope, session_id: str, actor: str) -> list[str]: ...
+    def consolidation_plan(self, scope: Scope, episode_ids: Sequence[str]) -> ConsolidationPlan: ...
+    def apply_consolidation(
+        self,
+        scope: Scope,
+        session_id: str,
+        consolidation_id: str,
+        plan: ConsolidationPlan,
+        report: dict[str, Any],
+        actor: str,
+    ) -> None: ...
+    def revert_consolidation(
+        self, scope: Scope, consolidation_id: str, actor: str
+    ) -> dict[str, Any]: ...
+
+
+class Tx(ExtractionTx, KnowledgeTx, Protocol):
     """Writes of one unit of work. Obtained only from ``Store.transaction()``."""
 
     def ensure_session(self, scope: Scope, session_id: str) -> Session: ...
@@ -180,7 +284,7 @@ class Tx(ExtractionTx, Protocol):
     def clear_vectors(self) -> None: ...
 
 
-class Store(ExtractionStore, Protocol):
+class Store(ExtractionStore, KnowledgeStore, Protocol):
     """A tenant-scoped memory store. See the module docstring.
 
     ``history`` returns the entries of every version of a fact (memories linked by
@@ -199,6 +303,9 @@ class Store(ExtractionStore, Protocol):
     def list_memories(
         self, scope: Scope, filters: SearchFilters, limit: int, offset: int
     ) -> tuple[list[MemoryItem], int]: ...
+    def latest_memories(
+        self, scope: Scope, filters: SearchFilters, limit: int
+    ) -> list[MemoryItem]: ...
     def keyword_search(
         self, scope: Scope, terms: Sequence[str], filters: SearchFilters, limit: int
     ) -> list[tuple[str, float]]: ...

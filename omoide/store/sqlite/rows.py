@@ -97,6 +97,7 @@ def episode_from_row(row: sqlite3.Row, session_ext: str) -> Episode:
         created_at=ms_to_dt(row["created_at"]),
         access_count=row["access_count"],
         last_accessed_at=ms_to_dt(row["last_accessed_at"]),
+        consolidated_at=ms_to_dt(row["consolidated_at"]),
     )
 
 

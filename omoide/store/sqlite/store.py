@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,8 +20,11 @@ import numpy as np
 from omoide.errors import InvalidInput, NotFound, StoreError
 from omoide.store.protocol import Capability
 from omoide.store.sqlite import fts, migrate, rows
+from omoide.store.sqlite.consolidation import ConsolidationStoreMixin
 from omoide.store.sqlite.graph import GraphStoreMixin
 from omoide.store.sqlite.jobs import JobsMixin
+from omoide.store.sqlite.ledger import LedgerStoreMixin
+from omoide.store.sqlite.traverse import TraverseStoreMixin
 from omoide.store.sqlite.tx import SQLiteTx
 from omoide.store.sqlite.vectors import VectorCache, trim_log
 from omoide.types import (
@@ -48,7 +52,22 @@ def connect(path: Path | str) -> sqlite3.Connection:
     return conn
 
 
-class SQLiteStore(JobsMixin, GraphStoreMixin):
+class _Reader:
+    """A thread's read connection; closed when the thread-local that holds it is collected."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __del__(self) -> None:
+        self.conn.close()
+
+
+class SQLiteStore(
+    JobsMixin, GraphStoreMixin, TraverseStoreMixin, LedgerStoreMixin, ConsolidationStoreMixin
+):
     """A ``Store`` on one SQLite file. ``auto_migrate=False`` refuses an outdated schema."""
 
     capabilities = frozenset(
@@ -65,8 +84,8 @@ class SQLiteStore(JobsMixin, GraphStoreMixin):
             raise StoreError(f"cannot open {self.path}: {exc}", retryable=False) from exc
         self._write_lock = threading.RLock()
         self._local = threading.local()
-        self._readers: list[sqlite3.Connection] = []
-        self._readers_lock = threading.Lock()
+        # One reader per thread, closed when its thread ends (servers replace idle threads).
+        self._readers: weakref.WeakSet[_Reader] = weakref.WeakSet()
         self._vectors = VectorCache()
         self._terms = fts.TermFilter()
         self._writes = 0
@@ -78,14 +97,14 @@ class SQLiteStore(JobsMixin, GraphStoreMixin):
 
     # connections ------------------------------------------------------------------------
     def _reader(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
+        holder = getattr(self._local, "reader", None)
+        if holder is None:
             conn = connect(self.path)
             conn.execute("PRAGMA query_only = ON")
-            self._local.conn = conn
-            with self._readers_lock:
-                self._readers.append(conn)
-        return conn
+            holder = _Reader(conn)
+            self._local.reader = holder
+            self._readers.add(holder)
+        return holder.conn
 
     @contextmanager
     def transaction(self) -> Iterator[SQLiteTx]:
@@ -103,10 +122,8 @@ class SQLiteStore(JobsMixin, GraphStoreMixin):
                 trim_log(conn)
 
     def close(self) -> None:
-        with self._readers_lock:
-            for conn in self._readers:
-                conn.close()
-            self._readers.clear()
+        for holder in list(self._readers):
+            holder.close()
         with self._write_lock:
             self._writer.close()
 
@@ -153,6 +170,17 @@ class SQLiteStore(JobsMixin, GraphStoreMixin):
         finally:
             conn.execute("COMMIT")
         return items, total_count
+
+    def latest_memories(self, scope: Scope, filters: SearchFilters, limit: int) -> list[MemoryItem]:
+        """``list_memories`` without the total: the newest ``limit`` matches."""
+        conn = self._reader()
+        where, params = rows.memory_filter(conn, scope, filters)
+        cursor = conn.execute(
+            f"SELECT {rows.MEMORY_COLUMNS} FROM {rows.MEMORY_FROM} WHERE {where}"
+            " ORDER BY m.created_at DESC, m.seq DESC LIMIT ?",
+            (*params, limit),
+        )
+        return [rows.memory_from_row(r) for r in cursor]
 
     def keyword_search(
         self, scope: Scope, terms: Sequence[str], filters: SearchFilters, limit: int

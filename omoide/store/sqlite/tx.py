@@ -12,7 +12,9 @@ import numpy as np
 from omoide.errors import Conflict, InvalidInput, NotFound
 from omoide.store.protocol import Neighbour, NewMemory, SessionPatch
 from omoide.store.sqlite import rows
+from omoide.store.sqlite.consolidation import ConsolidationTxMixin
 from omoide.store.sqlite.graph import GraphTxMixin
+from omoide.store.sqlite.ledger import LedgerTxMixin
 from omoide.types import (
     Episode,
     HistoryEvent,
@@ -26,7 +28,7 @@ from omoide.types import (
 )
 
 
-class SQLiteTx(GraphTxMixin):
+class SQLiteTx(GraphTxMixin, LedgerTxMixin, ConsolidationTxMixin):
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
 
@@ -216,6 +218,7 @@ class SQLiteTx(GraphTxMixin):
         self, scope: Scope, new: NewMemory, actor: str, event: HistoryEvent, old_text: str | None
     ) -> MemoryItem:
         ts = now_ms()
+        created = new.created_at_ms or ts
         session_pk = self._session_pk(scope, new.session_id) if new.session_id else None
         memory_id = uuid.uuid4().hex
         cur = self.conn.execute(
@@ -232,9 +235,9 @@ class SQLiteTx(GraphTxMixin):
                 new.context,
                 rows.tenant_token(scope),
                 json.dumps(new.metadata),
-                new.valid_from_ms or ts,
+                new.valid_from_ms or created,
                 new.supersedes,
-                ts,
+                created,
                 ts,
             ),
         )

@@ -1,0 +1,136 @@
+"""When to make chunk memories: the WilmerAI seed's trigger rules as one pure function.
+
+``plan_chunks(messages, ledger, config)`` reads nothing and writes nothing, so the rules can be
+tested at their exact thresholds and reused by a WilmerAI-compatible interface:
+
+- The ``lookback_start_turn`` most recent messages are never chunked (they may be incomplete).
+- Messages up to and including the ledger's last hash were chunked already; the rest are new.
+- **Standard mode** (the session has chunk state, WilmerAI's memory file exists): a chunk closes
+  as soon as its messages' estimated tokens reach ``chunk_estimated_token_size`` *or* it holds
+  ``max_messages_between_chunks`` messages, whichever comes first.
+- **Consolidation mode** (no chunk state: a new session, or one whose chunks were reset): only
+  the token threshold applies, so a backlog becomes fewer, larger chunks.
+- New messages that close no chunk stay pending for a later pass.
+
+Tokens are WilmerAI's estimate of the chunk's message contents joined by newlines.
+
+    >>> decision = plan_chunks(messages, Ledger(exists=True), ChunkConfig())
+    >>> [len(chunk) for chunk in decision.chunks], len(decision.pending)
+    ([5], 2)
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from omoide.retrieval.context import estimate_tokens
+
+Mode: TypeAlias = Literal["standard", "consolidation"]
+SortKey: TypeAlias = tuple[int, ...]
+
+
+class ChunkConfig(BaseModel):
+    """The trigger rules, under WilmerAI's names too (``chunkEstimatedTokenSize`` ...)."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
+
+    chunk_estimated_token_size: int = Field(1000, ge=1, alias="chunkEstimatedTokenSize")
+    max_messages_between_chunks: int = Field(5, ge=1, alias="maxMessagesBetweenChunks")
+    lookback_start_turn: int = Field(3, ge=0, alias="lookbackStartTurn")
+    max_response_size_in_tokens: int = Field(400, ge=16, alias="maxResponseSizeInTokens")
+
+
+@dataclass(frozen=True)
+class ChunkMessage:
+    """A message as the rules see it: its hash, content and conversation-order key."""
+
+    hash: str
+    content: str
+    role: str = "user"
+    key: SortKey = ()
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """The session's chunk state: whether it exists, and the last chunked message."""
+
+    exists: bool = False
+    last_hash: str | None = None
+    last_key: SortKey | None = None
+
+
+@dataclass
+class ChunkDecision:
+    mode: Mode
+    new: int = 0
+    tokens: int = 0
+    by_tokens: bool = False
+    by_messages: bool = False
+    chunks: list[list[ChunkMessage]] = field(default_factory=list)
+    pending: list[ChunkMessage] = field(default_factory=list)
+
+    @property
+    def triggered(self) -> bool:
+        return bool(self.chunks)
+
+    @property
+    def reason(self) -> str:
+        if not self.new:
+            return "no new messages outside the lookback"
+        pairs = (("tokens", self.by_tokens), ("messages", self.by_messages))
+        fired = [name for name, on in pairs if on]
+        if not fired:
+            return f"{self.new} new messages, ~{self.tokens} tokens: below the thresholds"
+        return f"{self.mode} mode, triggered by {' and '.join(fired)}"
+
+
+def message_hash(episode_id: str, index: int, role: str, content: str) -> str:
+    """A message's ledger hash. Its episode and place are part of it, so two identical
+    messages ("ok", "thanks") are never mistaken for each other."""
+    data = "\x1f".join((episode_id, str(index), role, content)).encode()
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
+def chunk_tokens(messages: Sequence[ChunkMessage]) -> int:
+    return estimate_tokens("\n".join(m.content for m in messages))
+
+
+def new_messages(messages: Sequence[ChunkMessage], ledger: Ledger) -> list[ChunkMessage]:
+    """Messages after the last chunked one: found by hash, or (if that message is gone) by
+    its key. Without a ledger cursor every message is new."""
+    if ledger.last_hash is None:
+        return list(messages)
+    for position, message in enumerate(messages):
+        if message.hash == ledger.last_hash:
+            return list(messages[position + 1 :])
+    if ledger.last_key is None:
+        return []  # the cursor is unknown and cannot be placed: reprocess nothing
+    last = ledger.last_key
+    return [m for m in messages if m.key > last]
+
+
+def plan_chunks(
+    messages: Sequence[ChunkMessage], ledger: Ledger, config: ChunkConfig
+) -> ChunkDecision:
+    """Which new messages close chunks now, under ``config``'s rules (see the module doc)."""
+    mode: Mode = "standard" if ledger.exists else "consolidation"
+    cut = len(messages) - config.lookback_start_turn
+    eligible = new_messages(messages[: max(0, cut)], ledger)
+    decision = ChunkDecision(mode=mode, new=len(eligible), tokens=chunk_tokens(eligible))
+    current: list[ChunkMessage] = []
+    for message in eligible:
+        current.append(message)
+        by_tokens = chunk_tokens(current) >= config.chunk_estimated_token_size
+        by_messages = mode == "standard" and len(current) >= config.max_messages_between_chunks
+        if by_tokens or by_messages:
+            decision.by_tokens |= by_tokens
+            decision.by_messages |= by_messages
+            decision.chunks.append(current)
+            current = []
+    decision.pending = current
+    return decision

@@ -1,0 +1,47 @@
+"""Operations on a ``scope_id`` across every user: the JiuwenMemory ``delete_mem_by_scope`` call.
+
+Everything else in the engine works inside one tenant (``user_id`` + ``scope_id``). JiuwenMemory's
+``/delete_mem_by_scope/`` takes only a ``scope_id`` and deletes it for every user, so this is the
+one engine operation that spans tenants; interfaces must offer it only to a full-access caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from omoide.store.protocol import Store
+from omoide.types import Scope
+from omoide.validate import check_text
+
+_SCAN_BATCH = 1000
+
+
+class ScopesMixin:
+    """``delete_scope_id``: delete one ``scope_id`` for every user.
+
+        >>> m.delete_scope_id("demo")     # alice's and bob's "demo" tenants; "prod" untouched
+        12
+
+    The users are found by scanning the memories and entities of every tenant (the ``Store``
+    protocol has no index of tenants), so the call costs one pass over those tables. A user whose
+    ``scope_id`` holds only variables or sessions, with no memory or entity, is not found.
+    """
+
+    store: Store
+
+    def delete_scope_id(self, scope_id: str) -> int:
+        """Delete the ``scope_id`` of every user (memories, sessions, history, jobs, variables,
+        entities), in one transaction; return the number of memories deleted."""
+        check_text(scope_id, 256, what="scope_id")
+        users = sorted(self._users_in_scope(scope_id))
+        with self.store.transaction() as tx:
+            return sum(tx.delete_scope(Scope(user_id=u, scope_id=scope_id)) for u in users)
+
+    def _users_in_scope(self, scope_id: str) -> set[str]:
+        return {scope.user_id for scope in self._tenants(_SCAN_BATCH) if scope.scope_id == scope_id}
+
+    def _tenants(self, batch: int) -> Iterator[Scope]:
+        for chunk in self.store.iter_memory_texts(batch):
+            yield from (scope for scope, _, _ in chunk)
+        for chunk in self.store.iter_entity_texts(batch):
+            yield from (scope for scope, _, _ in chunk)
