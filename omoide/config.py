@@ -93,6 +93,12 @@ class Settings(BaseSettings):
     compat_jiuwen: bool = Field(
         True, description="Serve the JiuwenMemory memory_server endpoints (/add_messages/, ...)."
     )
+    compat_nexus: bool = Field(
+        True, description="Serve the nexusAI memory-service routes (/sessions, /episodes, ...)."
+    )
+    compat_wilmer: bool = Field(
+        True, description="Serve the WilmerAI discussion memory routes (/v1/discussions/...)."
+    )
 
     # the knowledge lifecycle: chunk memories (WilmerAI trigger rules), summaries, context,
     # consolidation (nexusAI)

@@ -20,7 +20,7 @@ from starlette.middleware import Middleware
 
 from omoide.api import errors
 from omoide.api.auth import AuthMiddleware
-from omoide.api.compat import jiuwen
+from omoide.api.compat import jiuwen, nexus, wilmer
 from omoide.api.middleware import BodyGuard, RequestContext
 from omoide.api.system import router as system_router
 from omoide.api.v1 import jobs, knowledge, memories, sessions
@@ -84,4 +84,8 @@ def create_app(settings: Settings, engine: Engine | None = None) -> FastAPI:
         app.include_router(router)
     if settings.compat_jiuwen:
         app.include_router(jiuwen.router)
+    if settings.compat_nexus:
+        app.include_router(nexus.router)
+    if settings.compat_wilmer:
+        app.include_router(wilmer.router)
     return app

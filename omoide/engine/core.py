@@ -14,11 +14,13 @@ from omoide.embed.protocol import Embedder
 from omoide.engine.chunks import CHUNK_JOB, ChunksMixin
 from omoide.engine.consolidate import CONSOLIDATE_JOB, ConsolidationMixin
 from omoide.engine.context import ContextMixin
+from omoide.engine.discussions import DiscussionsMixin
 from omoide.engine.extraction import EXTRACT_JOB, MAX_ATTEMPTS, ExtractionMixin
 from omoide.engine.graph import GraphMixin
 from omoide.engine.ingest import IngestMixin
 from omoide.engine.maintenance import EMBED_JOB, META_DIM, META_MODEL, MaintenanceMixin
 from omoide.engine.policy import KnowledgeConfig
+from omoide.engine.projects import ProjectsMixin
 from omoide.engine.scopes import ScopesMixin
 from omoide.engine.sessions import SessionsMixin
 from omoide.engine.steps import EMBED_ENTITIES_JOB
@@ -60,6 +62,8 @@ class Engine(
     ConsolidationMixin,
     GraphMixin,
     ScopesMixin,
+    ProjectsMixin,
+    DiscussionsMixin,
 ):
     """Tenant-scoped memory operations over one ``Store``, one ``Embedder`` and, optionally,
     one ``LLM`` (without it, extraction reports itself disabled and everything else works).

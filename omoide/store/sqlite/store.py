@@ -24,6 +24,7 @@ from omoide.store.sqlite.consolidation import ConsolidationStoreMixin
 from omoide.store.sqlite.graph import GraphStoreMixin
 from omoide.store.sqlite.jobs import JobsMixin
 from omoide.store.sqlite.ledger import LedgerStoreMixin
+from omoide.store.sqlite.projects import ProjectsStoreMixin
 from omoide.store.sqlite.traverse import TraverseStoreMixin
 from omoide.store.sqlite.tx import SQLiteTx
 from omoide.store.sqlite.vectors import VectorCache, trim_log
@@ -66,7 +67,12 @@ class _Reader:
 
 
 class SQLiteStore(
-    JobsMixin, GraphStoreMixin, TraverseStoreMixin, LedgerStoreMixin, ConsolidationStoreMixin
+    JobsMixin,
+    GraphStoreMixin,
+    TraverseStoreMixin,
+    LedgerStoreMixin,
+    ConsolidationStoreMixin,
+    ProjectsStoreMixin,
 ):
     """A ``Store`` on one SQLite file. ``auto_migrate=False`` refuses an outdated schema."""
 

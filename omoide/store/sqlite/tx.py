@@ -15,6 +15,7 @@ from omoide.store.sqlite import rows
 from omoide.store.sqlite.consolidation import ConsolidationTxMixin
 from omoide.store.sqlite.graph import GraphTxMixin
 from omoide.store.sqlite.ledger import LedgerTxMixin
+from omoide.store.sqlite.projects import ProjectsTxMixin
 from omoide.types import (
     Episode,
     HistoryEvent,
@@ -28,7 +29,7 @@ from omoide.types import (
 )
 
 
-class SQLiteTx(GraphTxMixin, LedgerTxMixin, ConsolidationTxMixin):
+class SQLiteTx(GraphTxMixin, LedgerTxMixin, ConsolidationTxMixin, ProjectsTxMixin):
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
 
