@@ -79,8 +79,15 @@ class Project(BaseModel):
     user_id: str
     scope_id: str
     description: str | None = None
-    isolated: bool = False
+    isolated: bool = Field(
+        False, description="Its sessions see only the project's memories, and nobody else's."
+    )
+    colour: str | None = None
+    icon: str | None = None
+    notes: str | None = None
+    system_prompt: str | None = None
     created_at: datetime
+    updated_at: datetime | None = None
 
 
 class Episode(BaseModel):
