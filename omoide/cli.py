@@ -27,6 +27,8 @@ jobs_app = typer.Typer(help="Inspect and retry background jobs.", no_args_is_hel
 app.add_typer(jobs_app, name="jobs")
 graph_app = typer.Typer(help="Walk and search the knowledge graph.", no_args_is_help=True)
 app.add_typer(graph_app, name="graph")
+import_app = typer.Typer(help="Import memories from other tools.", no_args_is_help=True)
+app.add_typer(import_app, name="import")
 out = Console()
 err = Console(stderr=True)
 
@@ -397,6 +399,39 @@ def consolidate(
             out.print(f"consolidation {report.id}, summary {report.summary_id}", markup=False)
 
     _emit(report, as_json, show)
+
+
+@import_app.command("wilmer")
+@_errors
+def import_wilmer(
+    directory: Path,
+    user: UserOpt = "default",
+    scope: ScopeOpt = "default",
+    as_json: JsonOpt = False,
+) -> None:
+    """Import a WilmerAI discussion directory (<id>_memories.jsonl, <id>_summary.jsonl,
+    <id>_vector_memory.db) as chunk, summary and vector memories of session <id>. Idempotent.
+
+    Example: omoide import wilmer ~/WilmerAI/Public/DiscussionIds --user alice
+    """
+    with _memory() as memory, Progress(console=err, disable=as_json) as progress:
+        task = progress.add_task("importing", total=None)
+        result = memory.import_wilmer(
+            directory,
+            user_id=user,
+            scope_id=scope,
+            progress=lambda n, total: progress.update(task, completed=n, total=total),
+        )
+
+    def show() -> None:
+        out.print(
+            f"{len(result.discussions)} discussions: {result.chunks} chunks, "
+            f"{result.summaries} summaries, {result.vector_memories} vector memories, "
+            f"{result.skipped} already imported",
+            markup=False,
+        )
+
+    _emit(result, as_json, show)
 
 
 def main() -> None:

@@ -40,7 +40,13 @@ TAGS = [
     {"name": "sessions", "description": "Conversations and their episodes."},
     {"name": "jobs", "description": "Durable background jobs."},
     {"name": "service", "description": "Health and discovery; open without a key."},
+    {"name": "graph", "description": "The tenant's knowledge graph: entities and relations."},
+    {"name": "summaries", "description": "Rolling session summaries and chunk memories."},
+    {"name": "context", "description": "Token-budgeted context blocks and access tracking."},
+    {"name": "consolidation", "description": "Merging low-value old episodes into summaries."},
     {"name": "jiuwen", "description": "JiuwenMemory memory_server compatibility (README)."},
+    {"name": "nexusAI", "description": "nexusAI memory-service compatibility (README)."},
+    {"name": "wilmer", "description": "WilmerAI discussion memory compatibility (README)."},
 ]
 
 

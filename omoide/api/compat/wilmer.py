@@ -1,7 +1,119 @@
-"""The WilmerAI discussion memory (seed 004): /v1/discussions/{discussion_id}/...."""
+"""The WilmerAI discussion memory (seed 004): /v1/discussions/{discussion_id}/....
+
+A WilmerAI ``discussionId`` is an omoide session id. What each route calls:
+
+    POST /v1/discussions/{id}/quality-memory   Engine.quality_memory   (QualityMemory)
+    GET  /v1/discussions/{id}/recent-memories  Engine.recent_memories  (RecentMemory)
+    POST /v1/discussions/recent-turns          recent_turns            (RecentMemory, stateless)
+    GET  /v1/discussions/{id}/summary          Engine.discussion_summary (FullChatSummary)
+    POST /v1/discussions/{id}/search           Engine.search_discussion (VectorMemorySearch)
+
+Vector-style QualityMemory without an LLM is a 501 ``feature_disabled``.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
 
-router = APIRouter()
+from fastapi import APIRouter, Path, Query
+
+from omoide.api.compat.wilmer_models import (
+    DiscussionHits,
+    QualityMemoryRequest,
+    RecentMemories,
+    RecentTurns,
+    RecentTurnsRequest,
+    SearchRequest,
+)
+from omoide.api.deps import EngineDep, TenancyDep
+from omoide.engine.discussions import (
+    CHUNK_BREAK,
+    DiscussionSummary,
+    QualityMemoryResult,
+    recent_turns,
+    search_keywords,
+)
+
+router = APIRouter(prefix="/v1/discussions", tags=["wilmer"])
+
+DiscussionId = Annotated[str, Path(min_length=1, max_length=256)]
+UserQ = Annotated[str | None, Query(min_length=1, max_length=256)]
+
+
+@router.post("/recent-turns")
+def post_recent_turns(body: RecentTurnsRequest) -> RecentTurns:
+    """RecentMemory without a discussion id: the last `n` turns of the messages given
+    (system messages excluded). Stores nothing."""
+    turns = recent_turns(body.messages, body.n)
+    return RecentTurns(turns=turns, text="\n".join(f"{t.role}: {t.content}" for t in turns))
+
+
+@router.post("/{discussion_id}/quality-memory")
+def quality_memory(
+    discussion_id: DiscussionId,
+    body: QualityMemoryRequest,
+    engine: EngineDep,
+    tenancy: TenancyDep,
+) -> QualityMemoryResult:
+    """QualityMemory: store the conversation's new turns (a resent history adds nothing) and
+    create the memories WilmerAI's trigger rules call for: chunk memories (file style) or
+    title/summary/entities/key_phrases memories (`useVectorForQualityMemory`, needs an LLM)."""
+    scope = tenancy.scope(body.user_id, body.scope_id)
+    return engine.quality_memory(
+        discussion_id,
+        body.messages,
+        user_id=scope.user_id,
+        scope_id=scope.scope_id,
+        use_vector=body.options.use_vector,
+        config=body.options.chunk_config(),
+    )
+
+
+@router.get("/{discussion_id}/recent-memories")
+def recent_memories(
+    discussion_id: DiscussionId,
+    engine: EngineDep,
+    tenancy: TenancyDep,
+    n: Annotated[int, Query(ge=1, le=1000)] = 5,
+    user_id: UserQ = None,
+    scope_id: UserQ = None,
+) -> RecentMemories:
+    """RecentMemory: the discussion's last `n` chunk memories, oldest first."""
+    scope = tenancy.scope(user_id, scope_id)
+    items = engine.recent_memories(discussion_id, n, user_id=scope.user_id, scope_id=scope.scope_id)
+    text = CHUNK_BREAK.join(i.text for i in items)
+    return RecentMemories(discussion_id=discussion_id, memories=items, text=text)
+
+
+@router.get("/{discussion_id}/summary")
+def summary(
+    discussion_id: DiscussionId,
+    engine: EngineDep,
+    tenancy: TenancyDep,
+    user_id: UserQ = None,
+    scope_id: UserQ = None,
+) -> DiscussionSummary:
+    """FullChatSummary: the discussion's rolling summary (`summary` is null before the first)."""
+    scope = tenancy.scope(user_id, scope_id)
+    return engine.discussion_summary(discussion_id, user_id=scope.user_id, scope_id=scope.scope_id)
+
+
+@router.post("/{discussion_id}/search")
+def search(
+    discussion_id: DiscussionId, body: SearchRequest, engine: EngineDep, tenancy: TenancyDep
+) -> DiscussionHits:
+    """VectorMemorySearch: `;`-separated keywords (each quoted, OR-combined, at most 60) ranked
+    by bm25 over the discussion's vector and chunk memories; `recency` adds a time decay."""
+    scope = tenancy.scope(body.user_id, body.scope_id)
+    hits = engine.search_discussion(
+        discussion_id,
+        body.keywords,
+        user_id=scope.user_id,
+        scope_id=scope.scope_id,
+        limit=body.limit,
+        recency=body.recency,
+        half_life_days=body.half_life_days,
+    )
+    return DiscussionHits(
+        discussion_id=discussion_id, keywords=search_keywords(body.keywords), hits=hits
+    )
