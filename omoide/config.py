@@ -71,6 +71,9 @@ class Settings(BaseSettings):
     )
     embed_threads: int = Field(2, ge=1, le=64)
     embed_batch_size: int = Field(64, ge=1, le=4096)
+    embed_runtime: Literal["torch", "onnx"] = Field(
+        "onnx", description="Runtime of the local model: onnxruntime (exported once) or torch."
+    )
 
     llm_base_url: str | None = Field(
         None, validation_alias=_alias("OMOIDE_LLM_BASE_URL", "API_BASE")

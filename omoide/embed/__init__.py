@@ -12,6 +12,15 @@ __all__ = ["Embedder", "HashEmbedder", "build_embedder"]
 
 def build_embedder(settings: Settings) -> Embedder:
     """The embedder the settings ask for. Nothing is loaded until the first ``embed``."""
+    if settings.embedder == "local" and settings.embed_runtime == "onnx":
+        from omoide.embed.onnx import OnnxEmbedder
+
+        return OnnxEmbedder(
+            settings.embed_model,
+            settings.embed_threads,
+            settings.embed_batch_size,
+            cache_dir=settings.data_dir.expanduser() / "models",
+        )
     if settings.embedder == "local":
         from omoide.embed.local import LocalEmbedder
 

@@ -1,0 +1,419 @@
+"""all-MiniLM-L6-v2 (or another mean-pooled sentence-transformers model) through onnxruntime.
+
+The same vectors as ``LocalEmbedder`` (cosine >= 0.9999, checked when the model is exported),
+so the two share a ``name`` and a database embedded by one is searched by the other without
+``omoide reindex``. Measured on 2 cores (bench/README_embed.md): one query in 3.2 ms instead of
+8.7 (1 thread), batches 3.3-4x faster, a cold start of 0.4 s and 220 MB instead of 3.6 s and
+505 MB: torch is never imported once the model is exported.
+
+On first use the bundled sentence-transformers weights are exported once with
+``torch.onnx.export`` (torch, transformers and ``onnx`` are needed for that step only) to
+``<cache_dir>/<model>-<hash of the weights and of the export code>.onnx``; later processes only
+load that file. Export writes to a temporary file and renames it, under a lock file, so
+concurrent first uses (threads or processes) end with one valid model.
+
+Tokenization (the fast tokenizer of the model directory), truncation at the model's
+``max_seq_length``, per-batch padding of length-sorted texts, mean pooling over the attention
+mask and L2 normalisation reproduce what sentence-transformers does for this model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import tempfile
+import threading
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from omoide.embed.batching import Coalescer
+from omoide.embed.local import DEFAULT_MODEL, _model_path
+from omoide.embed.protocol import normalize
+from omoide.errors import EmbedderError
+
+# Bump when the exported graph changes (wrapper, opset, pooling): the file name changes with it,
+# so an old export is never loaded by new code.
+EXPORT_VERSION = 2
+OPSET = 17
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+OUTPUT = "sentence_embedding"
+# Padded tokens per run: attention holds batch x heads x width^2 floats, so 64 texts of 256
+# tokens take over 1 GB, which onnxruntime's arena then keeps. Measured on 2 cores (1 and 2
+# threads, LoCoMo turns and 256-token texts): 512 tokens per run is also about the fastest
+# (small runs stay in cache and pad less): 140 vs 62 sentences/s uncapped, 220 MB vs 1 GB RSS.
+MAX_TOKENS = 512
+MIN_COSINE = 0.9999  # an export must reproduce sentence-transformers this closely
+
+_FIX = (
+    "install the export dependencies with `pip install 'omoide[local]'` (torch, "
+    "sentence-transformers and onnx), or set OMOIDE_EMBED_RUNTIME=torch"
+)
+_EXPORT_LOCK = threading.Lock()  # one export at a time in this process (torch is not re-entrant)
+
+# Texts the export is checked on: short, empty, unicode, and longer than max_seq_length.
+_PROBES = [
+    "I like jasmine tea",
+    "",
+    "Caroline went to the LGBTQ support group on 7 May 2023 and felt accepted. 🌈",
+    "東京で寿司を食べた。Ça va très bien, merci ! Здравствуйте.",
+    " ".join(f"sentence {i} about painting, hiking and a dog called Oscar." for i in range(80)),
+]
+
+
+@dataclass(frozen=True)
+class _ModelDir:
+    """What the export and the tokenizer need from a sentence-transformers model directory."""
+
+    path: Path
+    weights: Path
+    max_length: int
+    do_lower_case: bool
+    dim: int | None
+
+
+class OnnxEmbedder:
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        threads: int = 1,
+        batch_size: int = 64,
+        cache_dir: Path | str | None = None,
+    ) -> None:
+        self.model_name = model
+        # The same name as LocalEmbedder: the export is refused unless the vectors are equal.
+        self.name = f"sentence-transformers/{model}"
+        self.threads = threads
+        self.batch_size = batch_size
+        self.max_tokens = MAX_TOKENS  # padded tokens per onnxruntime run (see MAX_TOKENS)
+        self.cache_dir = Path(cache_dir if cache_dir is not None else "~/.omoide/models")
+        self.onnx_path: Path | None = None  # set by the first embed
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._spec: _ModelDir | None = None
+        self._batcher = Coalescer(self._encode)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._batcher.embed(texts)
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        # Only one thread at a time gets here (the Coalescer), so loading is race-free.
+        if self._session is None:
+            self._load()
+        assert self._spec is not None
+        if not texts:
+            return np.zeros((0, self._spec.dim or 0), dtype=np.float32)
+        try:
+            return _embed_sorted(
+                self._session, self._tokenizer, texts, self.batch_size, self.max_tokens
+            )
+        except Exception as exc:  # onnxruntime raises its own exception types
+            raise EmbedderError(f"embedding failed: {exc}") from exc
+
+    def _load(self) -> None:
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        try:
+            import onnxruntime  # noqa: F401
+            import tokenizers  # noqa: F401
+        except ImportError as exc:
+            raise EmbedderError(
+                "the ONNX embedder needs onnxruntime and tokenizers: `pip install 'omoide[local]'`"
+                ", or set OMOIDE_EMBED_RUNTIME=torch",
+                retryable=False,
+            ) from exc
+        spec = _read_model_dir(Path(_model_path(self.model_name)))
+        tokenizer = _tokenizer(spec)
+        path = ensure_exported(spec, self.cache_dir.expanduser(), self.model_name, tokenizer)
+        try:
+            session = _session(path, self.threads)
+        except Exception:  # a damaged cache file: export again, once
+            path.unlink(missing_ok=True)
+            path = ensure_exported(spec, self.cache_dir.expanduser(), self.model_name, tokenizer)
+            try:
+                session = _session(path, self.threads)
+            except Exception as exc:
+                raise EmbedderError(f"cannot load {path}: {exc}", retryable=False) from exc
+        self._spec, self._tokenizer, self.onnx_path, self._session = spec, tokenizer, path, session
+
+
+def _embed_sorted(
+    session: Any, tokenizer: Any, texts: list[str], batch_size: int, max_tokens: int = MAX_TOKENS
+) -> np.ndarray:
+    """Longest texts first so each batch pads little (as sentence-transformers does), batches of
+    at most ``batch_size`` texts and ``max_tokens`` padded tokens; the original order is restored
+    by writing each batch back to its rows."""
+    encodings = tokenizer.encode_batch(texts)
+    lengths = [len(e.ids) for e in encodings]
+    order = np.argsort([-n for n in lengths], kind="stable")
+    feeds = [i.name for i in session.get_inputs()]
+    out: np.ndarray | None = None
+    start = 0
+    while start < len(order):
+        # the first row of a batch is its longest: it sets the padded width
+        rows = order[start : start + max(1, min(batch_size, max_tokens // lengths[order[start]]))]
+        start += len(rows)
+        pooled = session.run([OUTPUT], _pad([encodings[i] for i in rows], feeds))[0]
+        if out is None:
+            out = np.empty((len(texts), pooled.shape[1]), dtype=np.float32)
+        out[rows] = pooled
+    assert out is not None
+    return normalize(out)
+
+
+def _pad(encodings: list[Any], feeds: Sequence[str]) -> dict[str, np.ndarray]:
+    width = max(len(e.ids) for e in encodings)
+    ids = np.zeros((len(encodings), width), dtype=np.int64)  # pad id 0, as the tokenizer pads
+    mask = np.zeros_like(ids)
+    types = np.zeros_like(ids)
+    for row, e in enumerate(encodings):
+        n = len(e.ids)
+        ids[row, :n] = e.ids
+        mask[row, :n] = e.attention_mask
+        types[row, :n] = e.type_ids
+    arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+    return {name: arrays[name] for name in feeds}
+
+
+# the model directory ------------------------------------------------------------------------
+def _read_model_dir(path: Path) -> _ModelDir:
+    if not path.is_dir():
+        raise EmbedderError(
+            f"{path} is not a local model directory (the ONNX runtime downloads nothing)",
+            retryable=False,
+        )
+
+    def read(name: str) -> Any:
+        file = path / name
+        return json.loads(file.read_text()) if file.is_file() else {}
+
+    modules = read("modules.json") or []
+    kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules]
+    pooling_dir = next(
+        (m.get("path") for m in modules if m.get("type", "").endswith("Pooling")), ""
+    )
+    pooling = read(f"{pooling_dir}/config.json") if pooling_dir else {}
+    modes = {k: bool(v) for k, v in pooling.items() if k.startswith("pooling_mode")}
+    mean_only = bool(modes) and all(
+        v == (k == "pooling_mode_mean_tokens") for k, v in modes.items()
+    )
+    if kinds[:2] != ["Transformer", "Pooling"] or set(kinds[2:]) - {"Normalize"} or not mean_only:
+        raise EmbedderError(
+            f"the ONNX runtime supports mean-pooled sentence-transformers models only; {path} has "
+            f"modules {kinds or 'unknown'}: set OMOIDE_EMBED_RUNTIME=torch",
+            retryable=False,
+        )
+    weights = [path / f for f in ("model.safetensors", "pytorch_model.bin") if (path / f).is_file()]
+    if not weights or not (path / "tokenizer.json").is_file():
+        raise EmbedderError(
+            f"{path} has no model.safetensors/pytorch_model.bin or no tokenizer.json: "
+            "set OMOIDE_EMBED_RUNTIME=torch",
+            retryable=False,
+        )
+    st_config = read("sentence_bert_config.json")
+    max_length = st_config.get("max_seq_length")
+    if not max_length:  # sentence-transformers: the tokenizer's limit, capped by the model's
+        limits = [
+            read("tokenizer_config.json").get("model_max_length"),
+            read("config.json").get("max_position_embeddings"),
+        ]
+        max_length = min([int(v) for v in limits if v and int(v) > 0] or [512])
+    return _ModelDir(
+        path=path,
+        weights=weights[0],
+        max_length=int(max_length),
+        do_lower_case=bool(st_config.get("do_lower_case")),
+        dim=pooling.get("word_embedding_dimension"),
+    )
+
+
+def _tokenizer(spec: _ModelDir) -> Any:
+    from tokenizers import Tokenizer, normalizers
+
+    tokenizer = Tokenizer.from_file(str(spec.path / "tokenizer.json"))
+    # tokenizer.json of this model pads and truncates to 128: sentence-transformers does neither.
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=spec.max_length)
+    lowercases = tokenizer.normalizer is not None and tokenizer.normalizer.normalize_str("A") == "a"
+    if spec.do_lower_case and not lowercases:  # as sentence-transformers does for this flag
+        current = [tokenizer.normalizer] if tokenizer.normalizer is not None else []
+        tokenizer.normalizer = normalizers.Sequence([normalizers.Lowercase(), *current])
+    return tokenizer
+
+
+def _session(path: Path, threads: int) -> Any:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # Idle pool threads would spin after each run and starve the rest of the process (the
+    # keyword search beside a query), as torch's OpenMP threads did (see local.py).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.log_severity_level = 3
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+# export --------------------------------------------------------------------------------------
+def onnx_file(spec: _ModelDir, cache_dir: Path, model: str) -> Path:
+    """``<cache_dir>/<model>-<hash>.onnx``; the hash covers the weights and the export code."""
+    key = f"{_weights_digest(spec.weights, cache_dir)}:{EXPORT_VERSION}:{OPSET}"
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(model).name or "model")
+    return cache_dir / f"{stem}-{digest}.onnx"
+
+
+def ensure_exported(spec: _ModelDir, cache_dir: Path, model: str, tokenizer: Any) -> Path:
+    """The cached export, made now if missing. Safe against concurrent first uses."""
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise EmbedderError(f"cannot create {cache_dir}: {exc}", retryable=False) from exc
+    target = onnx_file(spec, cache_dir, model)
+    if target.is_file():
+        return target
+    with _EXPORT_LOCK, _file_lock(target.with_suffix(".lock")):
+        if target.is_file():  # another thread or process finished it while we waited
+            return target
+        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=f".{target.stem}-", suffix=".tmp")
+        os.close(fd)
+        try:
+            _export(spec, Path(tmp), tokenizer)
+            os.chmod(tmp, 0o644)  # mkstemp makes it 0600; other users may share the cache
+            os.replace(tmp, target)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    return target
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock between processes (POSIX); elsewhere the rename suffices."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _export(spec: _ModelDir, target: Path, tokenizer: Any) -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never download anything
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see local.py; before importing torch
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    try:
+        import onnx  # noqa: F401  (torch.onnx.export needs it)
+        import torch
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise EmbedderError(
+            f"exporting {spec.path.name} to ONNX failed ({exc}): {_FIX}", retryable=False
+        ) from exc
+    try:
+        st = SentenceTransformer(str(spec.path), device="cpu")
+        expected = st.encode(
+            _PROBES, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False
+        )
+        module = st[0]
+        model = module.model if hasattr(module, "model") else module.auto_model  # ST < 5
+        # Eager attention exports as plain MatMul/Softmax, which onnxruntime runs with less
+        # memory than the traced SDPA path (measured: 1.2 vs 1.8 GB for 64 texts of 256 tokens).
+        if hasattr(model, "set_attn_implementation"):
+            model.set_attn_implementation("eager")
+        # A padded example, so the trace keeps the attention-mask path.
+        example = _pad(tokenizer.encode_batch(["an example sentence to trace", "short"]), INPUTS)
+        tensors = {k: torch.from_numpy(v) for k, v in example.items()}
+        axes = {name: {0: "batch", 1: "sequence"} for name in INPUTS}
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")  # legacy-exporter deprecation, tracer warnings
+            torch.onnx.export(
+                _mean_pooled(torch, model).eval(),
+                (),
+                str(target),
+                kwargs=tensors,
+                input_names=list(INPUTS),
+                output_names=[OUTPUT],
+                dynamic_axes={**axes, OUTPUT: {0: "batch"}},
+                opset_version=OPSET,
+                dynamo=False,
+            )
+    except EmbedderError:
+        raise
+    except Exception as exc:
+        raise EmbedderError(
+            f"exporting {spec.path.name} to ONNX failed: {exc}; set OMOIDE_EMBED_RUNTIME=torch",
+            retryable=False,
+        ) from exc
+    _check_export(target, tokenizer, expected)
+
+
+def _check_export(path: Path, tokenizer: Any, expected: np.ndarray) -> None:
+    """Refuse an export that does not give sentence-transformers' vectors: the name promises
+    that a database embedded by either runtime can be searched by the other."""
+    session = _session(path, 1)
+    got = np.concatenate(
+        [
+            _embed_sorted(session, tokenizer, _PROBES, 2),
+            _embed_sorted(session, tokenizer, _PROBES, 8),
+            _embed_sorted(session, tokenizer, _PROBES, 8, max_tokens=1 << 20),  # wide padding
+        ]
+    )
+    cosine = float(np.min(np.sum(got * np.concatenate([expected] * 3), axis=1)))
+    if cosine < MIN_COSINE:
+        raise EmbedderError(
+            f"the ONNX export of {path.stem} does not reproduce sentence-transformers (cosine "
+            f"{cosine:.5f} < {MIN_COSINE}): set OMOIDE_EMBED_RUNTIME=torch",
+            retryable=False,
+        )
+
+
+def _mean_pooled(torch: Any, model: Any) -> Any:
+    """The transformer called by keyword (BertModel's positional order changed in transformers 5)
+    followed by sentence-transformers' mean pooling, as one graph."""
+
+    class MeanPooled(torch.nn.Module):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            hidden = self.model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            return (hidden * mask).sum(1) / torch.clamp(mask.sum(1), min=1e-9)
+
+    return MeanPooled()
+
+
+# the weights' digest, memoised by (size, mtime) so each start does not re-read 90 MB ---------
+def _weights_digest(weights: Path, cache_dir: Path) -> str:
+    stat = weights.stat()
+    stamp = {"path": str(weights.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    memo = cache_dir / f".{hashlib.sha256(stamp['path'].encode()).hexdigest()[:16]}.digest.json"
+    with contextlib.suppress(OSError, ValueError):
+        saved = json.loads(memo.read_text())
+        if {k: saved.get(k) for k in stamp} == stamp and isinstance(saved.get("sha256"), str):
+            return str(saved["sha256"])
+    with open(weights, "rb") as handle:
+        digest = hashlib.file_digest(handle, "sha256").hexdigest()
+    with contextlib.suppress(OSError):
+        fd, tmp = tempfile.mkstemp(dir=cache_dir, suffix=".tmp")
+        with os.fdopen(fd, "w") as handle:
+            json.dump({**stamp, "sha256": digest}, handle)
+        os.replace(tmp, memo)
+    return digest
