@@ -15,20 +15,25 @@ router = APIRouter(tags=["service"])
 
 @router.get("/")
 def root(request: Request) -> dict[str, Any]:
-    """The service name, version and the list of endpoints."""
+    """The service name, version and the list of endpoints.
+
+    `endpoints` is the JiuwenMemory seed's list of `"METHOD /path"` strings; `routes` carries the
+    same routes with their summaries.
+    """
     from omoide._version import __version__
 
-    endpoints = [
+    routes = [
         {"method": method.upper(), "path": path, "summary": operation.get("summary", "")}
         for path, operations in request.app.openapi()["paths"].items()
         for method, operation in operations.items()
     ]
     return {
         "message": "Welcome to Memory Engine API",  # the JiuwenMemory seed's root fields
+        "endpoints": [f"{r['method']} {r['path']}" for r in routes],
         "name": "omoide",
         "version": __version__,
         "docs": "/docs",
-        "endpoints": endpoints,
+        "routes": routes,
     }
 
 
@@ -41,7 +46,7 @@ def root(request: Request) -> dict[str, Any]:
                 "content": {
                     "application/json": {
                         "example": {
-                            "status": "ok",
+                            "status": "healthy",
                             "message": "Memory Engine API is running",
                             "version": "0.1.0",
                             "store": {"status": "ok", "schema_version": 2},
@@ -60,14 +65,14 @@ def health(
 ) -> JSONResponse:
     """Status of the store, the embedder and the LLM: `ok`, `down` or `disabled`, with versions.
 
-    `status` is `ok`, or `degraded` when the embedder is down (search falls back to keywords);
-    the reply is 503 when the store is down. Without a valid key (when one is configured) only
-    the statuses and the version are shown.
+    `status` is `healthy` (the JiuwenMemory seed's word), or `degraded` when the embedder is
+    down (search falls back to keywords); the reply is 503 when the store is down. Without a
+    valid key (when one is configured) only the statuses and the version are shown.
     """
     report = engine.health(probe_embedder=query.probe)
     parts = ("store", "embedder", "llm")
     down = {name for name in parts if report.get(name, {}).get("status") == "down"}
-    status = "down" if "store" in down else "degraded" if down else "ok"
+    status = "down" if "store" in down else "degraded" if down else "healthy"
     if not getattr(request.state, "authenticated", False):
         report = {"version": report["version"]} | {
             name: {"status": report.get(name, {}).get("status")} for name in parts

@@ -139,7 +139,7 @@ def test_auth_errors(start_server: Callable[..., Running]) -> None:
             alice.get_all(user_id="bob")
     with server.client(KEY) as admin:
         assert admin.get_all(user_id="alice").total == 1
-        assert admin.health()["status"] == "ok"
+        assert admin.health()["status"] == "healthy"
 
 
 def test_server_failures_are_backend_errors(

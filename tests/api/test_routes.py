@@ -123,14 +123,15 @@ def test_jobs(server: Running, http: httpx.Client) -> None:
 
 def test_health_root_and_request_ids(http: httpx.Client) -> None:
     health = http.get("/health").json()
-    assert health["status"] == "ok"
+    assert health["status"] == "healthy"
     assert {"store", "embedder", "llm", "jobs", "version"} <= set(health)
     assert health["llm"]["status"] == "disabled" and health["store"]["schema_version"] >= 1
     root = http.get("/").json()
     assert root["name"] == "omoide"
-    listed = {(e["method"], e["path"]) for e in root["endpoints"]}
+    listed = {(e["method"], e["path"]) for e in root["routes"]}
     paths = http.get("/openapi.json").json()["paths"]
     assert listed == {(m.upper(), p) for p, ops in paths.items() for m in ops}
+    assert set(root["endpoints"]) == {f"{m} {p}" for m, p in listed}
     echoed = http.get("/health", headers={"X-Request-ID": "trace-42"})
     assert echoed.headers["X-Request-ID"] == "trace-42"
     assert http.get("/health", headers={"X-Request-ID": "bad id!"}).headers["X-Request-ID"] != ""
