@@ -10,6 +10,7 @@ import pytest
 from omoide import Memory
 from omoide.embed import HashEmbedder
 from omoide.embed.local import LocalEmbedder
+from omoide.llm.client import OpenAICompatLLM
 from tests.fakes import FakeLLMServer
 
 
@@ -37,7 +38,7 @@ def hash_memory(tmp_path: Path) -> Iterator[Memory]:
 
 @pytest.fixture(scope="session")
 def _fake_llm_server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(hang_seconds=5.0) as server:
+    with FakeLLMServer(hang_seconds=3.0) as server:
         yield server
 
 
@@ -47,3 +48,11 @@ def fake_llm(_fake_llm_server: FakeLLMServer) -> FakeLLMServer:
     recorded requests (tests/fakes/openai_server.py)."""
     _fake_llm_server.reset()
     return _fake_llm_server
+
+
+@pytest.fixture
+def llm(fake_llm: FakeLLMServer) -> Iterator[OpenAICompatLLM]:
+    """The real LLM client pointed at the fake server; a 1 s timeout for the hang tests."""
+    client = OpenAICompatLLM(fake_llm.url, "fake-model", timeout=1.0)
+    yield client
+    client.close()

@@ -72,27 +72,6 @@ def skip_backoff(memory: Memory) -> None:
     memory.store._writer.execute("UPDATE jobs SET run_after = 0 WHERE state = 'pending'")  # type: ignore[attr-defined]
 
 
-@pytest.fixture(scope="session")
-def _extraction_llm_server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(hang_seconds=3.0) as server:
-        yield server
-
-
-@pytest.fixture
-def fake_llm(_extraction_llm_server: FakeLLMServer) -> FakeLLMServer:
-    """The fake server with no scripted replies, faults or recorded requests."""
-    _extraction_llm_server.reset()
-    return _extraction_llm_server
-
-
-@pytest.fixture
-def llm(fake_llm: FakeLLMServer) -> Iterator[OpenAICompatLLM]:
-    """The real client on the fake server; a 1 s timeout for the hang tests."""
-    client = OpenAICompatLLM(fake_llm.url, "fake-model", timeout=1.0)
-    yield client
-    client.close()
-
-
 @pytest.fixture
 def mem(tmp_path: Path, llm: OpenAICompatLLM) -> Iterator[Memory]:
     """A Memory with an LLM and the HashEmbedder; no worker threads, so ``wait=True`` and

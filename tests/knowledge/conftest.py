@@ -37,25 +37,6 @@ def open_memory(path: Path, *, llm: OpenAICompatLLM | None = None, **knowledge: 
     return memory
 
 
-@pytest.fixture(scope="session")
-def _knowledge_llm_server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(hang_seconds=3.0) as server:
-        yield server
-
-
-@pytest.fixture
-def fake_llm(_knowledge_llm_server: FakeLLMServer) -> FakeLLMServer:
-    _knowledge_llm_server.reset()
-    return _knowledge_llm_server
-
-
-@pytest.fixture
-def llm(fake_llm: FakeLLMServer) -> Iterator[OpenAICompatLLM]:
-    client = OpenAICompatLLM(fake_llm.url, "fake-model", timeout=2.0)
-    yield client
-    client.close()
-
-
 @pytest.fixture
 def plain(tmp_path: Path) -> Iterator[Memory]:
     """A Memory without an LLM."""
