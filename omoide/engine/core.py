@@ -184,6 +184,7 @@ class Engine(
             jobs: dict[str, int] = {}
             if episode is not None and len(sessions) == 1:
                 source = [tx.insert_episode(scope, next(iter(sessions)), episode).id]
+            self._link_neighbours(tx, scope, records)
             items = [self._insert(tx, scope, r, source) for r in records]
             if source and (chunk_job := self._queue_chunking(tx, scope, next(iter(sessions)))):
                 jobs[CHUNK_JOB] = chunk_job
@@ -218,14 +219,30 @@ class Engine(
     def _insert(self, tx: Tx, scope: Scope, record: NewMemory, source: list[str]) -> MemoryItem:
         if not record.source_episodes and source:
             record.source_episodes = source
-        if record.type is MemoryType.RAW and record.session_id and not record.context:
-            # A turn's meaning often lives in its neighbours (the question it answers), so the
-            # keyword index sees the previous and next turn too, at a lower weight.
-            prev = tx.last_in_session(scope, record.session_id, MemoryType.RAW)
-            if prev is not None:
-                record.context = prev.text[:NEIGHBOUR_CHARS]
-                tx.set_context(scope, prev.id, f"{prev.context}\n{record.text[:NEIGHBOUR_CHARS]}")
         return tx.insert_memory(scope, record, self.actor)
+
+    def _link_neighbours(self, tx: Tx, scope: Scope, records: list[NewMemory]) -> None:
+        """Give each raw turn of a session its previous and next turn as keyword context.
+
+        A turn's meaning often lives in its neighbours (the question it answers), so the keyword
+        index sees them too, at a lower weight. Turns of one batch are linked here, before they
+        are inserted; only the stored turn before a batch is updated (one full-text rewrite per
+        session and batch, not one per turn). A record that comes with its own context keeps it.
+        """
+        last: dict[str, NewMemory] = {}
+        for record in records:
+            if record.type is not MemoryType.RAW or not record.session_id:
+                continue
+            if not record.context:
+                text = record.text[:NEIGHBOUR_CHARS]
+                prev = last.get(record.session_id)
+                if prev is not None:
+                    record.context = prev.text[:NEIGHBOUR_CHARS]
+                    prev.context = f"{prev.context}\n{text}"
+                elif stored := tx.last_in_session(scope, record.session_id, MemoryType.RAW):
+                    record.context = stored.text[:NEIGHBOUR_CHARS]
+                    tx.set_context(scope, stored.id, f"{stored.context}\n{text}")
+            last[record.session_id] = record
 
     def update(
         self,
