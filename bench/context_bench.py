@@ -87,11 +87,11 @@ def build_tenant(db: Path, model: Any) -> tuple[Memory, float]:
     scope = Scope(user_id="bench")
     with memory.store.transaction() as tx:
         people = [
-            tx.upsert_entity(scope, name, "person", now_ms())
+            tx.graph.upsert_entity(scope, name, "person", now_ms())
             for name in ("Caroline", "Melanie", "Jon", "Gina", "Maria", "John")
         ]
         for a, b in itertools.pairwise(people):
-            tx.upsert_relationship(scope, a.id, b.id, "knows", None, now_ms())
+            tx.graph.upsert_relationship(scope, a.id, b.id, "knows", None, now_ms())
     memory.run_jobs()
     return memory, seconds
 

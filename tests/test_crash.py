@@ -47,7 +47,7 @@ def test_sigkill_loses_no_acknowledged_memory(tmp_path: Path) -> None:
             assert memory.get(memory_id, user_id=user_id).id == memory_id
         conn = memory.store._writer
         conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('integrity-check')")
-        stats = memory.store.stats()
+        stats = memory.store.admin.stats()
         assert stats["memories_fts"] == stats["memories"]
         orphans = conn.execute(
             "SELECT count(*) FROM memory_vectors v LEFT JOIN memories m ON m.seq = v.memory_seq"
@@ -61,5 +61,7 @@ def test_sigkill_loses_no_acknowledged_memory(tmp_path: Path) -> None:
         assert unembedded > 0, "no add ran during the outage: the test lost its point"
         conn.execute("UPDATE jobs SET run_after = 0, lease_until = 0")  # skip backoff and leases
         memory.run_jobs(limit=100_000)
-        assert memory.store.stats()["memory_vectors"] == memory.store.stats()["memories"]
+        assert (
+            memory.store.admin.stats()["memory_vectors"] == memory.store.admin.stats()["memories"]
+        )
         assert memory.job_counts()["pending"] == 0

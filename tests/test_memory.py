@@ -147,10 +147,10 @@ def test_threshold_and_type_filters(memory: Memory) -> None:
     ],
 )
 def test_bad_input_is_refused_and_nothing_is_written(hash_memory: Memory, bad: object) -> None:
-    before = hash_memory.store.stats()
+    before = hash_memory.store.admin.stats()
     with pytest.raises(InvalidInput):
         hash_memory.add(bad, user_id="alice")  # type: ignore[arg-type]
-    assert hash_memory.store.stats() == before
+    assert hash_memory.store.admin.stats() == before
 
 
 @pytest.mark.parametrize(
@@ -190,8 +190,8 @@ def test_reset_forgets_everything_including_the_model(tmp_path: Path, embedder) 
         memory.add("tea", user_id="alice", session_id="s")
         memory.add("coffee", user_id="bob")
         memory.reset()
-        assert memory.store.stats()["memories"] == 0
-        assert memory.store.stats()["sessions"] == 0
+        assert memory.store.admin.stats()["memories"] == 0
+        assert memory.store.admin.stats()["sessions"] == 0
         memory.embedder = embedder  # another model is fine after a reset
         memory.add("tea again", user_id="alice")
         assert memory.search("tea", user_id="alice").hits

@@ -50,6 +50,6 @@ def backup(path: Path, dest: Path) -> None:
     """A complete single-file snapshot of ``path`` at ``dest``, safe while others write."""
     store = SQLiteStore(path)
     try:
-        store.backup(dest)
+        store.admin.backup(dest)
     finally:
         store.close()

@@ -71,16 +71,16 @@ class ChunksMixin:
         if not self.knowledge.chunks_enabled:
             return None
         payload = {"session_id": session_id}
-        if tx.has_pending_job(scope, CHUNK_JOB, payload):
+        if tx.jobs.has_pending_job(scope, CHUNK_JOB, payload):
             return None
-        exists, cursor = tx.chunk_state(scope, session_id)
-        messages = tx.session_messages(scope, session_id, cursor)
+        exists, cursor = tx.ledger.chunk_state(scope, session_id)
+        messages = tx.ledger.session_messages(scope, session_id, cursor)
         decision = plan_chunks(
             _chunk_messages(messages), _ledger(exists, cursor), self.knowledge.chunks
         )
         if not decision.triggered:
             return None
-        return tx.enqueue_job(scope, CHUNK_JOB, payload)
+        return tx.jobs.enqueue_job(scope, CHUNK_JOB, payload)
 
     def update_chunks(
         self,
@@ -100,11 +100,11 @@ class ChunksMixin:
             ['3f2a...']
         """
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        self.store.get_session(scope, session_id)  # NotFound before queueing anything
+        self.store.sessions.get_session(scope, session_id)  # NotFound before queueing anything
         with self.store.transaction() as tx:
-            job_id = tx.enqueue_job(scope, CHUNK_JOB, {"session_id": session_id, "now": True})
+            job_id = tx.jobs.enqueue_job(scope, CHUNK_JOB, {"session_id": session_id, "now": True})
         self._await_jobs([job_id], timeout)
-        job = self.store.get_job(job_id)
+        job = self.store.jobs.get_job(job_id)
         if job.result is None or "mode" not in job.result:
             raise BackendError(
                 f"chunk job {job_id} is {job.state.value}: {job.last_error or 'not finished'}"
@@ -120,7 +120,7 @@ class ChunksMixin:
         Returns the invalidated chunk ids."""
         scope = Scope(user_id=user_id, scope_id=scope_id)
         with self.store.transaction() as tx:
-            return tx.reset_chunks(scope, session_id, self.actor)
+            return tx.ledger.reset_chunks(scope, session_id, self.actor)
 
     def _run_chunk_jobs(self, jobs: list[Job]) -> None:
         for job in jobs:
@@ -130,7 +130,7 @@ class ChunksMixin:
                 result = self._chunk_pass(scope, session_id, job)
             except NotFound:
                 with self.store.transaction() as tx:
-                    tx.finish_job(job.id, {"skipped": "the session was deleted"})
+                    tx.jobs.finish_job(job.id, {"skipped": "the session was deleted"})
             except BackendError as exc:
                 self._extraction_failed(job, exc, final=not exc.retryable)
             except Conflict as exc:
@@ -141,8 +141,8 @@ class ChunksMixin:
                 log.debug("chunk job %s: %s", job.id, result.reason)
 
     def _chunk_pass(self, scope: Scope, session_id: str, job: Job) -> ChunkResult:
-        exists, cursor = self.store.chunk_state(scope, session_id)
-        messages = self.store.session_messages(scope, session_id, cursor)
+        exists, cursor = self.store.ledger.chunk_state(scope, session_id)
+        messages = self.store.ledger.session_messages(scope, session_id, cursor)
         hashed = _chunk_messages(messages)
         origin = {c.hash: m for c, m in zip(hashed, messages, strict=True)}
         decision = plan_chunks(hashed, _ledger(exists, cursor), self.knowledge.chunks)
@@ -158,26 +158,26 @@ class ChunksMixin:
         summary = self._rolling_summary(scope, session_id, job, due, llm)
         vectors = self._try_embed([c.memory.text for c in new]) if new else None
         with self.store.transaction() as tx:
-            if tx.chunk_state(scope, session_id)[1] != cursor:
+            if tx.ledger.chunk_state(scope, session_id)[1] != cursor:
                 raise Conflict(f"session {session_id!r} was chunked meanwhile")
-            items = tx.record_chunks(scope, session_id, new, self.actor)
+            items = tx.ledger.record_chunks(scope, session_id, new, self.actor)
             steps.index(tx, scope, [i.id for i in items], vectors)
             if summary is not None and items:
                 ctx, apply = summary
                 ctx.metadata["last_chunk_id"] = items[-1].id
                 apply(tx)
-                written = tx.last_in_session(scope, session_id, MemoryType.SUMMARY)
+                written = tx.memories.last_in_session(scope, session_id, MemoryType.SUMMARY)
                 result.summary_id = written.id if written else None
             if llm is not None:
                 used = llm.usage
-                tx.add_usage(
+                tx.variables.add_usage(
                     scope, used.prompt_tokens, used.completion_tokens, used.requests, now_ms()
                 )
             result.chunks = [i.id for i in items]
             follow_up = {"session_id": session_id}
-            if later and not tx.has_pending_job(scope, CHUNK_JOB, follow_up):
-                tx.enqueue_job(scope, CHUNK_JOB, follow_up)  # a backlog goes a pass at a time
-            tx.finish_job(job.id, result.model_dump())
+            if later and not tx.jobs.has_pending_job(scope, CHUNK_JOB, follow_up):
+                tx.jobs.enqueue_job(scope, CHUNK_JOB, follow_up)  # a backlog goes a pass at a time
+            tx.jobs.finish_job(job.id, result.model_dump())
         return result
 
     def _new_chunk(

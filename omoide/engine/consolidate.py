@@ -114,7 +114,7 @@ class ConsolidationMixin:
         floor = floor if min_session_episodes is None else min_session_episodes
         if age < 0 or floor < 1 or limit < 1:
             raise InvalidInput("min_age_days >= 0, min_session_episodes >= 1 and limit >= 1")
-        stats = self.store.episode_stats(scope, session_id)
+        stats = self.store.ledger.episode_stats(scope, session_id)
         count = sum(1 for s in stats if not s.consolidated)
         out = ConsolidationCandidates(session_id=session_id, eligible=False, episode_count=count)
         if count < floor:
@@ -160,8 +160,10 @@ class ConsolidationMixin:
         batch = limit or self.knowledge.consolidation_batch
         chosen = [c for c in ranked.candidates if c.score <= ceiling]
         chosen = sorted(chosen[:batch], key=lambda c: (c.created_at, c.episode_id))
-        episodes = _within([self.store.get_episode(scope, c.episode_id) for c in chosen], MAX_CHARS)
-        plan = self.store.consolidation_plan(scope, [e.id for e in episodes])
+        episodes = _within(
+            [self.store.sessions.get_episode(scope, c.episode_id) for c in chosen], MAX_CHARS
+        )
+        plan = self.store.ledger.consolidation_plan(scope, [e.id for e in episodes])
         report = report.model_copy(update=_plan_fields(plan))
         if not run or not episodes:
             return report
@@ -171,9 +173,9 @@ class ConsolidationMixin:
         vectors = self._try_embed([text])
         report.id = uuid.uuid4().hex
         with self.store.transaction() as tx:
-            if tx.consolidation_plan(scope, plan.episodes) != plan:
+            if tx.ledger.consolidation_plan(scope, plan.episodes) != plan:
                 raise Conflict(f"session {session_id!r} changed since it was planned; run again")
-            summary = tx.insert_memory(
+            summary = tx.memories.insert_memory(
                 scope,
                 NewMemory(
                     text=text,
@@ -188,11 +190,11 @@ class ConsolidationMixin:
             )
             steps.index(tx, scope, [summary.id], vectors)
             report.summary_id, report.summary = summary.id, text
-            tx.apply_consolidation(
+            tx.ledger.apply_consolidation(
                 scope, session_id, report.id, plan, report.model_dump(mode="json"), ACTOR
             )
             usage = llm.usage
-            tx.add_usage(
+            tx.variables.add_usage(
                 scope, usage.prompt_tokens, usage.completion_tokens, usage.requests, now_ms()
             )
         self._wake_workers()
@@ -206,11 +208,11 @@ class ConsolidationMixin:
         Returns ``{"memories", "entities", "summary_id"}``."""
         scope = Scope(user_id=user_id, scope_id=scope_id)
         with self.store.transaction() as tx:
-            restored = tx.revert_consolidation(scope, consolidation_id, ACTOR)
+            restored = tx.ledger.revert_consolidation(scope, consolidation_id, ACTOR)
             if restored["memories"]:
-                tx.enqueue_job(scope, EMBED_JOB, {"memory_ids": restored["memories"]})
+                tx.jobs.enqueue_job(scope, EMBED_JOB, {"memory_ids": restored["memories"]})
             if restored["entities"]:
-                tx.enqueue_job(
+                tx.jobs.enqueue_job(
                     scope, steps.EMBED_ENTITIES_JOB, {"entity_ids": restored["entities"]}
                 )
         self._wake_workers()
@@ -227,10 +229,10 @@ class ConsolidationMixin:
         """Queue a consolidation run of a session as a durable job; return its id. The job's
         result is the run's report."""
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        self.store.get_session(scope, session_id)
+        self.store.sessions.get_session(scope, session_id)
         payload: dict[str, Any] = {"session_id": session_id, "max_score": max_score}
         with self.store.transaction() as tx:
-            job_id = tx.enqueue_job(scope, CONSOLIDATE_JOB, payload)
+            job_id = tx.jobs.enqueue_job(scope, CONSOLIDATE_JOB, payload)
         self._wake_workers()
         return job_id
 
@@ -252,7 +254,7 @@ class ConsolidationMixin:
                 self._extraction_failed(job, exc, final=True)
             else:
                 with self.store.transaction() as tx:
-                    tx.finish_job(job.id, report.model_dump(mode="json"))
+                    tx.jobs.finish_job(job.id, report.model_dump(mode="json"))
 
 
 def _within(episodes: list[Episode], max_chars: int) -> list[Episode]:

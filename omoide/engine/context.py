@@ -160,7 +160,7 @@ class ContextMixin:
         if not memory_ids and not episode_ids:
             return 0
         with self.store.transaction() as tx:
-            return tx.touch(scope, memory_ids, episode_ids, now_ms())
+            return tx.ledger.touch(scope, memory_ids, episode_ids, now_ms())
 
     def _touch_selected(self, scope: Scope, result: ContextResult) -> None:
         chosen = [*result.profile, *([result.summary] if result.summary else []), *result.memories]
@@ -179,19 +179,19 @@ class ContextMixin:
         project = None
         if session_id is not None:
             try:  # an isolated project's session sees its own project only
-                project = self.store.get_session(scope, session_id).project
+                project = self.store.sessions.get_session(scope, session_id).project
             except NotFound:
                 session_id = None  # nothing stored yet: no floor, no summary
         if session_id is not None:
             if turns:
                 only = SearchFilters(session_id=session_id, types=[MemoryType.RAW], project=project)
-                found.recent = self.store.latest_memories(scope, only, turns)
+                found.recent = self.store.memories.latest_memories(scope, only, turns)
             only = SearchFilters(session_id=session_id, types=[MemoryType.SUMMARY], project=project)
-            latest = self.store.latest_memories(scope, only, 1)
+            latest = self.store.memories.latest_memories(scope, only, 1)
             found.summary = latest[0] if latest else None
         only = SearchFilters(types=[MemoryType.USER_PROFILE], project=project)
-        found.profile = self.store.latest_memories(scope, only, PROFILE_MAX)
-        found.variables = self.store.get_variables(scope, None)
+        found.profile = self.store.memories.latest_memories(scope, only, PROFILE_MAX)
+        found.variables = self.store.variables.get_variables(scope, None)
         hits = self.search(
             query,
             user_id=scope.user_id,
@@ -206,7 +206,7 @@ class ContextMixin:
         found.named = self.entities_named(scope, query, GRAPH_ENTITIES, contained=False)
         if found.named:
             ids = [e.id for e in found.named]
-            found.graph = self.store.neighbors(scope, ids, GRAPH_EDGES * 2)
+            found.graph = self.store.graph.neighbors(scope, ids, GRAPH_EDGES * 2)
         return found
 
 

@@ -128,11 +128,14 @@ class Engine(
         return vectors
 
     def _check_signature(self, dim: int) -> None:
-        model, stored_dim = self.store.get_meta(META_MODEL), self.store.get_meta(META_DIM)
+        model, stored_dim = (
+            self.store.admin.get_meta(META_MODEL),
+            self.store.admin.get_meta(META_DIM),
+        )
         if model is None:
             with self.store.transaction() as tx:
-                tx.set_meta(META_MODEL, self.embedder.name)
-                tx.set_meta(META_DIM, str(dim))
+                tx.admin.set_meta(META_MODEL, self.embedder.name)
+                tx.admin.set_meta(META_DIM, str(dim))
         elif model != self.embedder.name or int(stored_dim or 0) != dim:
             raise EmbedderError(
                 f"this database was embedded with {model} ({stored_dim}-d) but the embedder is "
@@ -180,10 +183,10 @@ class Engine(
             source: list[str] = []
             sessions = {r.session_id for r in records if r.session_id}
             for session_id in sorted(sessions):
-                tx.ensure_session(scope, session_id)
+                tx.sessions.ensure_session(scope, session_id)
             jobs: dict[str, int] = {}
             if episode is not None and len(sessions) == 1:
-                source = [tx.insert_episode(scope, next(iter(sessions)), episode).id]
+                source = [tx.sessions.insert_episode(scope, next(iter(sessions)), episode).id]
             self._link_neighbours(tx, scope, records)
             items = [self._insert(tx, scope, r, source) for r in records]
             if source and (chunk_job := self._queue_chunking(tx, scope, next(iter(sessions)))):
@@ -193,9 +196,9 @@ class Engine(
                 if vectors is None:
                     pending.append(item.id)
                 else:
-                    tx.put_vector(scope, item.id, vectors[index])
+                    tx.memories.put_vector(scope, item.id, vectors[index])
             if pending:
-                jobs[EMBED_JOB] = tx.enqueue_job(scope, EMBED_JOB, {"memory_ids": pending})
+                jobs[EMBED_JOB] = tx.jobs.enqueue_job(scope, EMBED_JOB, {"memory_ids": pending})
             if extraction is not None and self.knowledge.summary_trigger == "chunk":
                 # the chunk job rolls the summary forward instead of every add
                 chosen = [step for step in extraction["steps"] if step != "summary"]
@@ -207,11 +210,13 @@ class Engine(
                     "session_id": next(iter(sessions)) if len(sessions) == 1 else None,
                     "memory_ids": [i.id for i in items],
                 }
-                jobs[EXTRACT_JOB] = tx.enqueue_job(scope, EXTRACT_JOB, extraction, MAX_ATTEMPTS)
+                jobs[EXTRACT_JOB] = tx.jobs.enqueue_job(
+                    scope, EXTRACT_JOB, extraction, MAX_ATTEMPTS
+                )
         if jobs:
             self._wake_workers()
         if vectors is None:
-            items = self.store.get_memories(scope, [i.id for i in items])
+            items = self.store.memories.get_memories(scope, [i.id for i in items])
         else:
             items = [i.model_copy(update={"embedded": True}) for i in items]
         return items, jobs
@@ -219,7 +224,7 @@ class Engine(
     def _insert(self, tx: Tx, scope: Scope, record: NewMemory, source: list[str]) -> MemoryItem:
         if not record.source_episodes and source:
             record.source_episodes = source
-        return tx.insert_memory(scope, record, self.actor)
+        return tx.memories.insert_memory(scope, record, self.actor)
 
     def _link_neighbours(self, tx: Tx, scope: Scope, records: list[NewMemory]) -> None:
         """Give each raw turn of a session its previous and next turn as keyword context.
@@ -239,9 +244,11 @@ class Engine(
                 if prev is not None:
                     record.context = prev.text[:NEIGHBOUR_CHARS]
                     prev.context = f"{prev.context}\n{text}"
-                elif stored := tx.last_in_session(scope, record.session_id, MemoryType.RAW):
+                elif stored := tx.memories.last_in_session(
+                    scope, record.session_id, MemoryType.RAW
+                ):
                     record.context = stored.text[:NEIGHBOUR_CHARS]
-                    tx.set_context(scope, stored.id, f"{stored.context}\n{text}")
+                    tx.memories.set_context(scope, stored.id, f"{stored.context}\n{text}")
             last[record.session_id] = record
 
     def update(
@@ -261,12 +268,12 @@ class Engine(
         scope = Scope(user_id=user_id, scope_id=scope_id)
         vectors = self._try_embed([text]) if text is not None else None
         with self.store.transaction() as tx:
-            item = tx.update_memory(scope, memory_id, text, metadata, self.actor)
+            item = tx.memories.update_memory(scope, memory_id, text, metadata, self.actor)
             if text is not None:
                 if vectors is not None:
-                    tx.put_vector(scope, memory_id, vectors[0])
+                    tx.memories.put_vector(scope, memory_id, vectors[0])
                 else:
-                    tx.enqueue_job(scope, EMBED_JOB, {"memory_ids": [memory_id]})
+                    tx.jobs.enqueue_job(scope, EMBED_JOB, {"memory_ids": [memory_id]})
         self._wake_workers()
         return self.get(memory_id, user_id=user_id, scope_id=scope_id) if text else item
 
@@ -275,24 +282,28 @@ class Engine(
     ) -> None:
         """Delete one memory with its vector and index rows; its history records the delete."""
         with self.store.transaction() as tx:
-            tx.delete_memory(Scope(user_id=user_id, scope_id=scope_id), memory_id, self.actor)
+            tx.memories.delete_memory(
+                Scope(user_id=user_id, scope_id=scope_id), memory_id, self.actor
+            )
 
     def delete_all(self, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID) -> int:
         """Delete everything of one tenant (memories, sessions, history, jobs); return the count."""
         with self.store.transaction() as tx:
-            return tx.delete_scope(Scope(user_id=user_id, scope_id=scope_id))
+            return tx.admin.delete_scope(Scope(user_id=user_id, scope_id=scope_id))
 
     def reset(self) -> None:
         """Delete every tenant's data and the recorded embedding model. Irreversible."""
         with self.store.transaction() as tx:
-            tx.delete_everything()
+            tx.admin.delete_everything()
         self._signature_checked = False
 
     # reads ----------------------------------------------------------------------------
     def get(
         self, memory_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> MemoryItem:
-        found = self.store.get_memories(Scope(user_id=user_id, scope_id=scope_id), [memory_id])
+        found = self.store.memories.get_memories(
+            Scope(user_id=user_id, scope_id=scope_id), [memory_id]
+        )
         if not found:
             raise NotFound(f"memory {memory_id!r} not found", id=memory_id)
         return found[0]
@@ -308,7 +319,7 @@ class Engine(
     ) -> Page:
         """One page of memories, newest first, with the true total of all that match."""
         check_limit(limit, offset)
-        items, total = self.store.list_memories(
+        items, total = self.store.memories.list_memories(
             Scope(user_id=user_id, scope_id=scope_id), filters or SearchFilters(), limit, offset
         )
         return Page(items=items, total=total, limit=limit, offset=offset)
@@ -320,7 +331,7 @@ class Engine(
         versions (memories linked by ``supersedes``): ADD, then one UPDATE per new version
         (with the old and the new text), then DELETE if it was invalidated.
         """
-        return self.store.history(Scope(user_id=user_id, scope_id=scope_id), memory_id)
+        return self.store.memories.history(Scope(user_id=user_id, scope_id=scope_id), memory_id)
 
     def search(
         self,
@@ -346,14 +357,16 @@ class Engine(
         # torch and numpy all release the GIL, so the two overlap on two cores.
         terms = keyword_terms(query)
         keyword = (
-            self._pool.submit(self.store.keyword_search, scope, terms, filters, fetch)
+            self._pool.submit(self.store.memories.keyword_search, scope, terms, filters, fetch)
             if chosen.keyword
             else None
         )
         if chosen.vector:
             try:
                 query_vec = self._embed([query])[0]
-                signals["vector"] = self.store.vector_search(scope, query_vec, filters, fetch)
+                signals["vector"] = self.store.memories.vector_search(
+                    scope, query_vec, filters, fetch
+                )
             except EmbedderError as exc:
                 if exc.fields.get("mismatch"):
                     raise  # searching another model's vectors would return nonsense
@@ -361,13 +374,13 @@ class Engine(
         if keyword is not None:
             signals["keyword"] = keyword.result()
         elif "vector" not in signals:
-            signals["keyword"] = self.store.keyword_search(scope, terms, filters, fetch)
+            signals["keyword"] = self.store.memories.keyword_search(scope, terms, filters, fetch)
         effective = chosen
         if "vector" not in signals and chosen.vector:
             effective = get_recipe("keyword")
         fused = [f for f in fuse(effective, signals) if threshold is None or f[1] >= threshold]
         fused = fused[:limit]
-        items = {m.id: m for m in self.store.get_memories(scope, [f[0] for f in fused])}
+        items = {m.id: m for m in self.store.memories.get_memories(scope, [f[0] for f in fused])}
         hits = [
             SearchHit(memory=items[i], score=s, signals=sig) for i, s, sig in fused if i in items
         ]

@@ -181,7 +181,7 @@ class DiscussionsMixin(WilmerImportMixin):
         style: Literal["file", "vector"] = "vector" if use_vector else "file"
         result = QualityMemoryResult(discussion_id=discussion_id, style=style, stored=stored)
         try:
-            self.store.get_session(scope, discussion_id)
+            self.store.sessions.get_session(scope, discussion_id)
         except NotFound:
             result.reason = "the discussion has no messages"
             return result
@@ -194,7 +194,7 @@ class DiscussionsMixin(WilmerImportMixin):
     ) -> int:
         given = [m for m in to_messages(list(messages), self.max_text_chars) if m.role != "system"]
         try:
-            known = self.store.session_messages(scope, discussion_id, None)
+            known = self.store.ledger.session_messages(scope, discussion_id, None)
         except NotFound:
             known = []
         seen = _overlap([(m.role, m.content) for m in known], [(m.role, m.content) for m in given])
@@ -211,8 +211,8 @@ class DiscussionsMixin(WilmerImportMixin):
         ]
         vectors = self._try_embed([r.text for r in records])
         with self.store.transaction() as tx:
-            tx.ensure_session(scope, discussion_id)
-            episode = tx.insert_episode(scope, discussion_id, new)
+            tx.sessions.ensure_session(scope, discussion_id)
+            episode = tx.sessions.insert_episode(scope, discussion_id, new)
             items = [self._insert(tx, scope, r, [episode.id]) for r in records]
             steps.index(tx, scope, [i.id for i in items], vectors)
         return len(new)
@@ -220,8 +220,8 @@ class DiscussionsMixin(WilmerImportMixin):
     def _file_pass(
         self, scope: Scope, discussion_id: str, config: ChunkConfig, result: QualityMemoryResult
     ) -> QualityMemoryResult:
-        exists, cursor = self.store.chunk_state(scope, discussion_id)
-        messages = self.store.session_messages(scope, discussion_id, cursor)
+        exists, cursor = self.store.ledger.chunk_state(scope, discussion_id)
+        messages = self.store.ledger.session_messages(scope, discussion_id, cursor)
         if not exists and len(messages) < 3:
             result.reason = "fewer than 3 messages: nothing to check yet"
             return result
@@ -237,9 +237,9 @@ class DiscussionsMixin(WilmerImportMixin):
         texts = [c.memory.text for c in new] + ([summary.text] if summary else [])
         vectors = self._try_embed(texts) if texts else None
         with self.store.transaction() as tx:
-            if tx.chunk_state(scope, discussion_id)[1] != cursor:
+            if tx.ledger.chunk_state(scope, discussion_id)[1] != cursor:
                 raise Conflict(f"discussion {discussion_id!r} was chunked meanwhile")
-            items = tx.record_chunks(scope, discussion_id, new, self.actor)  # also the state
+            items = tx.ledger.record_chunks(scope, discussion_id, new, self.actor)  # also the state
             if summary is not None and items:
                 summary.metadata["last_chunk_id"] = items[-1].id
                 items.append(self._write_summary(tx, scope, summary))
@@ -247,7 +247,7 @@ class DiscussionsMixin(WilmerImportMixin):
             steps.index(tx, scope, [i.id for i in items], vectors)
             if llm is not None and llm.usage.requests:
                 used = llm.usage
-                tx.add_usage(
+                tx.variables.add_usage(
                     scope, used.prompt_tokens, used.completion_tokens, used.requests, now_ms()
                 )
         result.created = [i.id for i in items if i.type is MemoryType.CHUNK]
@@ -312,23 +312,23 @@ class DiscussionsMixin(WilmerImportMixin):
 
     def _write_summary(self, tx: Tx, scope: Scope, new: NewMemory) -> MemoryItem:
         if new.supersedes is None:
-            return tx.insert_memory(scope, new, self.actor)
-        return tx.supersede_memory(scope, new.supersedes, new, now_ms(), self.actor)
+            return tx.memories.insert_memory(scope, new, self.actor)
+        return tx.memories.supersede_memory(scope, new.supersedes, new, now_ms(), self.actor)
 
     def _rolling(self, scope: Scope, discussion_id: str) -> MemoryItem | None:
         filters = SearchFilters(session_id=discussion_id, types=[MemoryType.SUMMARY])
-        items, _ = self.store.list_memories(scope, filters, 1, 0)
+        items, _ = self.store.memories.list_memories(scope, filters, 1, 0)
         return items[0] if items else None
 
     def _vector_pass(
         self, scope: Scope, discussion_id: str, config: ChunkConfig, result: QualityMemoryResult
     ) -> QualityMemoryResult:
         assert self.llm is not None  # checked by quality_memory
-        tracker = self.store.get_session(scope, discussion_id).metadata.get(TRACKER_KEY)
+        tracker = self.store.sessions.get_session(scope, discussion_id).metadata.get(TRACKER_KEY)
         since = None
         if isinstance(tracker, dict):
             since = ChunkCursor(tracker["hash"], *tracker["key"])
-        messages = self.store.session_messages(scope, discussion_id, since)
+        messages = self.store.ledger.session_messages(scope, discussion_id, since)
         ledger = Ledger(exists=since is not None)
         if since is not None:
             key = (since.created_ms, since.seq, since.index)
@@ -345,16 +345,18 @@ class DiscussionsMixin(WilmerImportMixin):
         vectors = self._try_embed([r.text for r in records]) if records else None
         last = due[-1][-1]
         with self.store.transaction() as tx:
-            session = tx.ensure_session(scope, discussion_id)
+            session = tx.sessions.ensure_session(scope, discussion_id)
             if session.metadata.get(TRACKER_KEY) != tracker:
                 raise Conflict(f"discussion {discussion_id!r} was processed meanwhile")
-            items = [tx.insert_memory(scope, r, self.actor) for r in records]
+            items = [tx.memories.insert_memory(scope, r, self.actor) for r in records]
             steps.index(tx, scope, [i.id for i in items], vectors)
             mark = {"hash": last.hash, "key": list(last.key)}
             patch = SessionPatch(metadata={**session.metadata, TRACKER_KEY: mark})
-            tx.update_session(scope, discussion_id, patch)
+            tx.sessions.update_session(scope, discussion_id, patch)
             used = llm.usage
-            tx.add_usage(scope, used.prompt_tokens, used.completion_tokens, used.requests, now_ms())
+            tx.variables.add_usage(
+                scope, used.prompt_tokens, used.completion_tokens, used.requests, now_ms()
+            )
         result.created = [i.id for i in items]
         return result
 
@@ -389,9 +391,9 @@ class DiscussionsMixin(WilmerImportMixin):
         if n < 1:
             raise InvalidInput(f"n must be at least 1, got {n}")
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        self.store.get_session(scope, discussion_id)
+        self.store.sessions.get_session(scope, discussion_id)
         filters = SearchFilters(session_id=discussion_id, types=[MemoryType.CHUNK])
-        items, _ = self.store.list_memories(scope, filters, n, 0)
+        items, _ = self.store.memories.list_memories(scope, filters, n, 0)
         return list(reversed(items))
 
     def discussion_summary(
@@ -399,7 +401,7 @@ class DiscussionsMixin(WilmerImportMixin):
     ) -> DiscussionSummary:
         """The discussion's rolling summary (WilmerAI ``FullChatSummary``)."""
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        self.store.get_session(scope, discussion_id)
+        self.store.sessions.get_session(scope, discussion_id)
         item = self._rolling(scope, discussion_id)
         if item is None:
             return DiscussionSummary(discussion_id=discussion_id)
@@ -434,14 +436,14 @@ class DiscussionsMixin(WilmerImportMixin):
         if half_life_days <= 0:
             raise InvalidInput(f"half_life_days must be positive, got {half_life_days}")
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        self.store.get_session(scope, discussion_id)
+        self.store.sessions.get_session(scope, discussion_id)
         terms = search_keywords(keywords)
         if not terms:
             return []
         filters = SearchFilters(session_id=discussion_id, types=_SEARCH_TYPES)
         fetch = max(limit * 5, 50) if recency else limit
-        ranked = self.store.keyword_search(scope, terms, filters, fetch)
-        items = {m.id: m for m in self.store.get_memories(scope, [i for i, _ in ranked])}
+        ranked = self.store.memories.keyword_search(scope, terms, filters, fetch)
+        items = {m.id: m for m in self.store.memories.get_memories(scope, [i for i, _ in ranked])}
         hits = [
             SearchHit(memory=items[i], score=s, signals={"keyword": Signal(rank=rank, score=s)})
             for rank, (i, s) in enumerate(ranked)

@@ -70,9 +70,11 @@ class ExtractionMixin:
         ctx = self._context(job)
         if ctx is None:
             with self.store.transaction() as tx:
-                tx.finish_job(job.id, {"skipped": "the messages were deleted before extraction"})
+                tx.jobs.finish_job(
+                    job.id, {"skipped": "the messages were deleted before extraction"}
+                )
             return
-        done = self.store.job_steps(job.id)
+        done = self.store.jobs.job_steps(job.id)
         spent = sum(int(record["calls"]) for record in done.values())
         for name in ctx.steps:
             if name in done:
@@ -82,7 +84,7 @@ class ExtractionMixin:
                 return  # finished by a twin whose lease overlapped ours, or deleted
             spent += budget.calls
         with self.store.transaction() as tx:
-            tx.finish_job(job.id, self._job_result(job.id))
+            tx.jobs.finish_job(job.id, self._job_result(job.id))
 
     def _run_step(self, ctx: steps.Context, name: str, llm: steps.BudgetedLLM) -> bool:
         """Compute the step, then apply and record it in one transaction; the tokens it spent
@@ -101,11 +103,11 @@ class ExtractionMixin:
                 completion_tokens=usage.completion_tokens,
             )
             with self.store.transaction() as tx:
-                claimed = tx.claim_step(ctx.job.id, name, LEASE_MS)
+                claimed = tx.jobs.claim_step(ctx.job.id, name, LEASE_MS)
                 if claimed:
                     if apply is not None:
                         record["detail"] = apply(tx)
-                    tx.record_step(ctx.job.id, name, record)
+                    tx.jobs.record_step(ctx.job.id, name, record)
                 _add_usage(tx, ctx.scope, usage)
                 committed = True
         except OmoideError as exc:
@@ -119,7 +121,7 @@ class ExtractionMixin:
 
     def _still_running(self, job_id: int) -> bool:
         try:
-            return self.store.get_job(job_id).state is JobState.RUNNING
+            return self.store.jobs.get_job(job_id).state is JobState.RUNNING
         except NotFound:
             return False
 
@@ -140,18 +142,18 @@ class ExtractionMixin:
         )
         try:
             if ctx.session_id is not None:
-                ctx.project = self.store.get_session(scope, ctx.session_id).project
+                ctx.project = self.store.sessions.get_session(scope, ctx.session_id).project
             if ctx.episode_id is not None:
-                ctx.messages = self.store.get_episode(scope, ctx.episode_id).messages
+                ctx.messages = self.store.sessions.get_episode(scope, ctx.episode_id).messages
                 return ctx
         except NotFound:
             return None
-        raw = self.store.get_memories(scope, payload.get("memory_ids", []))
+        raw = self.store.memories.get_memories(scope, payload.get("memory_ids", []))
         ctx.messages = [Message(role=m.metadata.get("role", "user"), content=m.text) for m in raw]
         return ctx if ctx.messages else None
 
     def _job_result(self, job_id: int) -> dict[str, Any]:
-        records = self.store.job_steps(job_id)
+        records = self.store.jobs.job_steps(job_id)
         return {
             "steps": {
                 name: {k: r[k] for k in ("status", "detail", "calls")}
@@ -166,11 +168,11 @@ class ExtractionMixin:
         error = describe_error(exc)
         if final:
             with self.store.transaction() as tx:
-                tx.fail_job_now(job.id, error, self._job_result(job.id))
+                tx.jobs.fail_job_now(job.id, error, self._job_result(job.id))
             state = JobState.FAILED
         else:
             try:
-                state = self.store.fail_job(job.id, error, backoff_ms(job.attempts))
+                state = self.store.jobs.fail_job(job.id, error, backoff_ms(job.attempts))
             except NotFound:
                 return  # deleted with its tenant while it ran
         log.warning("extraction job %s failed, now %s: %s", job.id, state.value, error)
@@ -189,4 +191,6 @@ def describe_error(exc: OmoideError) -> str:
 
 
 def _add_usage(tx: Tx, scope: Scope, usage: Usage) -> None:
-    tx.add_usage(scope, usage.prompt_tokens, usage.completion_tokens, usage.requests, now_ms())
+    tx.variables.add_usage(
+        scope, usage.prompt_tokens, usage.completion_tokens, usage.requests, now_ms()
+    )

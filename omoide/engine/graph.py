@@ -48,7 +48,7 @@ class GraphMixin(KnowledgeMixin):
         _check_graph_args(depth, max_nodes)
         check_text(entity_id, 256, what="entity id")
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        return self.store.neighborhood(scope, entity_id, depth, max_nodes)
+        return self.store.graph.neighborhood(scope, entity_id, depth, max_nodes)
 
     def neighbors(
         self,
@@ -66,7 +66,7 @@ class GraphMixin(KnowledgeMixin):
             raise InvalidInput("at most 1000 entity ids at once")
         _check_graph_args(1, max_nodes)
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        return self.store.neighbors(scope, [str(i) for i in entity_ids], max_nodes)
+        return self.store.graph.neighbors(scope, [str(i) for i in entity_ids], max_nodes)
 
     def search_entities(
         self,
@@ -100,7 +100,7 @@ class GraphMixin(KnowledgeMixin):
     ) -> list[Entity]:
         """Entities whose name occurs in ``text`` as whole words (ignoring case), and with
         ``contained`` those whose name contains ``text``; most mentioned first."""
-        found = self.store.find_entities(scope, text, limit * 5, contained=contained)
+        found = self.store.graph.find_entities(scope, text, limit * 5, contained=contained)
         folded = text.casefold().strip()
         named = [
             e

@@ -232,7 +232,7 @@ class IngestMixin:
         return payload, ExtractionStatus(state="pending")
 
     def _extraction_status(self, job_id: int) -> ExtractionStatus:
-        job = self.store.get_job(job_id)
+        job = self.store.jobs.get_job(job_id)
         result = job.result or {}
         return ExtractionStatus(
             state=job.state.value,
@@ -243,7 +243,7 @@ class IngestMixin:
 
     def _extracted(self, scope: Scope, job_id: int) -> list[MemoryItem]:
         filters = SearchFilters(metadata={"extraction_job": job_id})
-        items, _ = self.store.list_memories(scope, filters, 1000, 0)
+        items, _ = self.store.memories.list_memories(scope, filters, 1000, 0)
         return items
 
     def _await_jobs(self, job_ids: Sequence[int], timeout: float) -> None:
@@ -256,7 +256,7 @@ class IngestMixin:
                 self._wake_workers()
             else:
                 self.run_jobs()
-            pending = [i for i in pending if self.store.get_job(i).state not in _FINAL]
+            pending = [i for i in pending if self.store.jobs.get_job(i).state not in _FINAL]
             left = deadline - time.monotonic()
             if not pending or left <= 0:
                 return

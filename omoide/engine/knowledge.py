@@ -59,7 +59,7 @@ class KnowledgeMixin:
             {'city': 'Shenzhen'}
         """
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        return {v.name: v.value for v in self.store.get_variables(scope, _names(names))}
+        return {v.name: v.value for v in self.store.variables.get_variables(scope, _names(names))}
 
     def update_variables(
         self,
@@ -80,7 +80,7 @@ class KnowledgeMixin:
             raise InvalidInput("variables must be a mapping of names to values")
         scope = Scope(user_id=user_id, scope_id=scope_id)
         names = _names(list(variables)) or []
-        known = {v.name: v.type for v in self.store.get_variables(scope, names)}
+        known = {v.name: v.type for v in self.store.variables.get_variables(scope, names)}
         typed: dict[str, tuple[VariableValue, str]] = {}
         for name, value in variables.items():
             type_ = (types or {}).get(name) or known.get(name) or _python_type(name, value)
@@ -89,7 +89,7 @@ class KnowledgeMixin:
             except InvalidInput as exc:
                 raise InvalidInput(f"variable {name!r}: {exc.message}") from exc
         with self.store.transaction() as tx:
-            tx.set_variables(scope, typed, now_ms())
+            tx.variables.set_variables(scope, typed, now_ms())
         return {name: value for name, (value, _) in typed.items()}
 
     def delete_variables(
@@ -100,7 +100,7 @@ class KnowledgeMixin:
         if checked is None:
             raise InvalidInput("names must be a list of variable names")
         with self.store.transaction() as tx:
-            return tx.delete_variables(Scope(user_id=user_id, scope_id=scope_id), checked)
+            return tx.variables.delete_variables(Scope(user_id=user_id, scope_id=scope_id), checked)
 
     # entities and relationships -------------------------------------------------------------
     def list_entities(
@@ -115,19 +115,19 @@ class KnowledgeMixin:
         """One page of the tenant's entities, most recently mentioned first, and the total."""
         check_limit(limit, offset)
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        return self.store.list_entities(scope, type, limit, offset)
+        return self.store.graph.list_entities(scope, type, limit, offset)
 
     def get_entity(
         self, entity_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> Entity:
-        return self.store.get_entity(Scope(user_id=user_id, scope_id=scope_id), entity_id)
+        return self.store.graph.get_entity(Scope(user_id=user_id, scope_id=scope_id), entity_id)
 
     def delete_entity(
         self, entity_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> None:
         """Delete an entity, its relationships, provenance and vector in one transaction."""
         with self.store.transaction() as tx:
-            tx.delete_entity(Scope(user_id=user_id, scope_id=scope_id), entity_id)
+            tx.graph.delete_entity(Scope(user_id=user_id, scope_id=scope_id), entity_id)
 
     def list_relationships(
         self,
@@ -141,7 +141,7 @@ class KnowledgeMixin:
         """The tenant's relationships, or those of one entity (either direction), and the total."""
         check_limit(limit, offset)
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        return self.store.list_relationships(scope, entity_id, limit, offset)
+        return self.store.graph.list_relationships(scope, entity_id, limit, offset)
 
     def search_entities(
         self,
@@ -164,21 +164,23 @@ class KnowledgeMixin:
         except EmbedderError as exc:
             if exc.fields.get("mismatch"):
                 raise
-            found, _ = self.store.list_entities(scope, None, limit, 0, mentioned_in=query)
+            found, _ = self.store.graph.list_entities(scope, None, limit, 0, mentioned_in=query)
             hits = [EntityHit(entity=e, score=1.0) for e in found]
             warning = f"entity vectors unavailable, name matches only: {exc}"
             return EntitySearchResult(hits=hits, degraded=True, warnings=[warning])
         hits = []
-        for entity_id, score in self.store.entity_vector_search(scope, vector, limit):
+        for entity_id, score in self.store.graph.entity_vector_search(scope, vector, limit):
             try:
-                hits.append(EntityHit(entity=self.store.get_entity(scope, entity_id), score=score))
+                hits.append(
+                    EntityHit(entity=self.store.graph.get_entity(scope, entity_id), score=score)
+                )
             except NotFound:
                 continue  # deleted between the scan and the read
         return EntitySearchResult(hits=hits)
 
     def token_usage(self, *, scope: Scope | None = None) -> TokenUsage:
         """LLM tokens spent on extraction for one tenant, or for all when ``scope`` is None."""
-        return self.store.token_usage(scope)
+        return self.store.variables.token_usage(scope)
 
     # jobs ---------------------------------------------------------------------------------
     def _run_embed_entity_jobs(self, jobs: list[Job]) -> None:
@@ -187,7 +189,7 @@ class KnowledgeMixin:
             entities = []
             for entity_id in job.payload.get("entity_ids", []):
                 try:
-                    entities.append(self.store.get_entity(scope, entity_id))
+                    entities.append(self.store.graph.get_entity(scope, entity_id))
                 except NotFound:
                     continue  # deleted before its embedding arrived
             texts = [entity_text(e.name, e.type) for e in entities]
@@ -195,16 +197,16 @@ class KnowledgeMixin:
             with self.store.transaction() as tx:
                 for row, entity in enumerate(entities):
                     assert vectors is not None
-                    tx.put_entity_vector(scope, entity.id, vectors[row])
-                tx.finish_job(job.id)
+                    tx.graph.put_entity_vector(scope, entity.id, vectors[row])
+                tx.jobs.finish_job(job.id)
 
     def _reembed_entities(self, batch: int) -> int:
         done = 0
-        for chunk in self.store.iter_entity_texts(batch):
+        for chunk in self.store.graph.iter_entity_texts(batch):
             vectors = self._embed([text for _, _, text in chunk])
             with self.store.transaction() as tx:
                 for (scope, entity_id, _), vector in zip(chunk, vectors, strict=True):
-                    tx.put_entity_vector(scope, entity_id, vector)
+                    tx.graph.put_entity_vector(scope, entity_id, vector)
             done += len(chunk)
         return done
 

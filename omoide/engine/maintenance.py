@@ -38,13 +38,13 @@ class MaintenanceMixin:
     def _run_embed_jobs(self, jobs: list[Job]) -> None:
         for job in jobs:
             scope = Scope(user_id=job.user_id, scope_id=job.scope_id)
-            items = self.store.get_memories(scope, job.payload.get("memory_ids", []))
+            items = self.store.memories.get_memories(scope, job.payload.get("memory_ids", []))
             vectors = self._embed([i.text for i in items]) if items else None
             with self.store.transaction() as tx:
                 for index, item in enumerate(items):
                     assert vectors is not None
-                    tx.put_vector(scope, item.id, vectors[index])
-                tx.finish_job(job.id)
+                    tx.memories.put_vector(scope, item.id, vectors[index])
+                tx.jobs.finish_job(job.id)
 
     def run_jobs(self, limit: int = 1000) -> int:
         """Run due jobs in this thread until none is due (or ``limit``); return the count."""
@@ -69,32 +69,32 @@ class MaintenanceMixin:
         offset: int = 0,
     ) -> list[Job]:
         check_limit(limit, offset)
-        return self.store.list_jobs(scope, state, limit, offset)
+        return self.store.jobs.list_jobs(scope, state, limit, offset)
 
     def job_counts(self, *, scope: Scope | None = None) -> dict[str, int]:
-        return self.store.job_counts(scope)
+        return self.store.jobs.job_counts(scope)
 
     def retry_job(self, job_id: int, *, scope: Scope | None = None) -> Job:
-        job = self.store.retry_job(scope, job_id)
+        job = self.store.jobs.retry_job(scope, job_id)
         self._wake_workers()
         return job
 
     def reindex(self, progress: Callable[[int, int], None] | None = None, batch: int = 256) -> int:
         """Re-embed every memory (and entity) with the current embedder (after a model change);
         return the number of memories."""
-        total = self.store.stats()["memories"]
+        total = self.store.admin.stats()["memories"]
         probe = self.embedder.embed(["probe"])
         with self.store.transaction() as tx:
-            tx.clear_vectors()
-            tx.set_meta(META_MODEL, self.embedder.name)
-            tx.set_meta(META_DIM, str(probe.shape[1]))
+            tx.memories.clear_vectors()
+            tx.admin.set_meta(META_MODEL, self.embedder.name)
+            tx.admin.set_meta(META_DIM, str(probe.shape[1]))
         self._signature_checked = True
         done = 0
-        for chunk in self.store.iter_memory_texts(batch):
+        for chunk in self.store.memories.iter_memory_texts(batch):
             vectors = self.embedder.embed([text for _, _, text in chunk])
             with self.store.transaction() as tx:
                 for (scope, memory_id, _), vector in zip(chunk, vectors, strict=True):
-                    tx.put_vector(scope, memory_id, vector)
+                    tx.memories.put_vector(scope, memory_id, vector)
             done += len(chunk)
             if progress:
                 progress(done, total)
@@ -110,14 +110,14 @@ class MaintenanceMixin:
             out["store"] = {
                 "status": "ok",
                 "location": self.store.location,
-                "schema_version": self.store.schema_version(),
+                "schema_version": self.store.admin.schema_version(),
             }
         except Exception as exc:  # health reports failures instead of raising them
             out["store"] = {"status": "down", "error": str(exc)}
         embedder: dict[str, Any] = {
             "name": self.embedder.name,
-            "database_model": self.store.get_meta(META_MODEL),
-            "dimension": self.store.get_meta(META_DIM),
+            "database_model": self.store.admin.get_meta(META_MODEL),
+            "dimension": self.store.admin.get_meta(META_DIM),
             "status": "ok" if self._signature_checked else "not loaded",
         }
         if probe_embedder:

@@ -41,12 +41,14 @@ class ProjectsMixin:
         of description, colour, icon, isolated, notes and system_prompt."""
         checked = _check_fields({"name": name, **fields})
         with self.store.transaction() as tx:
-            return tx.insert_project(Scope(user_id=user_id, scope_id=scope_id), name, checked)
+            return tx.sessions.insert_project(
+                Scope(user_id=user_id, scope_id=scope_id), name, checked
+            )
 
     def get_project(
         self, name: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> Project:
-        return self.store.get_project(Scope(user_id=user_id, scope_id=scope_id), name)
+        return self.store.sessions.get_project(Scope(user_id=user_id, scope_id=scope_id), name)
 
     def list_projects(
         self,
@@ -58,7 +60,9 @@ class ProjectsMixin:
     ) -> tuple[list[Project], int]:
         """One page of the tenant's projects by name, and the total."""
         check_limit(limit, offset)
-        return self.store.list_projects(Scope(user_id=user_id, scope_id=scope_id), limit, offset)
+        return self.store.sessions.list_projects(
+            Scope(user_id=user_id, scope_id=scope_id), limit, offset
+        )
 
     def update_project(
         self,
@@ -72,7 +76,9 @@ class ProjectsMixin:
         outside the allowlist is ``InvalidInput``; renaming onto a taken name is ``Conflict``."""
         checked = _check_fields(fields)
         with self.store.transaction() as tx:
-            return tx.update_project(Scope(user_id=user_id, scope_id=scope_id), name, checked)
+            return tx.sessions.update_project(
+                Scope(user_id=user_id, scope_id=scope_id), name, checked
+            )
 
     def delete_project(
         self, name: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
@@ -80,13 +86,15 @@ class ProjectsMixin:
         """Detach the project's sessions (they keep their memories) and delete it, in one
         transaction; return how many sessions were detached."""
         with self.store.transaction() as tx:
-            return tx.delete_project(Scope(user_id=user_id, scope_id=scope_id), name)
+            return tx.sessions.delete_project(Scope(user_id=user_id, scope_id=scope_id), name)
 
     # episodes --------------------------------------------------------------------------
     def get_episode(
         self, episode_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> Episode:
-        return self.store.get_episode(Scope(user_id=user_id, scope_id=scope_id), episode_id)
+        return self.store.sessions.get_episode(
+            Scope(user_id=user_id, scope_id=scope_id), episode_id
+        )
 
     def delete_episode(
         self, episode_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
@@ -94,7 +102,7 @@ class ProjectsMixin:
         """Delete an episode and the memories only it supports (their vectors and index rows
         with them), in one transaction; return how many memories were deleted."""
         with self.store.transaction() as tx:
-            return tx.delete_episode(Scope(user_id=user_id, scope_id=scope_id), episode_id)
+            return tx.sessions.delete_episode(Scope(user_id=user_id, scope_id=scope_id), episode_id)
 
 
 def _check_fields(fields: Mapping[str, Any]) -> dict[str, Any]:

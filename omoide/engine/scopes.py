@@ -35,13 +35,13 @@ class ScopesMixin:
         check_text(scope_id, 256, what="scope_id")
         users = sorted(self._users_in_scope(scope_id))
         with self.store.transaction() as tx:
-            return sum(tx.delete_scope(Scope(user_id=u, scope_id=scope_id)) for u in users)
+            return sum(tx.admin.delete_scope(Scope(user_id=u, scope_id=scope_id)) for u in users)
 
     def _users_in_scope(self, scope_id: str) -> set[str]:
         return {scope.user_id for scope in self._tenants(_SCAN_BATCH) if scope.scope_id == scope_id}
 
     def _tenants(self, batch: int) -> Iterator[Scope]:
-        for chunk in self.store.iter_memory_texts(batch):
+        for chunk in self.store.memories.iter_memory_texts(batch):
             yield from (scope for scope, _, _ in chunk)
-        for chunk in self.store.iter_entity_texts(batch):
+        for chunk in self.store.graph.iter_entity_texts(batch):
             yield from (scope for scope, _, _ in chunk)

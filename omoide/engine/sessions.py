@@ -24,14 +24,16 @@ class SessionsMixin:
     ) -> Session:
         check_text(session_id, 512, what="session id")
         with self.store.transaction() as tx:
-            return tx.create_session(
+            return tx.sessions.create_session(
                 Scope(user_id=user_id, scope_id=scope_id), session_id, name, project, metadata or {}
             )
 
     def get_session(
         self, session_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> Session:
-        return self.store.get_session(Scope(user_id=user_id, scope_id=scope_id), session_id)
+        return self.store.sessions.get_session(
+            Scope(user_id=user_id, scope_id=scope_id), session_id
+        )
 
     def list_sessions(
         self,
@@ -42,7 +44,9 @@ class SessionsMixin:
         offset: int = 0,
     ) -> tuple[list[Session], int]:
         check_limit(limit, offset)
-        return self.store.list_sessions(Scope(user_id=user_id, scope_id=scope_id), limit, offset)
+        return self.store.sessions.list_sessions(
+            Scope(user_id=user_id, scope_id=scope_id), limit, offset
+        )
 
     def update_session(
         self,
@@ -57,14 +61,16 @@ class SessionsMixin:
         """Change only the fields given."""
         patch = SessionPatch(name=name, project=project, metadata=metadata)
         with self.store.transaction() as tx:
-            return tx.update_session(Scope(user_id=user_id, scope_id=scope_id), session_id, patch)
+            return tx.sessions.update_session(
+                Scope(user_id=user_id, scope_id=scope_id), session_id, patch
+            )
 
     def delete_session(
         self, session_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> int:
         """Delete a session, its episodes and every memory derived from them."""
         with self.store.transaction() as tx:
-            return tx.delete_session(Scope(user_id=user_id, scope_id=scope_id), session_id)
+            return tx.sessions.delete_session(Scope(user_id=user_id, scope_id=scope_id), session_id)
 
     def list_episodes(
         self,
@@ -77,7 +83,7 @@ class SessionsMixin:
     ) -> tuple[list[Episode], int]:
         check_limit(limit, offset)
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        return self.store.list_episodes(scope, session_id, limit, offset)
+        return self.store.sessions.list_episodes(scope, session_id, limit, offset)
 
     def create_project(
         self,
@@ -90,6 +96,6 @@ class SessionsMixin:
     ) -> Project:
         check_text(name, 256, what="project name")
         with self.store.transaction() as tx:
-            return tx.upsert_project(
+            return tx.sessions.upsert_project(
                 Scope(user_id=user_id, scope_id=scope_id), name, description, isolated
             )

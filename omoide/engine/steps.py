@@ -103,7 +103,7 @@ def episodic(engine: Engine, ctx: Context, _llm: LLM) -> Apply:
     vectors = engine._try_embed([text])
 
     def apply(tx: Tx) -> str:
-        item = tx.insert_memory(
+        item = tx.memories.insert_memory(
             ctx.scope, ctx.derived(text, MemoryType.EPISODIC, "episodic"), engine.actor
         )
         index(tx, ctx.scope, [item.id], vectors)
@@ -126,14 +126,16 @@ def semantic(engine: Engine, ctx: Context, llm: LLM) -> Apply:
         for op in writes:
             new = ctx.derived(op.text, MemoryType.SEMANTIC, "semantic")
             if op.op == "ADD":
-                item = tx.insert_memory(ctx.scope, new, engine.actor)
+                item = tx.memories.insert_memory(ctx.scope, new, engine.actor)
             else:
                 assert op.target_id is not None
-                item = tx.supersede_memory(ctx.scope, op.target_id, new, ctx.at_ms, engine.actor)
+                item = tx.memories.supersede_memory(
+                    ctx.scope, op.target_id, new, ctx.at_ms, engine.actor
+                )
             ids.append(item.id)
         for op in ops:
             if op.op == "DELETE" and op.target_id is not None:
-                tx.invalidate_memory(ctx.scope, op.target_id, ctx.at_ms, engine.actor)
+                tx.memories.invalidate_memory(ctx.scope, op.target_id, ctx.at_ms, engine.actor)
         index(tx, ctx.scope, ids, vectors)
         counts = Counter(op.op for op in ops)
         return ", ".join(f"{counts[k]} {k}" for k in ("ADD", "UPDATE", "DELETE", "NOOP"))
@@ -162,7 +164,7 @@ def similar_facts(engine: Engine, ctx: Context, facts: Sequence[str]) -> list[tu
 def profile(engine: Engine, ctx: Context, llm: LLM) -> Apply:
     """Profile entries; exact repeats of a valid entry are skipped, others added."""
     filters = SearchFilters(types=[MemoryType.USER_PROFILE], project=ctx.project)
-    known_items, _ = engine.store.list_memories(ctx.scope, filters, KNOWN_PROFILE_MAX, 0)
+    known_items, _ = engine.store.memories.list_memories(ctx.scope, filters, KNOWN_PROFILE_MAX, 0)
     known = {item.text.casefold() for item in known_items}
     entries = extract_profile(llm, ctx.messages, [item.text for item in known_items])
     entries = [e for e in entries if e.text.casefold() not in known]
@@ -180,7 +182,7 @@ def profile(engine: Engine, ctx: Context, llm: LLM) -> Apply:
                 attribute=entry.attribute,
                 value=entry.value,
             )
-            ids.append(tx.insert_memory(ctx.scope, new, engine.actor).id)
+            ids.append(tx.memories.insert_memory(ctx.scope, new, engine.actor).id)
         index(tx, ctx.scope, ids, vectors)
         return f"{len(ids)} entries"
 
@@ -192,7 +194,7 @@ def summary(engine: Engine, ctx: Context, llm: LLM) -> Apply:
     if ctx.session_id is None:
         raise SkipStep("no session to summarise")
     filters = SearchFilters(types=[MemoryType.SUMMARY], session_id=ctx.session_id)
-    previous, _ = engine.store.list_memories(ctx.scope, filters, 1, 0)
+    previous, _ = engine.store.memories.list_memories(ctx.scope, filters, 1, 0)
     before = previous[0] if previous else None
     text = summarize(llm, ctx.messages, before.text if before else None)
     vectors = engine._try_embed([text])
@@ -200,9 +202,9 @@ def summary(engine: Engine, ctx: Context, llm: LLM) -> Apply:
     def apply(tx: Tx) -> str:
         new = ctx.derived(text, MemoryType.SUMMARY, "summary")
         if before is None:
-            item = tx.insert_memory(ctx.scope, new, engine.actor)
+            item = tx.memories.insert_memory(ctx.scope, new, engine.actor)
         else:
-            item = tx.supersede_memory(ctx.scope, before.id, new, ctx.at_ms, engine.actor)
+            item = tx.memories.supersede_memory(ctx.scope, before.id, new, ctx.at_ms, engine.actor)
         index(tx, ctx.scope, [item.id], vectors)
         return "updated" if before else "created"
 
@@ -213,13 +215,13 @@ def variables(engine: Engine, ctx: Context, llm: LLM) -> Apply:
     """Declared variables the messages state, coerced to their types."""
     if not ctx.variables:
         raise SkipStep("no variables declared")
-    current = {v.name: v.value for v in engine.store.get_variables(ctx.scope, None)}
+    current = {v.name: v.value for v in engine.store.variables.get_variables(ctx.scope, None)}
     values = extract_variables(llm, ctx.messages, ctx.variables, current)
     types = {v.name: v.type for v in ctx.variables}
 
     def apply(tx: Tx) -> str:
         typed = {name: (value, types[name]) for name, value in values.items()}
-        tx.set_variables(ctx.scope, typed, ctx.at_ms)
+        tx.variables.set_variables(ctx.scope, typed, ctx.at_ms)
         return f"{len(typed)} set"
 
     return apply
@@ -235,17 +237,17 @@ def graph(engine: Engine, ctx: Context, llm: LLM) -> Apply:
     def apply(tx: Tx) -> str:
         ids = {}
         for entity in entities:
-            stored = tx.upsert_entity(
+            stored = tx.graph.upsert_entity(
                 ctx.scope, entity.name, entity.type, ctx.at_ms, ctx.episode_id
             )
             ids[entity] = stored.id
         if vectors is None:
-            tx.enqueue_job(ctx.scope, EMBED_ENTITIES_JOB, {"entity_ids": list(ids.values())})
+            tx.jobs.enqueue_job(ctx.scope, EMBED_ENTITIES_JOB, {"entity_ids": list(ids.values())})
         else:
             for row, entity_id in enumerate(ids.values()):
-                tx.put_entity_vector(ctx.scope, entity_id, vectors[row])
+                tx.graph.put_entity_vector(ctx.scope, entity_id, vectors[row])
         for rel in relationships:
-            tx.upsert_relationship(
+            tx.graph.upsert_relationship(
                 ctx.scope, ids[rel.source], ids[rel.target], rel.label, rel.notes, ctx.at_ms
             )
         return f"{len(ids)} entities, {len(relationships)} relationships"
@@ -258,10 +260,10 @@ def index(tx: Tx, scope: Scope, memory_ids: list[str], vectors: np.ndarray | Non
     if not memory_ids:
         return
     if vectors is None:
-        tx.enqueue_job(scope, EMBED_JOB, {"memory_ids": memory_ids})
+        tx.jobs.enqueue_job(scope, EMBED_JOB, {"memory_ids": memory_ids})
         return
     for row, memory_id in enumerate(memory_ids):
-        tx.put_vector(scope, memory_id, vectors[row])
+        tx.memories.put_vector(scope, memory_id, vectors[row])
 
 
 StepFn = Callable[["Engine", Context, LLM], Apply]

@@ -54,11 +54,11 @@ class SummariesMixin:
         the rolling summary has superseded."""
         check_limit(limit, offset)
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        self.store.get_session(scope, session_id)
+        self.store.sessions.get_session(scope, session_id)
         filters = SearchFilters(
             session_id=session_id, types=[MemoryType.SUMMARY], include_invalid=include_history
         )
-        items, total = self.store.list_memories(scope, filters, limit, offset)
+        items, total = self.store.memories.list_memories(scope, filters, limit, offset)
         return Page(items=items, total=total, limit=limit, offset=offset)
 
     def get_summary(
@@ -90,8 +90,8 @@ class SummariesMixin:
         )
         vectors = self._try_embed([text])
         with self.store.transaction() as tx:
-            tx.ensure_session(scope, session_id)
-            item = tx.insert_memory(scope, new, self.actor)
+            tx.sessions.ensure_session(scope, session_id)
+            item = tx.memories.insert_memory(scope, new, self.actor)
             steps.index(tx, scope, [item.id], vectors)
         self._wake_workers()
         return self.get(item.id, user_id=user_id, scope_id=scope_id)

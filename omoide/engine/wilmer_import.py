@@ -197,7 +197,7 @@ class WilmerImportMixin:
         total, done = sum(len(files) for files in found.values()), 0
         for discussion_id, files in sorted(found.items()):
             with self.store.transaction() as tx:
-                tx.ensure_session(scope, discussion_id)
+                tx.sessions.ensure_session(scope, discussion_id)
             for kind in ("memories", "vector", "summary"):
                 if kind in files:
                     getattr(self, f"_import_{kind}")(scope, discussion_id, files[kind], result)
@@ -208,7 +208,7 @@ class WilmerImportMixin:
 
     def _existing(self, scope: Scope, discussion_id: str, type_: MemoryType, key: str) -> set[str]:
         filters = SearchFilters(session_id=discussion_id, types=[type_], include_invalid=True)
-        items, _ = self.store.list_memories(scope, filters, _LIST_ALL, 0)
+        items, _ = self.store.memories.list_memories(scope, filters, _LIST_ALL, 0)
         return {str(i.metadata[key]) for i in items if key in i.metadata}
 
     def _import_memories(
@@ -237,7 +237,7 @@ class WilmerImportMixin:
             return
         vectors = self._try_embed([c.memory.text for c in chunks])
         with self.store.transaction() as tx:
-            items = tx.record_chunks(scope, discussion_id, chunks, self.actor)
+            items = tx.ledger.record_chunks(scope, discussion_id, chunks, self.actor)
             steps.index(tx, scope, [i.id for i in items], vectors)
         result.chunks += len(items)
 
@@ -249,7 +249,7 @@ class WilmerImportMixin:
             return
         text, digest = records[-1]
         filters = SearchFilters(session_id=discussion_id, types=[MemoryType.SUMMARY])
-        current, _ = self.store.list_memories(scope, filters, 1, 0)
+        current, _ = self.store.memories.list_memories(scope, filters, 1, 0)
         if current and current[0].text == text[: self.max_text_chars]:
             result.skipped += 1
             return
@@ -265,9 +265,9 @@ class WilmerImportMixin:
         vectors = self._try_embed([new.text])
         with self.store.transaction() as tx:
             if current:
-                item = tx.supersede_memory(scope, current[0].id, new, now_ms(), self.actor)
+                item = tx.memories.supersede_memory(scope, current[0].id, new, now_ms(), self.actor)
             else:
-                item = tx.insert_memory(scope, new, self.actor)
+                item = tx.memories.insert_memory(scope, new, self.actor)
             steps.index(tx, scope, [item.id], vectors)
         result.summaries += 1
 
@@ -290,13 +290,13 @@ class WilmerImportMixin:
             records.append(new)
         vectors = self._try_embed([r.text for r in records]) if records else None
         with self.store.transaction() as tx:
-            items = [tx.insert_memory(scope, r, self.actor) for r in records]
+            items = [tx.memories.insert_memory(scope, r, self.actor) for r in records]
             steps.index(tx, scope, [i.id for i in items], vectors)
-            session = tx.ensure_session(scope, discussion_id)
+            session = tx.sessions.ensure_session(scope, discussion_id)
             current = session.metadata.get(TRACKER_KEY)
             if tracker is not None and (current or {}).get("hash") != tracker:
                 mark = {"hash": tracker, "key": [now_ms(), 0, 0]}
-                tx.update_session(
+                tx.sessions.update_session(
                     scope,
                     discussion_id,
                     SessionPatch(metadata={**session.metadata, TRACKER_KEY: mark}),

@@ -31,7 +31,7 @@ def backoff_ms(attempts: int) -> int:
 
 def run_batch(store: Store, handlers: dict[str, Handler], limit: int = 32) -> int:
     """Claim and run up to ``limit`` due jobs; return how many were claimed."""
-    jobs = store.claim_jobs(limit, LEASE_MS)
+    jobs = store.jobs.claim_jobs(limit, LEASE_MS)
     by_kind: dict[str, list[Job]] = {}
     for job in jobs:
         by_kind.setdefault(job.kind, []).append(job)
@@ -39,7 +39,7 @@ def run_batch(store: Store, handlers: dict[str, Handler], limit: int = 32) -> in
         handler = handlers.get(kind)
         if handler is None:
             for job in group:
-                store.fail_job(
+                store.jobs.fail_job(
                     job.id, f"no handler for job kind {kind!r}", backoff_ms(job.attempts)
                 )
             continue
@@ -48,7 +48,7 @@ def run_batch(store: Store, handlers: dict[str, Handler], limit: int = 32) -> in
         except Exception:  # the one place that catches everything: the error goes on the row
             error = traceback.format_exc()
             for job in group:
-                state = store.fail_job(job.id, error, backoff_ms(job.attempts))
+                state = store.jobs.fail_job(job.id, error, backoff_ms(job.attempts))
                 log.warning(
                     "job %s (%s) failed, now %s: %s",
                     job.id,

@@ -190,13 +190,13 @@ FORBIDDEN_FOR_ALICE: list[tuple[str, str, dict[str, Any] | None]] = [
 
 
 def test_a_bound_key_cannot_name_another_tenant(tenants: Running) -> None:
-    before = tenants.engine.store.stats()
+    before = tenants.engine.store.admin.stats()
     with tenants.http("alice-key") as alice:
         for method, path, body in FORBIDDEN_FOR_ALICE:
             response = alice.request(method, path, json=body)
             assert response.status_code == 403, f"{method} {path}: {response.text}"
             assert response.json()["error"]["code"] == "forbidden"
-    assert tenants.engine.store.stats() == before
+    assert tenants.engine.store.admin.stats() == before
     tried = {(m, _template(p)) for m, p, _ in FORBIDDEN_FOR_ALICE}
     assert tried == {(m, _template(p)) for m, p, _ in HAND_WRITTEN if p.startswith("/v1/")}
 
@@ -214,7 +214,7 @@ def test_bound_keys_see_only_their_jobs(tenants: Running) -> None:
     from omoide.types import Scope
 
     with tenants.engine.store.transaction() as tx:
-        tx.enqueue_job(Scope(user_id="bob", scope_id="demo"), "noop", {}, max_attempts=1)
+        tx.jobs.enqueue_job(Scope(user_id="bob", scope_id="demo"), "noop", {}, max_attempts=1)
     with tenants.http("alice-key") as alice, tenants.http(KEY) as admin:
         assert sum(alice.get("/v1/jobs/stats").json().values()) == 0
         assert alice.get("/v1/jobs").json()["items"] == []

@@ -103,14 +103,14 @@ def test_bad_input_is_a_4xx_with_a_message_and_changes_nothing(
 ) -> None:
     method, path, kwargs, status, needle = case
     memory_id = seeded.engine.get_all().items[0].id
-    before = seeded.engine.store.stats()
+    before = seeded.engine.store.admin.stats()
     with seeded.http() as http:
         response = http.request(method, path.replace(MID, memory_id), **kwargs)
     assert response.status_code == status, response.text
     body = response.json()
     assert needle in body["detail"], body
     assert body["error"]["code"] and body["request_id"]
-    assert seeded.engine.store.stats() == before
+    assert seeded.engine.store.admin.stats() == before
 
 
 def _chunks(total: int) -> Iterator[bytes]:
@@ -121,7 +121,7 @@ def _chunks(total: int) -> Iterator[bytes]:
 
 
 def test_a_streamed_body_over_the_limit_is_413(seeded: Running) -> None:
-    before = seeded.engine.store.stats()
+    before = seeded.engine.store.admin.stats()
     with seeded.http() as http:
         # A generator body is sent chunked, without Content-Length: the bytes are counted.
         response = http.post("/v1/memories", content=_chunks(2 * BODY_LIMIT), headers=JSON)
@@ -129,7 +129,7 @@ def test_a_streamed_body_over_the_limit_is_413(seeded: Running) -> None:
         assert "content-length" not in response.request.headers
         ok = http.post("/v1/memories", content=_chunks(BODY_LIMIT // 2), headers=JSON)
         assert ok.status_code == 201
-    assert seeded.engine.store.stats()["memories"] == before["memories"] + 1
+    assert seeded.engine.store.admin.stats()["memories"] == before["memories"] + 1
     seeded.engine.delete(ok.json()["items"][0]["id"])
 
 

@@ -60,7 +60,7 @@ def test_fifty_clients_adding_and_searching(server: Running) -> None:
     assert len(acknowledged) >= CLIENTS  # every client got at least one write through
     for user, memory_id in acknowledged:
         assert server.engine.get(memory_id, user_id=user).id == memory_id
-    assert server.engine.store.stats()["memories"] == len(acknowledged)
+    assert server.engine.store.admin.stats()["memories"] == len(acknowledged)
 
 
 class SlowEmbedder:

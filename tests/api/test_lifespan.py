@@ -36,7 +36,7 @@ def test_the_app_starts_and_stops_its_engine_and_keeps_jobs(tmp_path: Path) -> N
             assert http.post("/v1/memories", json={"text": "kept across restarts"}).status_code
         engine = app.state.engine
         with engine.store.transaction() as tx:  # a job that keeps failing, retried later
-            job_id = tx.enqueue_job(Scope(), "not-yet-known", {}, max_attempts=5)
+            job_id = tx.jobs.enqueue_job(Scope(), "not-yet-known", {}, max_attempts=5)
         deadline = time.monotonic() + 10
         while not _failed_once(engine.list_jobs()):
             assert time.monotonic() < deadline, "the worker never ran the job"

@@ -101,7 +101,7 @@ def test_session_ids_with_a_slash(http: httpx.Client) -> None:
 
 def _failed_job(server: Running) -> int:
     with server.engine.store.transaction() as tx:
-        job_id = tx.enqueue_job(Scope(user_id="alice"), "no-such-kind", {}, max_attempts=1)
+        job_id = tx.jobs.enqueue_job(Scope(user_id="alice"), "no-such-kind", {}, max_attempts=1)
     deadline = time.monotonic() + 10
     while server.engine.job_counts()["failed"] == 0:
         assert time.monotonic() < deadline, "the worker did not fail the job"
@@ -172,7 +172,7 @@ def test_unexpected_errors_are_500_with_a_request_id_and_no_traceback(
 
 
 def test_extraction_options_need_an_llm(server: Running, http: httpx.Client) -> None:
-    before = server.engine.store.stats()
+    before = server.engine.store.admin.stats()
     asked = http.post("/v1/memories", json={"text": "I live in Porto", "infer": True})
     _assert_error(asked, 501, "feature_disabled")
     variables = [{"name": "city", "description": "Where the user lives"}]
@@ -181,6 +181,6 @@ def test_extraction_options_need_an_llm(server: Running, http: httpx.Client) -> 
         501,
         "feature_disabled",
     )
-    assert server.engine.store.stats() == before  # refused before storing anything
+    assert server.engine.store.admin.stats() == before  # refused before storing anything
     plain = http.post("/v1/memories", json={"text": "in Porto", "infer": False, "wait": True})
     assert plain.status_code == 201

@@ -71,10 +71,10 @@ def test_a_session_is_deleted_with_its_episodes_memories_and_vectors(
     _episode(http, "doomed", "the zucchini glut is real")
     _episode(http, "doomed", "more zucchini bread")
     kept = _episode(http, "kept", "zucchini soup for lunch")
-    before = server.engine.store.stats()
+    before = server.engine.store.admin.stats()
 
     assert _ok(http.delete("/sessions/by-external/doomed", params=MEI)) == {"deleted": 4}
-    after = server.engine.store.stats()
+    after = server.engine.store.admin.stats()
     for table in ("memories", "memory_vectors", "memories_fts"):
         assert after[table] == before[table] - 4, table
     assert (after["sessions"], after["episodes"]) == (1, 1)
@@ -116,9 +116,9 @@ def test_deleting_an_episode_takes_its_memories_and_vectors(
 ) -> None:
     gone = _episode(http, "s1", "basil on the windowsill", "Nice")["episode_id"]
     stays = _episode(http, "s1", "basil pesto tonight", "Yum")["episode_id"]
-    before = server.engine.store.stats()
+    before = server.engine.store.admin.stats()
     assert _ok(http.delete(f"/episodes/{gone}", params=MEI)) == {"deleted": 2}
-    after = server.engine.store.stats()
+    after = server.engine.store.admin.stats()
     assert after["memory_vectors"] == before["memory_vectors"] - 2
     assert after["memories"] == before["memories"] - 2 and after["episodes"] == 1
     _error(http.get(f"/episodes/{gone}", params=MEI), 404, "not_found")
@@ -292,13 +292,13 @@ def test_deleting_a_project_detaches_its_sessions(server: Running, http: httpx.C
     for sid in ("s1", "s2"):
         _ok(http.post("/sessions", json={"external_id": sid, "project": "garden"} | MEI), 201)
     _episode(http, "s1", "compost turned")
-    memories = server.engine.store.stats()["memories"]
+    memories = server.engine.store.admin.stats()["memories"]
 
     removed = _ok(http.delete("/projects/garden", params=MEI))
     assert removed == {"name": "garden", "sessions_detached": 2}
     for sid in ("s1", "s2"):
         assert _ok(http.get(f"/sessions/{sid}", params=MEI))["project"] is None
-    assert server.engine.store.stats()["memories"] == memories
+    assert server.engine.store.admin.stats()["memories"] == memories
     _error(http.get("/projects/garden", params=MEI), 404, "not_found")
     _error(http.delete("/projects/garden", params=MEI), 404, "not_found")
 

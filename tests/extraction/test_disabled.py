@@ -26,12 +26,12 @@ def test_add_works_and_extraction_reports_disabled(plain: Memory) -> None:
 
 
 def test_asking_for_extraction_without_an_llm_raises_before_writing(plain: Memory) -> None:
-    before = plain.store.stats()
+    before = plain.store.admin.stats()
     with pytest.raises(FeatureDisabled, match="needs an LLM"):
         plain.add(CHAT, user_id="u", infer=True)
     with pytest.raises(FeatureDisabled):
         plain.add(CHAT, user_id="u", mem_variables=[{"name": "a", "description": "d"}])
-    assert plain.store.stats() == before
+    assert plain.store.admin.stats() == before
     assert plain.add(CHAT, user_id="u", infer=False)
 
 

@@ -166,13 +166,13 @@ def test_a_twin_with_an_expired_lease_writes_nothing_twice(
 ) -> None:
     script(fake_llm, facts=["The user is Mei"], profile={"name": "Mei"}, summary="Hi.", graph=GRAPH)
     mem.add(CHAT, user_id="u", session_id="s")
-    [stale] = mem.store.claim_jobs(10, -1)  # claimed, and its lease already expired
-    [twin] = mem.store.claim_jobs(10, 60_000)  # so another worker takes it
+    [stale] = mem.store.jobs.claim_jobs(10, -1)  # claimed, and its lease already expired
+    [twin] = mem.store.jobs.claim_jobs(10, 60_000)  # so another worker takes it
     assert stale.id == twin.id
     mem._run_extract_jobs([twin])
-    before = mem.store.stats()
+    before = mem.store.admin.stats()
     mem._run_extract_jobs([stale])  # the first worker wakes up and runs it again
-    assert mem.store.stats() == before and len(fake_llm.requests) == 4
+    assert mem.store.admin.stats() == before and len(fake_llm.requests) == 4
     assert only_job(mem).state is JobState.DONE
     assert {e.mention_count for e in mem.list_entities(user_id="u")[0]} == {1}
 

@@ -106,7 +106,9 @@ def test_a_fact_changed_meanwhile_is_reconciled_again(
     def racing(*args: object) -> object:
         ops = real(*args)  # type: ignore[arg-type]
         with mem.store.transaction() as tx:  # another job invalidates the target first
-            tx.invalidate_memory(Scope(user_id="u"), v1.id, dt_to_ms(v1.valid_from), "other")
+            tx.memories.invalidate_memory(
+                Scope(user_id="u"), v1.id, dt_to_ms(v1.valid_from), "other"
+            )
         return ops
 
     monkeypatch.setattr(steps, "reconcile", racing)
@@ -124,5 +126,5 @@ def test_a_fact_changed_meanwhile_is_reconciled_again(
     script(fake_llm, facts=["The user lives in Berlin"])  # nothing valid left: a plain ADD
     skip_backoff(mem)
     mem.run_jobs()
-    job = mem.store.get_job(result.extraction.job_id or 0)
+    job = mem.store.jobs.get_job(result.extraction.job_id or 0)
     assert job.state is JobState.DONE and valid_facts(mem) == ["The user lives in Berlin"]

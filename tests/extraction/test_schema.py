@@ -20,10 +20,10 @@ def test_0003_upgrades_a_database_with_jobs(tmp_path: Path) -> None:
     conn.close()
     store = SQLiteStore(path)
     try:
-        assert store.schema_version() == migrate.latest_version()
-        [job] = store.list_jobs(None, None, 10, 0)
+        assert store.admin.schema_version() == migrate.latest_version()
+        [job] = store.jobs.list_jobs(None, None, 10, 0)
         assert job.kind == "embed" and job.result is None
-        assert store.list_entities(Scope(user_id="u", scope_id="s"), None, 10, 0) == ([], 0)
-        assert store.token_usage(None).total_tokens == 0
+        assert store.graph.list_entities(Scope(user_id="u", scope_id="s"), None, 10, 0) == ([], 0)
+        assert store.variables.token_usage(None).total_tokens == 0
     finally:
         store.close()

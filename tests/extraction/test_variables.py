@@ -57,11 +57,11 @@ def test_extracted_values_are_coerced_to_their_type(
 def test_bad_definitions_are_refused_before_anything_is_written(
     mem: Memory, definition: dict[str, Any], message: str
 ) -> None:
-    before = mem.store.stats()
+    before = mem.store.admin.stats()
     for call in (mem.add, mem.add_messages):
         with pytest.raises(InvalidInput, match=message):
             call("hello", user_id="u", mem_variables=[definition])
-    assert mem.store.stats() == before
+    assert mem.store.admin.stats() == before
 
 
 def test_duplicate_names_and_non_lists_are_refused(mem: Memory) -> None:
@@ -81,7 +81,7 @@ def test_an_uncoercible_answer_fails_the_job_and_writes_nothing(
     assert result.extraction.state == "failed"
     assert "variable 'age'" in (result.extraction.reason or "")
     assert mem.get_variables(user_id="u") == {}
-    assert mem.store.get_job(result.extraction.job_id or 0).state is JobState.FAILED
+    assert mem.store.jobs.get_job(result.extraction.job_id or 0).state is JobState.FAILED
 
 
 def test_defaults_fill_only_unknown_variables(mem: Memory, fake_llm: FakeLLMServer) -> None:

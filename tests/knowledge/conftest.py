@@ -66,9 +66,9 @@ def build_graph(
     """Entities (type ``thing``) and ``(from, label, to)`` relationships written directly."""
     names = list(dict.fromkeys([n for a, _, b in edges for n in (a, b)] + list(isolated)))
     with memory.store.transaction() as tx:
-        found = {n: tx.upsert_entity(scope, n, "thing", now_ms(), episode_id) for n in names}
+        found = {n: tx.graph.upsert_entity(scope, n, "thing", now_ms(), episode_id) for n in names}
         for a, label, b in edges:
-            tx.upsert_relationship(scope, found[a].id, found[b].id, label, None, now_ms())
+            tx.graph.upsert_relationship(scope, found[a].id, found[b].id, label, None, now_ms())
     return found
 
 

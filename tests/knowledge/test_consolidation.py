@@ -32,10 +32,10 @@ def fill(memory: Memory, user: str) -> dict[str, str]:
     memory.touch_episodes(episodes[-2:], user_id=user)
     scope = Scope(user_id=user)
     with memory.store.transaction() as tx:
-        old = tx.upsert_entity(scope, "Old", "thing", now_ms(), episodes[0])
-        shared = tx.upsert_entity(scope, "Shared", "thing", now_ms(), episodes[0])
-        tx.upsert_entity(scope, "Shared", "thing", now_ms(), episodes[-1])
-        edge = tx.upsert_relationship(scope, old.id, shared.id, "near", None, now_ms())
+        old = tx.graph.upsert_entity(scope, "Old", "thing", now_ms(), episodes[0])
+        shared = tx.graph.upsert_entity(scope, "Shared", "thing", now_ms(), episodes[0])
+        tx.graph.upsert_entity(scope, "Shared", "thing", now_ms(), episodes[-1])
+        edge = tx.graph.upsert_relationship(scope, old.id, shared.id, "near", None, now_ms())
     return {"old": old.id, "shared": shared.id, "edge": edge.id, "first": episodes[0]}
 
 
@@ -179,7 +179,7 @@ def test_a_scheduled_job_runs_it(
     summary_reply(fake_llm, "Stories.")
     job_id = memory.schedule_consolidation("s", user_id="alice")
     assert memory.run_jobs() == 1
-    job = memory.store.get_job(job_id)
+    job = memory.store.jobs.get_job(job_id)
     assert job.state.value == "done" and len(job.result["episodes"]) == EPISODES - 2  # type: ignore[index]
     summaries = memory.list_summaries("s", user_id="alice").items
     assert [s.text for s in summaries] == ["Stories."]

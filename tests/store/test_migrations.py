@@ -29,7 +29,7 @@ def _shape(path: Path) -> set[tuple[str, str]]:
 
 def test_fresh_database_is_built_whole_and_stamped(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "fresh.db")
-    assert store.schema_version() == migrate.latest_version()
+    assert store.admin.schema_version() == migrate.latest_version()
     store.close()
 
 
@@ -52,8 +52,8 @@ def test_old_database_upgrades_and_keeps_its_data(tmp_path: Path) -> None:
     )
     conn.close()
     store = SQLiteStore(path)
-    assert store.schema_version() == migrate.latest_version()
-    assert store.stats()["memories"] == 1 and store.stats()["jobs"] == 0
+    assert store.admin.schema_version() == migrate.latest_version()
+    assert store.admin.stats()["memories"] == 1 and store.admin.stats()["jobs"] == 0
     store.close()
 
 

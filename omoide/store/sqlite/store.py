@@ -95,6 +95,9 @@ class SQLiteStore(
         self._vectors = VectorCache()
         self._terms = fts.TermFilter()
         self._writes = 0
+        # Each port is this object until the ports are split into their own classes.
+        self.memories = self.sessions = self.jobs = self.graph = self
+        self.ledger = self.variables = self.admin = self
         with self._write_lock:
             if auto_migrate:
                 migrate.migrate(self._writer)

@@ -32,6 +32,9 @@ from omoide.types import (
 class SQLiteTx(GraphTxMixin, LedgerTxMixin, ConsolidationTxMixin, ProjectsTxMixin):
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
+        # Each port is this object until the ports are split into their own classes.
+        self.memories = self.sessions = self.jobs = self.graph = self
+        self.ledger = self.variables = self.admin = self
 
     # sessions and projects -------------------------------------------------------------
     def _session_row(self, scope: Scope, session_id: str) -> sqlite3.Row | None:

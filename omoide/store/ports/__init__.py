@@ -1,0 +1,1 @@
+"""The store's ports: one small Protocol pair per aggregate. See ``omoide.store.protocol``."""
