@@ -1,9 +1,21 @@
-"""A worker thread that drains the durable job table.
+"""The worker: claims due jobs, runs each kind's handler on its batch, records what happened.
 
 Jobs are rows committed with the data that caused them, so none is lost on a crash; a job whose
-worker died is claimed again when its lease expires. Failures are retried with exponential
-backoff and, after ``max_attempts``, marked ``failed`` with the error kept on the row, visible in
-``omoide jobs`` and ``/v1/jobs``. Handlers must be idempotent: a job may run twice.
+worker died is claimed again when its lease expires. Handlers must therefore be idempotent: a
+job may run twice.
+
+The handler contract (``Registration``): a handler gets a batch of ``(job, payload)`` pairs of
+its kind, each payload already parsed and validated. It finishes every job it completed itself
+(``tx.jobs.finish_job`` in the transaction of that job's writes, so the job is done exactly
+when its writes are) and returns the errors of the jobs that failed, by job id. The worker
+applies the kind's ``RetryPolicy`` to each error: retry after a backoff, or fail for good; after
+``max_attempts`` the store marks the job ``failed`` with the error on the row, visible in
+``omoide jobs`` and ``/v1/jobs``. One job's error never changes another job's state. If the
+handler raises, every job of the batch that is still running fails with that error; a job the
+handler had already finished stays finished.
+
+A job the worker cannot run (an unknown kind, an invalid payload, a payload version newer than
+this code) fails at once with the reason on the row; it never stops the worker or the batch.
 """
 
 from __future__ import annotations
@@ -11,60 +23,200 @@ from __future__ import annotations
 import logging
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeAlias
 
+from omoide.errors import NotFound, OmoideError
+from omoide.jobs.errors import InvalidJobPayload, JobFailed
+from omoide.jobs.kinds import KINDS
+from omoide.jobs.kinds.base import JobKind, P
+from omoide.jobs.policy import DEFAULT_POLICY, Decision, RetryPolicy
 from omoide.store.protocol import Store
-from omoide.types import Job
+from omoide.types import Job, JobState
 
 log = logging.getLogger("omoide.jobs")
 
-Handler = Callable[[list[Job]], None]
-
 LEASE_MS = 120_000
-BASE_BACKOFF_MS = 1_000
-MAX_BACKOFF_MS = 600_000
+
+# Transitional: the engine's handlers before they are ``Registration``s (``Worker(store,
+# {kind: handler})``): a handler that takes the raw jobs, reports through the store itself and
+# raises for the whole batch. To be removed once the engine registers typed handlers.
+Handler: TypeAlias = Callable[[list[Job]], None]
+Handlers: TypeAlias = "Iterable[Registration[Any]] | Mapping[str, Handler]"
+
+
+@dataclass(frozen=True)
+class Registration(Generic[P]):
+    """The handler of one job kind: runs a batch, returns the errors of failed jobs by id."""
+
+    kind: JobKind[P]
+    handler: Callable[[Sequence[tuple[Job, P]]], Mapping[int, BaseException]]
 
 
 def backoff_ms(attempts: int) -> int:
-    return int(min(MAX_BACKOFF_MS, BASE_BACKOFF_MS * 2 ** max(0, attempts - 1)))
+    """Transitional: the default policy's backoff (use ``kind.policy.backoff_ms``)."""
+    return DEFAULT_POLICY.backoff_ms(attempts)
 
 
-def run_batch(store: Store, handlers: dict[str, Handler], limit: int = 32) -> int:
+def run_batch(store: Store, registrations: Handlers, limit: int = 32) -> int:
     """Claim and run up to ``limit`` due jobs; return how many were claimed."""
+    table = _table(registrations)
     jobs = store.jobs.claim_jobs(limit, LEASE_MS)
     by_kind: dict[str, list[Job]] = {}
     for job in jobs:
         by_kind.setdefault(job.kind, []).append(job)
-    for kind, group in by_kind.items():
-        handler = handlers.get(kind)
-        if handler is None:
-            for job in group:
-                store.jobs.fail_job(
-                    job.id, f"no handler for job kind {kind!r}", backoff_ms(job.attempts)
-                )
-            continue
+    for name, group in by_kind.items():
+        runner = table.get(name)
         try:
-            handler(group)
-        except Exception:  # the one place that catches everything: the error goes on the row
-            error = traceback.format_exc()
-            for job in group:
-                state = store.jobs.fail_job(job.id, error, backoff_ms(job.attempts))
-                log.warning(
-                    "job %s (%s) failed, now %s: %s",
-                    job.id,
-                    kind,
-                    state.value,
-                    error.strip().splitlines()[-1],
-                )
+            if runner is None:
+                _unhandled(store, name, group)
+            else:
+                runner(store, group)
+        except Exception:  # recording an outcome failed: the leases bring the jobs back
+            log.exception("job worker: recording the outcome of %s jobs failed", name)
     return len(jobs)
 
 
-class Worker:
-    """Runs ``run_batch`` in a daemon thread until ``stop()``; ``wake()`` skips the idle wait."""
+_Runner = Callable[[Store, list[Job]], None]
 
-    def __init__(self, store: Store, handlers: dict[str, Handler], idle_s: float = 0.5) -> None:
+
+def _table(registrations: Handlers) -> dict[str, _Runner]:
+    if isinstance(registrations, Mapping):
+        return {name: _legacy_runner(handler) for name, handler in registrations.items()}
+    return {reg.kind.name: _runner(reg) for reg in registrations}
+
+
+def _runner(reg: Registration[P]) -> _Runner:
+    def run(store: Store, group: list[Job]) -> None:
+        _run_registered(store, reg, group)
+
+    return run
+
+
+def _run_registered(store: Store, reg: Registration[P], group: list[Job]) -> None:
+    policy = reg.kind.policy
+    batch: list[tuple[Job, P]] = []
+    for job in group:
+        try:
+            batch.append((job, reg.kind.parse(job)))
+        except InvalidJobPayload as exc:
+            _fail(store, policy, job, exc)
+    if not batch:
+        return
+    try:
+        errors = reg.handler(batch)
+    except Exception as exc:  # the batch's error goes on the rows the handler left running
+        _fail_running(store, policy, [job for job, _ in batch], exc)
+        return
+    ids = {job.id for job, _ in batch}
+    for job, _ in batch:
+        if job.id in errors:
+            _fail(store, policy, job, errors[job.id])
+    if stray := sorted(set(errors) - ids):
+        log.warning(
+            "%s handler reported errors for jobs not in its batch: %s", reg.kind.name, stray
+        )
+
+
+def _legacy_runner(handler: Handler) -> _Runner:
+    def run(store: Store, group: list[Job]) -> None:
+        try:
+            handler(group)
+        except Exception as exc:
+            # As before typed handlers: any raise is retried with backoff, whatever the error.
+            _fail_running(store, DEFAULT_POLICY, group, exc, always_retry=True)
+
+    return run
+
+
+def _unhandled(store: Store, name: str, group: list[Job]) -> None:
+    kind = KINDS.get(name)
+    for job in group:
+        if kind is None:  # no code knows it: retrying cannot help
+            known = ", ".join(sorted(KINDS))
+            error = InvalidJobPayload(
+                f"job {job.id} has unknown kind {name!r} (known kinds: {known})", id=job.id
+            )
+            _fail(store, DEFAULT_POLICY, job, error)
+        else:  # a known kind this worker was not given a handler for: another may be
+            message = f"no handler registered for job kind {name!r}"
+            _fail(store, kind.policy, job, RuntimeError(message))
+
+
+def _fail_running(
+    store: Store,
+    policy: RetryPolicy,
+    jobs: Sequence[Job],
+    error: BaseException,
+    *,
+    always_retry: bool = False,
+) -> None:
+    """Fail the jobs still running; the ones the handler finished (or failed) keep their state.
+
+    The state read is a fast path; the store's guarded updates make it safe under races."""
+    for job in jobs:
+        try:
+            state = store.jobs.get_job(job.id).state
+        except NotFound:
+            continue  # deleted with its tenant while it ran
+        if state is JobState.RUNNING:
+            _fail(store, policy, job, error, always_retry=always_retry)
+
+
+def _fail(
+    store: Store,
+    policy: RetryPolicy,
+    job: Job,
+    error: BaseException,
+    *,
+    always_retry: bool = False,
+) -> None:
+    """Record one job's failure: rescheduled per ``policy`` (the store marks it failed when out
+    of attempts), or failed at once when retrying cannot help."""
+    cause, result = (error.cause, error.result) if isinstance(error, JobFailed) else (error, None)
+    decision = policy.decide(cause, job.attempts)
+    if always_retry and not decision.retry:
+        decision = Decision(retry=True, delay_ms=policy.backoff_ms(job.attempts))
+    message = describe_error(cause)
+    try:
+        if decision.retry:
+            state = store.jobs.fail_job(job.id, message, decision.delay_ms)
+        else:
+            with store.transaction() as tx:
+                tx.jobs.fail_job_now(job.id, message, result)
+            state = JobState.FAILED
+    except NotFound:
+        return  # deleted with its tenant while it ran
+    last_line = message.strip().splitlines()[-1] if message.strip() else ""
+    log.warning("job %s (%s) failed, now %s: %s", job.id, job.kind, state.value, last_line)
+
+
+def describe_error(error: BaseException) -> str:
+    """The error for the job row: one line for an omoide error (its step, its message and the
+    start of an unusable answer), the traceback for an unexpected one (a bug to find)."""
+    if not isinstance(error, OmoideError):
+        return "".join(traceback.format_exception(error))
+    text = f"{type(error).__name__}: {error.message}"
+    if step := error.fields.get("step"):
+        text = f"step {step}: {text}"
+    raw = error.fields.get("raw")
+    if isinstance(raw, str) and raw:
+        text += f" | raw answer: {raw[:500]!r}"
+    return text
+
+
+class Worker:
+    """Runs ``run_batch`` in a daemon thread until ``stop()``; ``wake()`` skips the idle wait.
+
+    Constructing a worker starts nothing; ``start()`` does."""
+
+    def __init__(self, store: Store, registrations: Handlers, idle_s: float = 0.5) -> None:
         self._store = store
-        self._handlers = handlers
+        # Mappings are taken as given (the engine fills its handler dict after construction).
+        self._registrations = (
+            registrations if isinstance(registrations, Mapping) else list(registrations)
+        )
         self._idle_s = idle_s
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -89,7 +241,7 @@ class Worker:
     def _loop(self) -> None:
         while not self._stop.is_set():
             try:
-                claimed = run_batch(self._store, self._handlers)
+                claimed = run_batch(self._store, self._registrations)
             except Exception:
                 log.exception("job worker: claiming failed; retrying")
                 claimed = 0
