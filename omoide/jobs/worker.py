@@ -43,15 +43,21 @@ LEASE_MS = 120_000
 # {kind: handler})``): a handler that takes the raw jobs, reports through the store itself and
 # raises for the whole batch. To be removed once the engine registers typed handlers.
 Handler: TypeAlias = Callable[[list[Job]], None]
-Handlers: TypeAlias = "Iterable[Registration[Any]] | Mapping[str, Handler]"
 
 
 @dataclass(frozen=True)
 class Registration(Generic[P]):
-    """The handler of one job kind: runs a batch, returns the errors of failed jobs by id."""
+    """The handler of one job kind: runs a batch, returns the errors of failed jobs by id.
+
+    A job the handler neither finishes nor reports stays ``running`` until its lease expires
+    and is then claimed again (an attempt used), as after a crash."""
 
     kind: JobKind[P]
     handler: Callable[[Sequence[tuple[Job, P]]], Mapping[int, BaseException]]
+
+
+# What ``run_batch`` and ``Worker`` take: registrations, or (transitional) the old handler dict.
+Handlers: TypeAlias = Iterable[Registration[Any]] | Mapping[str, Handler]
 
 
 def backoff_ms(attempts: int) -> int:
@@ -188,6 +194,9 @@ def _fail(
             state = JobState.FAILED
     except NotFound:
         return  # deleted with its tenant while it ran
+    except Exception:  # one unrecorded failure must not stop the others; the lease retries it
+        log.exception("job %s (%s): recording its failure failed", job.id, job.kind)
+        return
     last_line = message.strip().splitlines()[-1] if message.strip() else ""
     log.warning("job %s (%s) failed, now %s: %s", job.id, job.kind, state.value, last_line)
 
