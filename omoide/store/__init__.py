@@ -1,16 +1,101 @@
-"""Storage backends behind the ``Store`` protocol."""
+"""Storage behind the ``Store`` protocol, and the admin operations, chosen by location.
+
+A *location* names where the data lives: a filesystem path or ``sqlite:///path`` (SQLite, the
+only backend today; ``sqlite:////abs/path`` is absolute, ``sqlite:///rel/path`` relative, as in
+SQLAlchemy). A ``postgresql://`` URL is recognised and refused with ``StoreError`` until that
+backend lands. Nothing outside ``omoide.store`` imports a backend module: the engine, the CLI
+and the server go through these functions and the ports they return.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from omoide.errors import InvalidInput, StoreError
 from omoide.store.protocol import Capability, NewMemory, SessionPatch, Store, Tx
 
-__all__ = ["Capability", "NewMemory", "SessionPatch", "Store", "Tx", "open_store"]
+__all__ = [
+    "Capability",
+    "NewMemory",
+    "SessionPatch",
+    "Store",
+    "Tx",
+    "apply_migrations",
+    "backup",
+    "migration_status",
+    "open_store",
+]
+
+_SQLITE = "sqlite://"
+_POSTGRES = ("postgresql://", "postgres://", "postgresql+")
 
 
-def open_store(path: Path | str) -> Store:
-    """Open (creating and migrating if needed) the SQLite store at ``path``."""
-    from omoide.store.sqlite import SQLiteStore
+def _sqlite_path(location: Path | str) -> Path:
+    """The SQLite file a location names; ``StoreError``/``InvalidInput`` for anything else."""
+    if isinstance(location, Path):
+        return location.expanduser()
+    text = location.strip()
+    if text.startswith(_POSTGRES):
+        raise StoreError(
+            "the PostgreSQL backend is not available yet; use a SQLite path", retryable=False
+        )
+    if text.startswith(_SQLITE):
+        rest = text[len(_SQLITE) :]
+        if not rest.startswith("/") or rest == "/":
+            raise InvalidInput(f"expected sqlite:///path, got {location!r}")
+        return Path(rest[1:]).expanduser()
+    if "://" in text:
+        raise InvalidInput(f"unknown store location {location!r}: use a path or sqlite:///path")
+    if not text:
+        raise InvalidInput("the store location is empty")
+    return Path(text).expanduser()
 
-    return SQLiteStore(path)
+
+def open_store(location: Path | str, *, auto_migrate: bool = True) -> Store:
+    """Open the store at ``location``, creating it (and its parent folder) if missing.
+
+    With ``auto_migrate`` (the default) an outdated schema is migrated first; without it an
+    outdated or new database raises ``StoreError`` ("needs `omoide migrate`"). A database
+    newer than this code raises ``MigrationError`` either way.
+    """
+    path = _sqlite_path(location)
+    from omoide.store.sqlite import SQLiteStore  # backends load only when asked for
+
+    return SQLiteStore(path, auto_migrate=auto_migrate)
+
+
+def migration_status(location: Path | str) -> dict[str, Any]:
+    """``{"path", "version", "latest", "pending"}`` for ``location``; read-only.
+
+    Creates nothing: a missing database reports version 0 and ``["schema.sql"]`` pending.
+    """
+    path = _sqlite_path(location)
+    from omoide.store.sqlite import admin
+
+    return admin.migration_status(path)
+
+
+def apply_migrations(location: Path | str) -> dict[str, Any]:
+    """Bring ``location`` (created if missing) to the latest schema.
+
+    Returns ``{"path", "version", "latest", "applied"}``; each migration commits together with
+    its version stamp, so a failure (``MigrationError``) leaves the last good version.
+    """
+    path = _sqlite_path(location)
+    from omoide.store.sqlite import admin
+
+    return admin.apply_migrations(path)
+
+
+def backup(location: Path | str, dest: Path | str) -> None:
+    """A complete, consistent copy of the store at ``location`` written to ``dest``.
+
+    Safe while other processes write. ``InvalidInput`` if ``dest`` exists. The store is opened
+    (and so migrated) first, exactly as a server starting on it would.
+    """
+    store = open_store(location)
+    try:
+        store.admin.backup(Path(dest))
+    finally:
+        store.close()

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from omoide.errors import Conflict, NotFound
-from omoide.store.protocol import ConsolidationPlan
-from omoide.store.sqlite.ledger import session_pk
+from omoide.store.ports.ledger import ConsolidationPlan
+from omoide.store.sqlite.shared import session_pk, write_history
 from omoide.types import HistoryEvent, MemoryType, Scope, now_ms
 
 # The verbatim forms of an episode; extracted facts, profile entries, chunks and summaries are
@@ -74,171 +74,144 @@ def _rows(conn: sqlite3.Connection, sql: str, ids: list[str]) -> list[dict[str, 
     return [dict(r) for r in conn.execute(sql + f" IN {_IDS}", (json.dumps(ids),))]
 
 
-class ConsolidationStoreMixin:
-    def _reader(self) -> sqlite3.Connection:
-        raise NotImplementedError
+def apply(
+    conn: sqlite3.Connection,
+    scope: Scope,
+    session_id: str,
+    consolidation_id: str,
+    plan: ConsolidationPlan,
+    report: dict[str, Any],
+    actor: str,
+) -> None:
+    """Carry out ``plan`` (computed in this transaction) and record it as
+    ``consolidation_id``. ``Conflict`` if an episode is already consolidated."""
+    pk, ts = session_pk(conn, scope, session_id), now_ms()
+    eps = json.dumps(plan.episodes)
+    open_count = conn.execute(
+        "SELECT count(*) FROM episodes WHERE session_id = ? AND consolidated_at IS NULL"
+        f" AND id IN {_IDS}",
+        (pk, eps),
+    ).fetchone()[0]
+    if open_count != len(plan.episodes):
+        raise Conflict("some of these episodes are consolidated already or gone; run again")
+    snapshot = {
+        "entities": _rows(conn, "SELECT * FROM entities WHERE id", plan.entities),
+        "entity_episodes": _rows(
+            conn, "SELECT * FROM entity_episodes WHERE entity_id", plan.entities
+        ),
+        "relationships": _rows(conn, "SELECT * FROM relationships WHERE id", plan.relationships),
+    }
+    for row in _rows(conn, "SELECT id, text FROM memories WHERE id", plan.memories):
+        write_history(conn, scope, row["id"], HistoryEvent.DELETE, row["text"], None, actor)
+    conn.execute(
+        f"UPDATE memories SET invalid_at = ?, updated_at = ? WHERE id IN {_IDS}",
+        (ts, ts, json.dumps(plan.memories)),
+    )
+    conn.execute(
+        "DELETE FROM memory_vectors WHERE memory_seq IN"
+        f" (SELECT seq FROM memories WHERE id IN {_IDS})",
+        (json.dumps(plan.vectors),),
+    )
+    conn.execute(
+        "UPDATE episodes SET consolidated_at = ?, consolidation_id = ?"
+        f" WHERE session_id = ? AND id IN {_IDS}",
+        (ts, consolidation_id, pk, eps),
+    )
+    conn.execute(f"DELETE FROM entities WHERE id IN {_IDS}", (json.dumps(plan.entities),))
+    conn.execute(
+        "INSERT INTO consolidations (id, user_id, scope_id, session_id, summary_id, report,"
+        " snapshot, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            consolidation_id,
+            scope.user_id,
+            scope.scope_id,
+            pk,
+            report.get("summary_id"),
+            json.dumps(report),
+            json.dumps(snapshot),
+            ts,
+        ),
+    )
 
-    def consolidation_plan(self, scope: Scope, episode_ids: Sequence[str]) -> ConsolidationPlan:
-        return consolidation_plan(self._reader(), scope, episode_ids)
+
+def revert(
+    conn: sqlite3.Connection, scope: Scope, consolidation_id: str, actor: str
+) -> dict[str, Any]:
+    """Undo a consolidation: the memories are valid again (to re-embed), the episodes
+    unconsolidated, the summary invalidated and the swept graph rows restored. Returns
+    ``{"memories", "entities", "summary_id"}``."""
+    row = conn.execute(
+        "SELECT * FROM consolidations WHERE id = ? AND user_id = ? AND scope_id = ?",
+        (consolidation_id, scope.user_id, scope.scope_id),
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"consolidation {consolidation_id!r} not found", id=consolidation_id)
+    if row["reverted_at"] is not None:
+        raise Conflict(f"consolidation {consolidation_id!r} is already reverted")
+    ts, report = now_ms(), json.loads(row["report"])
+    restored = []
+    query = "SELECT id, text, invalid_at FROM memories WHERE id"
+    for memory in _rows(conn, query, report["memories"]):
+        if memory["invalid_at"] is not None:
+            conn.execute(
+                "UPDATE memories SET invalid_at = NULL, updated_at = ? WHERE id = ?",
+                (ts, memory["id"]),
+            )
+            write_history(
+                conn, scope, memory["id"], HistoryEvent.UPDATE, None, memory["text"], actor
+            )
+            restored.append(memory["id"])
+    conn.execute(
+        "UPDATE episodes SET consolidated_at = NULL, consolidation_id = NULL"
+        " WHERE consolidation_id = ?",
+        (consolidation_id,),
+    )
+    summary = conn.execute(
+        "SELECT id, text FROM memories WHERE id = ? AND invalid_at IS NULL",
+        (row["summary_id"],),
+    ).fetchone()
+    if summary is not None:
+        conn.execute(
+            "UPDATE memories SET invalid_at = ?, updated_at = ? WHERE id = ?",
+            (ts, ts, summary["id"]),
+        )
+        write_history(conn, scope, summary["id"], HistoryEvent.DELETE, summary["text"], None, actor)
+    entities = _restore_graph(conn, scope, json.loads(row["snapshot"]))
+    conn.execute("UPDATE consolidations SET reverted_at = ? WHERE id = ?", (ts, consolidation_id))
+    return {"memories": restored, "entities": entities, "summary_id": row["summary_id"]}
 
 
-class ConsolidationTxMixin:
-    conn: sqlite3.Connection
-
-    if TYPE_CHECKING:  # SQLiteTx
-
-        def _history(
-            self,
-            scope: Scope,
-            memory_id: str,
-            event: HistoryEvent,
-            old: str | None,
-            new: str | None,
-            actor: str,
-        ) -> None: ...
-
-    def consolidation_plan(self, scope: Scope, episode_ids: Sequence[str]) -> ConsolidationPlan:
-        return consolidation_plan(self.conn, scope, episode_ids)
-
-    def apply_consolidation(
-        self,
-        scope: Scope,
-        session_id: str,
-        consolidation_id: str,
-        plan: ConsolidationPlan,
-        report: dict[str, Any],
-        actor: str,
-    ) -> None:
-        """Carry out ``plan`` (computed in this transaction) and record it as
-        ``consolidation_id``. ``Conflict`` if an episode is already consolidated."""
-        pk, ts = session_pk(self.conn, scope, session_id), now_ms()
-        eps = json.dumps(plan.episodes)
-        open_count = self.conn.execute(
-            "SELECT count(*) FROM episodes WHERE session_id = ? AND consolidated_at IS NULL"
-            f" AND id IN {_IDS}",
-            (pk, eps),
-        ).fetchone()[0]
-        if open_count != len(plan.episodes):
-            raise Conflict("some of these episodes are consolidated already or gone; run again")
-        snapshot = {
-            "entities": _rows(self.conn, "SELECT * FROM entities WHERE id", plan.entities),
-            "entity_episodes": _rows(
-                self.conn, "SELECT * FROM entity_episodes WHERE entity_id", plan.entities
-            ),
-            "relationships": _rows(
-                self.conn, "SELECT * FROM relationships WHERE id", plan.relationships
-            ),
+def _restore_graph(conn: sqlite3.Connection, scope: Scope, snapshot: dict[str, Any]) -> list[str]:
+    """Re-insert swept entities (merged into a same-named one created since, if any),
+    their provenance and their relationships whose ends still exist."""
+    mapping: dict[str, str] = {}
+    for entity in snapshot["entities"]:
+        existing = conn.execute(
+            "SELECT id FROM entities WHERE user_id = ? AND scope_id = ? AND name = ? AND type = ?",
+            (scope.user_id, scope.scope_id, entity["name"], entity["type"]),
+        ).fetchone()
+        if existing is None:
+            _insert(conn, "entities", entity)
+        mapping[entity["id"]] = existing[0] if existing else entity["id"]
+    for link in snapshot["entity_episodes"]:
+        conn.execute(
+            "INSERT OR IGNORE INTO entity_episodes (entity_id, episode_id)"
+            " SELECT ?, id FROM episodes WHERE id = ?",
+            (mapping[link["entity_id"]], link["episode_id"]),
+        )
+    for rel in snapshot["relationships"]:
+        rel = {
+            **rel,
+            "from_id": mapping.get(rel["from_id"], rel["from_id"]),
+            "to_id": mapping.get(rel["to_id"], rel["to_id"]),
         }
-        for row in _rows(self.conn, "SELECT id, text FROM memories WHERE id", plan.memories):
-            self._history(scope, row["id"], HistoryEvent.DELETE, row["text"], None, actor)
-        self.conn.execute(
-            f"UPDATE memories SET invalid_at = ?, updated_at = ? WHERE id IN {_IDS}",
-            (ts, ts, json.dumps(plan.memories)),
-        )
-        self.conn.execute(
-            "DELETE FROM memory_vectors WHERE memory_seq IN"
-            f" (SELECT seq FROM memories WHERE id IN {_IDS})",
-            (json.dumps(plan.vectors),),
-        )
-        self.conn.execute(
-            "UPDATE episodes SET consolidated_at = ?, consolidation_id = ?"
-            f" WHERE session_id = ? AND id IN {_IDS}",
-            (ts, consolidation_id, pk, eps),
-        )
-        self.conn.execute(f"DELETE FROM entities WHERE id IN {_IDS}", (json.dumps(plan.entities),))
-        self.conn.execute(
-            "INSERT INTO consolidations (id, user_id, scope_id, session_id, summary_id, report,"
-            " snapshot, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                consolidation_id,
-                scope.user_id,
-                scope.scope_id,
-                pk,
-                report.get("summary_id"),
-                json.dumps(report),
-                json.dumps(snapshot),
-                ts,
-            ),
-        )
-
-    def revert_consolidation(
-        self, scope: Scope, consolidation_id: str, actor: str
-    ) -> dict[str, Any]:
-        """Undo a consolidation: the memories are valid again (to re-embed), the episodes
-        unconsolidated, the summary invalidated and the swept graph rows restored. Returns
-        ``{"memories", "entities", "summary_id"}``."""
-        row = self.conn.execute(
-            "SELECT * FROM consolidations WHERE id = ? AND user_id = ? AND scope_id = ?",
-            (consolidation_id, scope.user_id, scope.scope_id),
-        ).fetchone()
-        if row is None:
-            raise NotFound(f"consolidation {consolidation_id!r} not found", id=consolidation_id)
-        if row["reverted_at"] is not None:
-            raise Conflict(f"consolidation {consolidation_id!r} is already reverted")
-        ts, report = now_ms(), json.loads(row["report"])
-        restored = []
-        query = "SELECT id, text, invalid_at FROM memories WHERE id"
-        for memory in _rows(self.conn, query, report["memories"]):
-            if memory["invalid_at"] is not None:
-                self.conn.execute(
-                    "UPDATE memories SET invalid_at = NULL, updated_at = ? WHERE id = ?",
-                    (ts, memory["id"]),
-                )
-                self._history(scope, memory["id"], HistoryEvent.UPDATE, None, memory["text"], actor)
-                restored.append(memory["id"])
-        self.conn.execute(
-            "UPDATE episodes SET consolidated_at = NULL, consolidation_id = NULL"
-            " WHERE consolidation_id = ?",
-            (consolidation_id,),
-        )
-        summary = self.conn.execute(
-            "SELECT id, text FROM memories WHERE id = ? AND invalid_at IS NULL",
-            (row["summary_id"],),
-        ).fetchone()
-        if summary is not None:
-            self.conn.execute(
-                "UPDATE memories SET invalid_at = ?, updated_at = ? WHERE id = ?",
-                (ts, ts, summary["id"]),
-            )
-            self._history(scope, summary["id"], HistoryEvent.DELETE, summary["text"], None, actor)
-        entities = self._restore_graph(scope, json.loads(row["snapshot"]))
-        self.conn.execute(
-            "UPDATE consolidations SET reverted_at = ? WHERE id = ?", (ts, consolidation_id)
-        )
-        return {"memories": restored, "entities": entities, "summary_id": row["summary_id"]}
-
-    def _restore_graph(self, scope: Scope, snapshot: dict[str, Any]) -> list[str]:
-        """Re-insert swept entities (merged into a same-named one created since, if any),
-        their provenance and their relationships whose ends still exist."""
-        mapping: dict[str, str] = {}
-        for entity in snapshot["entities"]:
-            existing = self.conn.execute(
-                "SELECT id FROM entities WHERE user_id = ? AND scope_id = ? AND name = ?"
-                " AND type = ?",
-                (scope.user_id, scope.scope_id, entity["name"], entity["type"]),
-            ).fetchone()
-            if existing is None:
-                _insert(self.conn, "entities", entity)
-            mapping[entity["id"]] = existing[0] if existing else entity["id"]
-        for link in snapshot["entity_episodes"]:
-            self.conn.execute(
-                "INSERT OR IGNORE INTO entity_episodes (entity_id, episode_id)"
-                " SELECT ?, id FROM episodes WHERE id = ?",
-                (mapping[link["entity_id"]], link["episode_id"]),
-            )
-        for rel in snapshot["relationships"]:
-            rel = {
-                **rel,
-                "from_id": mapping.get(rel["from_id"], rel["from_id"]),
-                "to_id": mapping.get(rel["to_id"], rel["to_id"]),
-            }
-            ends = self.conn.execute(
-                "SELECT count(*) FROM entities WHERE id IN (?, ?) AND user_id = ? AND scope_id = ?",
-                (rel["from_id"], rel["to_id"], scope.user_id, scope.scope_id),
-            ).fetchone()[0]
-            if ends == len({rel["from_id"], rel["to_id"]}):
-                _insert(self.conn, "relationships", rel, or_ignore=True)
-        return sorted(set(mapping.values()))
+        ends = conn.execute(
+            "SELECT count(*) FROM entities WHERE id IN (?, ?) AND user_id = ? AND scope_id = ?",
+            (rel["from_id"], rel["to_id"], scope.user_id, scope.scope_id),
+        ).fetchone()[0]
+        if ends == len({rel["from_id"], rel["to_id"]}):
+            _insert(conn, "relationships", rel, or_ignore=True)
+    return sorted(set(mapping.values()))
 
 
 def _insert(

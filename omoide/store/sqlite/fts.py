@@ -38,7 +38,8 @@ class TermFilter:
             freqs = [self._frequency(conn, stems.get(t, t), total) for t in terms]
         # Rarest first, until the postings to rank would pass POSTINGS_SHARE of the index: the
         # rare terms carry nearly all of bm25's weight, the frequent ones nearly all of its cost.
-        keep, postings = [], 0
+        keep: list[str] = []
+        postings = 0
         for df, term in sorted(zip(freqs, terms, strict=True)):
             if keep and (df >= COMMON_SHARE * total or postings + df > POSTINGS_SHARE * total):
                 break

@@ -1,118 +1,197 @@
-"""Durable job rows: claimed with a lease, so a crashed worker's jobs are picked up again."""
+"""SQLite job queue: rows claimed with a lease, so a crashed worker's jobs are picked up again.
+
+Every state change is guarded by the state it leaves (``... WHERE state = 'running'``), in one
+statement, so a late or duplicate report can never move a job backwards: a ``done`` job stays
+``done`` whatever a failing batch reports afterwards.
+"""
 
 from __future__ import annotations
 
+import json
 import sqlite3
-import threading
 from typing import Any
 
 from omoide.errors import Conflict, NotFound
 from omoide.store.sqlite import rows
+from omoide.store.sqlite.db import Database
 from omoide.types import Job, JobState, Scope, now_ms
 
+_ERROR_CHARS = 4000  # the end of a traceback is the informative part
 
-class JobsMixin:
-    _writer: sqlite3.Connection
-    _write_lock: threading.RLock
 
-    def _reader(self) -> sqlite3.Connection:
-        raise NotImplementedError
+class SQLiteJobQueue:
+    """The queue operations that run in their own short write transactions, and job reads."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
 
     def claim_jobs(self, limit: int, lease_ms: int) -> list[Job]:
-        """Take up to ``limit`` due jobs (or ones whose worker's lease expired)."""
         ts = now_ms()
-        with self._write_lock:
-            conn = self._writer
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                ids = [
-                    r[0]
-                    for r in conn.execute(
-                        "SELECT id FROM jobs WHERE (state = 'pending' AND run_after <= ?)"
-                        " OR (state = 'running' AND lease_until < ?)"
-                        " ORDER BY run_after, id LIMIT ?",
-                        (ts, ts, limit),
-                    )
-                ]
-                for job_id in ids:
-                    conn.execute(
-                        "UPDATE jobs SET state = 'running', attempts = attempts + 1,"
-                        " lease_until = ?, updated_at = ? WHERE id = ?",
-                        (ts + lease_ms, ts, job_id),
-                    )
-                jobs = [self._job(conn, i) for i in ids]
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-        return jobs
+        with self._db.immediate() as conn:
+            ids = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM jobs WHERE (state = 'pending' AND run_after <= ?)"
+                    " OR (state = 'running' AND lease_until < ?)"
+                    " ORDER BY run_after, id LIMIT ?",
+                    (ts, ts, limit),
+                )
+            ]
+            for job_id in ids:
+                conn.execute(
+                    "UPDATE jobs SET state = 'running', attempts = attempts + 1,"
+                    " lease_until = ?, updated_at = ? WHERE id = ?",
+                    (ts + lease_ms, ts, job_id),
+                )
+            return [_job(conn, i) for i in ids]
 
     def fail_job(self, job_id: int, error: str, backoff_ms: int) -> JobState:
-        """Record a failure: reschedule after ``backoff_ms``, or mark failed when out of tries."""
         ts = now_ms()
-        with self._write_lock:
-            conn = self._writer
-            row = conn.execute(
-                "SELECT attempts, max_attempts FROM jobs WHERE id = ?", (job_id,)
-            ).fetchone()
-            if row is None:
-                raise NotFound(f"job {job_id} not found", id=job_id)
-            state = JobState.FAILED if row[0] >= row[1] else JobState.PENDING
+        with self._db.immediate() as conn:
             conn.execute(
-                "UPDATE jobs SET state = ?, last_error = ?, run_after = ?, lease_until = NULL,"
-                " updated_at = ? WHERE id = ?",
-                (state.value, error[-4000:], ts + backoff_ms, ts, job_id),
+                "UPDATE jobs SET state = CASE WHEN attempts >= max_attempts THEN 'failed'"
+                " ELSE 'pending' END, last_error = ?, run_after = ?, lease_until = NULL,"
+                " updated_at = ? WHERE id = ? AND state = 'running'",
+                (error[-_ERROR_CHARS:], ts + backoff_ms, ts, job_id),
             )
-        return state
+            return _job(conn, job_id).state
 
     def retry_job(self, scope: Scope | None, job_id: int) -> Job:
-        with self._write_lock:
-            conn = self._writer
-            job = self._job(conn, job_id)
+        with self._db.immediate() as conn:
+            job = _job(conn, job_id)
             if scope is not None and (job.user_id, job.scope_id) != (scope.user_id, scope.scope_id):
                 raise NotFound(f"job {job_id} not found", id=job_id)
             if job.state != JobState.FAILED:
                 raise Conflict(f"job {job_id} is {job.state.value}; only failed jobs retry")
+            ts = now_ms()
             conn.execute(
                 "UPDATE jobs SET state = 'pending', attempts = 0, run_after = ?, updated_at = ?"
-                " WHERE id = ?",
-                (now_ms(), now_ms(), job_id),
+                " WHERE id = ? AND state = 'failed'",
+                (ts, ts, job_id),
             )
-            return self._job(conn, job_id)
+            return _job(conn, job_id)
 
     def list_jobs(
         self, scope: Scope | None, state: JobState | None, limit: int, offset: int
     ) -> list[Job]:
-        where, params = self._job_where(scope, state)
-        cursor = self._reader().execute(
+        where, params = _job_where(scope, state)
+        cursor = self._db.reader().execute(
             f"SELECT * FROM jobs WHERE {where} ORDER BY id DESC LIMIT ? OFFSET ?",
             (*params, limit, offset),
         )
         return [rows.job_from_row(r) for r in cursor]
 
     def job_counts(self, scope: Scope | None) -> dict[str, int]:
-        where, params = self._job_where(scope, None)
+        where, params = _job_where(scope, None)
         counts = {s.value: 0 for s in JobState}
-        cursor = self._reader().execute(
+        cursor = self._db.reader().execute(
             f"SELECT state, count(*) FROM jobs WHERE {where} GROUP BY state", params
         )
         counts.update({r[0]: int(r[1]) for r in cursor})
         return counts
 
-    @staticmethod
-    def _job_where(scope: Scope | None, state: JobState | None) -> tuple[str, list[Any]]:
-        clauses, params = ["1"], []
-        if scope is not None:
-            clauses.append("user_id = ? AND scope_id = ?")
-            params += [scope.user_id, scope.scope_id]
-        if state is not None:
-            clauses.append("state = ?")
-            params.append(state.value)
-        return " AND ".join(clauses), params
+    def get_job(self, job_id: int) -> Job:
+        return _job(self._db.reader(), job_id)
 
-    @staticmethod
-    def _job(conn: sqlite3.Connection, job_id: int) -> Job:
-        row = conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
-        if row is None:
-            raise NotFound(f"job {job_id} not found", id=job_id)
-        return rows.job_from_row(row)
+    def job_steps(self, job_id: int) -> dict[str, dict[str, Any]]:
+        cursor = self._db.reader().execute(
+            "SELECT step, status, detail, calls, prompt_tokens, completion_tokens FROM job_steps"
+            " WHERE job_id = ? ORDER BY created_at",
+            (job_id,),
+        )
+        return {r["step"]: {k: v for k, v in dict(r).items() if k != "step"} for r in cursor}
+
+
+class SQLiteJobWrites:
+    """Job writes that belong to the caller's transaction (see ``JobWrites``)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def enqueue_job(
+        self, scope: Scope, kind: str, payload: dict[str, Any], max_attempts: int = 5
+    ) -> int:
+        ts = now_ms()
+        cur = self._conn.execute(
+            "INSERT INTO jobs (kind, user_id, scope_id, payload, max_attempts, run_after,"
+            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (kind, scope.user_id, scope.scope_id, json.dumps(payload), max_attempts, ts, ts, ts),
+        )
+        return int(cur.lastrowid or 0)
+
+    def finish_job(self, job_id: int, result: dict[str, Any] | None = None) -> None:
+        self._conn.execute(
+            "UPDATE jobs SET state = 'done', lease_until = NULL, updated_at = ?,"
+            " result = coalesce(?, result) WHERE id = ? AND state = 'running'",
+            (now_ms(), _dumps(result), job_id),
+        )
+
+    def claim_step(self, job_id: int, step: str, lease_ms: int) -> bool:
+        ts = now_ms()
+        cur = self._conn.execute(
+            "UPDATE jobs SET lease_until = ?, updated_at = ? WHERE id = ? AND state = 'running'",
+            (ts + lease_ms, ts, job_id),
+        )
+        if not cur.rowcount:
+            return False
+        row = self._conn.execute(
+            "SELECT 1 FROM job_steps WHERE job_id = ? AND step = ?", (job_id, step)
+        ).fetchone()
+        return row is None
+
+    def record_step(self, job_id: int, step: str, record: dict[str, Any]) -> None:
+        # INSERT ... SELECT: no row at all unless the job is still running.
+        self._conn.execute(
+            "INSERT INTO job_steps (job_id, step, status, detail, calls, prompt_tokens,"
+            " completion_tokens, created_at) SELECT ?, ?, ?, ?, ?, ?, ?, ?"
+            " WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ? AND state = 'running')",
+            (
+                job_id,
+                step,
+                record["status"],
+                record.get("detail", ""),
+                record.get("calls", 0),
+                record.get("prompt_tokens", 0),
+                record.get("completion_tokens", 0),
+                now_ms(),
+                job_id,
+            ),
+        )
+
+    def fail_job_now(self, job_id: int, error: str, result: dict[str, Any] | None = None) -> None:
+        self._conn.execute(
+            "UPDATE jobs SET state = 'failed', last_error = ?, lease_until = NULL, updated_at = ?,"
+            " result = coalesce(?, result) WHERE id = ? AND state = 'running'",
+            (error[-_ERROR_CHARS:], now_ms(), _dumps(result), job_id),
+        )
+
+    def has_pending_job(self, scope: Scope, kind: str, payload: dict[str, Any]) -> bool:
+        row = self._conn.execute(
+            "SELECT 1 FROM jobs WHERE state = 'pending' AND kind = ? AND user_id = ?"
+            " AND scope_id = ? AND payload = ? LIMIT 1",
+            (kind, scope.user_id, scope.scope_id, json.dumps(payload)),
+        ).fetchone()
+        return row is not None
+
+
+def _dumps(result: dict[str, Any] | None) -> str | None:
+    return None if result is None else json.dumps(result)
+
+
+def _job_where(scope: Scope | None, state: JobState | None) -> tuple[str, list[Any]]:
+    clauses: list[str] = ["1"]
+    params: list[Any] = []
+    if scope is not None:
+        clauses.append("user_id = ? AND scope_id = ?")
+        params += [scope.user_id, scope.scope_id]
+    if state is not None:
+        clauses.append("state = ?")
+        params.append(state.value)
+    return " AND ".join(clauses), params
+
+
+def _job(conn: sqlite3.Connection, job_id: int) -> Job:
+    row = conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"job {job_id} not found", id=job_id)
+    return rows.job_from_row(row)

@@ -11,20 +11,21 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from omoide.errors import Conflict, NotFound
-from omoide.store.protocol import ChunkCursor, EpisodeStat, NewChunk, NewMemory, SessionMessage
+from omoide.errors import Conflict
+from omoide.store.ports.ledger import (
+    ChunkCursor,
+    ConsolidationPlan,
+    EpisodeStat,
+    NewChunk,
+    SessionMessage,
+)
+from omoide.store.sqlite import consolidation
+from omoide.store.sqlite.db import Database
+from omoide.store.sqlite.memory_writes import SQLiteMemoryWrites
+from omoide.store.sqlite.shared import session_pk, write_history
 from omoide.types import HistoryEvent, MemoryItem, MemoryType, Scope, now_ms
-
-_SESSION_PK = "SELECT id FROM sessions WHERE user_id = ? AND scope_id = ? AND external_id = ?"
-
-
-def session_pk(conn: sqlite3.Connection, scope: Scope, session_id: str) -> int:
-    row = conn.execute(_SESSION_PK, (scope.user_id, scope.scope_id, session_id)).fetchone()
-    if row is None:
-        raise NotFound(f"session {session_id!r} not found", id=session_id)
-    return int(row[0])
 
 
 def chunk_state(
@@ -53,7 +54,7 @@ def session_messages(
     if since is not None:
         sql += " AND (created_at, rowid) >= (?, ?)"
         params += [since.created_ms, since.seq]
-    out = []
+    out: list[SessionMessage] = []
     for row in conn.execute(sql + " ORDER BY created_at, rowid", params):
         for index, message in enumerate(json.loads(row["messages"])):
             out.append(
@@ -81,54 +82,60 @@ def episode_stats(conn: sqlite3.Connection, scope: Scope, session_id: str) -> li
     ]
 
 
-class LedgerStoreMixin:
-    def _reader(self) -> sqlite3.Connection:
-        raise NotImplementedError
+class SQLiteLedgerReads:
+    """Ledger reads on reader connections (see ``LedgerReads``)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
 
     def chunk_state(self, scope: Scope, session_id: str) -> tuple[bool, ChunkCursor | None]:
-        return chunk_state(self._reader(), scope, session_id)
+        return chunk_state(self._db.reader(), scope, session_id)
 
     def session_messages(
         self, scope: Scope, session_id: str, since: ChunkCursor | None
     ) -> list[SessionMessage]:
-        return session_messages(self._reader(), scope, session_id, since)
+        return session_messages(self._db.reader(), scope, session_id, since)
 
     def episode_stats(self, scope: Scope, session_id: str) -> list[EpisodeStat]:
-        return episode_stats(self._reader(), scope, session_id)
+        return episode_stats(self._db.reader(), scope, session_id)
+
+    def consolidation_plan(self, scope: Scope, episode_ids: Sequence[str]) -> ConsolidationPlan:
+        return consolidation.consolidation_plan(self._db.reader(), scope, episode_ids)
 
 
-class LedgerTxMixin:
-    conn: sqlite3.Connection
+class SQLiteLedgerWrites:
+    """Ledger writes on the transaction's connection; chunk memories go through ``memories``."""
 
-    if TYPE_CHECKING:  # SQLiteTx
-
-        def insert_memory(self, scope: Scope, new: NewMemory, actor: str) -> MemoryItem: ...
-        def _history(
-            self,
-            scope: Scope,
-            memory_id: str,
-            event: HistoryEvent,
-            old: str | None,
-            new: str | None,
-            actor: str,
-        ) -> None: ...
+    def __init__(self, conn: sqlite3.Connection, memories: SQLiteMemoryWrites) -> None:
+        self._conn = conn
+        self._memories = memories
 
     def chunk_state(self, scope: Scope, session_id: str) -> tuple[bool, ChunkCursor | None]:
-        return chunk_state(self.conn, scope, session_id)
+        return chunk_state(self._conn, scope, session_id)
 
     def session_messages(
         self, scope: Scope, session_id: str, since: ChunkCursor | None
     ) -> list[SessionMessage]:
-        return session_messages(self.conn, scope, session_id, since)
+        return session_messages(self._conn, scope, session_id, since)
 
-    def has_pending_job(self, scope: Scope, kind: str, payload: dict[str, Any]) -> bool:
-        """A job of ``kind`` with exactly this payload is waiting (not yet claimed)."""
-        row = self.conn.execute(
-            "SELECT 1 FROM jobs WHERE state = 'pending' AND kind = ? AND user_id = ?"
-            " AND scope_id = ? AND payload = ? LIMIT 1",
-            (kind, scope.user_id, scope.scope_id, json.dumps(payload)),
-        ).fetchone()
-        return row is not None
+    def consolidation_plan(self, scope: Scope, episode_ids: Sequence[str]) -> ConsolidationPlan:
+        return consolidation.consolidation_plan(self._conn, scope, episode_ids)
+
+    def apply_consolidation(
+        self,
+        scope: Scope,
+        session_id: str,
+        consolidation_id: str,
+        plan: ConsolidationPlan,
+        report: dict[str, Any],
+        actor: str,
+    ) -> None:
+        consolidation.apply(self._conn, scope, session_id, consolidation_id, plan, report, actor)
+
+    def revert_consolidation(
+        self, scope: Scope, consolidation_id: str, actor: str
+    ) -> dict[str, Any]:
+        return consolidation.revert(self._conn, scope, consolidation_id, actor)
 
     def touch(
         self, scope: Scope, memory_ids: Sequence[str], episode_ids: Sequence[str], at_ms: int
@@ -139,13 +146,13 @@ class LedgerTxMixin:
         args = (at_ms, scope.user_id, scope.scope_id)
         if memory_ids:
             marks = ",".join("?" * len(memory_ids))
-            changed += self.conn.execute(
+            changed += self._conn.execute(
                 # unary + keeps SQLite on the id index, not a scan of the tenant's rows
                 "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ?"
                 f" WHERE +user_id = ? AND +scope_id = ? AND id IN ({marks})",
                 (*args, *memory_ids),
             ).rowcount
-            sources = self.conn.execute(
+            sources = self._conn.execute(
                 "SELECT DISTINCT ms.episode_id FROM memory_sources ms JOIN memories m"
                 f" ON m.seq = ms.memory_seq WHERE m.id IN ({marks}) AND +m.user_id = ?"
                 " AND +m.scope_id = ?",
@@ -154,7 +161,7 @@ class LedgerTxMixin:
             episode_ids = sorted({*episode_ids, *(r[0] for r in sources)})
         if episode_ids:
             marks = ",".join("?" * len(episode_ids))
-            changed += self.conn.execute(
+            changed += self._conn.execute(
                 "UPDATE episodes SET access_count = access_count + 1, last_accessed_at = ?"
                 f" WHERE user_id = ? AND scope_id = ? AND id IN ({marks})",
                 (*args, *episode_ids),
@@ -164,18 +171,17 @@ class LedgerTxMixin:
     def record_chunks(
         self, scope: Scope, session_id: str, chunks: Sequence[NewChunk], actor: str
     ) -> list[MemoryItem]:
-        """Insert each chunk memory with its ledger row, and mark the session chunked.
-        ``Conflict`` when a chunk ending at the same message is already recorded."""
-        pk = session_pk(self.conn, scope, session_id)
+        pk = session_pk(self._conn, scope, session_id)
+        _check_order(self._conn, pk, session_id, chunks)
         ts = now_ms()
-        self.conn.execute(
+        self._conn.execute(
             "INSERT OR IGNORE INTO chunk_state (session_id, created_at) VALUES (?, ?)", (pk, ts)
         )
-        items = []
+        items: list[MemoryItem] = []
         for chunk in chunks:
-            item = self.insert_memory(scope, chunk.memory, actor)
+            item = self._memories.insert_memory(scope, chunk.memory, actor)
             try:
-                self.conn.execute(
+                self._conn.execute(
                     "INSERT INTO chunk_ledger (session_id, memory_id, last_hash, last_at,"
                     " last_seq, last_index, messages, tokens, created_at)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -201,19 +207,44 @@ class LedgerTxMixin:
     def reset_chunks(self, scope: Scope, session_id: str, actor: str) -> list[str]:
         """Forget the session's chunk state and ledger, and invalidate its chunk memories
         (kept in their history): the next pass starts over in consolidation mode."""
-        pk = session_pk(self.conn, scope, session_id)
+        pk = session_pk(self._conn, scope, session_id)
         ts = now_ms()
-        found = self.conn.execute(
+        found = self._conn.execute(
             "SELECT id, text FROM memories WHERE session_id = ? AND type = ?"
             " AND invalid_at IS NULL ORDER BY seq",
             (pk, MemoryType.CHUNK.value),
         ).fetchall()
         for row in found:
-            self.conn.execute(
+            self._conn.execute(
                 "UPDATE memories SET invalid_at = ?, updated_at = ? WHERE id = ?",
                 (ts, ts, row["id"]),
             )
-            self._history(scope, row["id"], HistoryEvent.DELETE, row["text"], None, actor)
-        self.conn.execute("DELETE FROM chunk_ledger WHERE session_id = ?", (pk,))
-        self.conn.execute("DELETE FROM chunk_state WHERE session_id = ?", (pk,))
+            write_history(
+                self._conn, scope, row["id"], HistoryEvent.DELETE, row["text"], None, actor
+            )
+        self._conn.execute("DELETE FROM chunk_ledger WHERE session_id = ?", (pk,))
+        self._conn.execute("DELETE FROM chunk_state WHERE session_id = ?", (pk,))
         return [row["id"] for row in found]
+
+
+def _position(cursor: ChunkCursor) -> tuple[int, int, int]:
+    return cursor.created_ms, cursor.seq, cursor.index
+
+
+def _check_order(
+    conn: sqlite3.Connection, pk: int, session_id: str, chunks: Sequence[NewChunk]
+) -> None:
+    """The re-check inside the transaction: every chunk must end after the ledger's last
+    chunk and after the chunk before it, so a run that read an older cursor cannot record
+    chunks over ones a concurrent run committed meanwhile."""
+    row = conn.execute(
+        "SELECT last_at, last_seq, last_index FROM chunk_ledger WHERE session_id = ?"
+        " ORDER BY id DESC LIMIT 1",
+        (pk,),
+    ).fetchone()
+    after = None if row is None else (int(row[0]), int(row[1]), int(row[2]))
+    for chunk in chunks:
+        here = _position(chunk.cursor)
+        if after is not None and here <= after:
+            raise Conflict(f"session {session_id!r} is already chunked past that message")
+        after = here

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+from datetime import UTC, datetime
 from typing import Any
 
 from omoide.types import (
@@ -37,6 +38,11 @@ MEMORY_COLUMNS = """
 MEMORY_FROM = "memories m LEFT JOIN sessions s ON s.id = m.session_id"
 
 
+def ms_to_dt_required(ms: int) -> datetime:
+    """A NOT NULL millisecond column as an aware datetime."""
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
 def tenant_key(scope: Scope) -> str:
     return f"{scope.user_id}\x1f{scope.scope_id}"
 
@@ -57,13 +63,13 @@ def memory_from_row(row: sqlite3.Row) -> MemoryItem:
         text=row["text"],
         metadata=json.loads(row["metadata"]),
         source_episodes=row["sources"].split(",") if row["sources"] else [],
-        valid_from=ms_to_dt(row["valid_from"]),
+        valid_from=ms_to_dt_required(row["valid_from"]),
         invalid_at=ms_to_dt(row["invalid_at"]),
         supersedes=row["supersedes"],
         access_count=row["access_count"],
         last_accessed_at=ms_to_dt(row["last_accessed_at"]),
-        created_at=ms_to_dt(row["created_at"]),
-        updated_at=ms_to_dt(row["updated_at"]),
+        created_at=ms_to_dt_required(row["created_at"]),
+        updated_at=ms_to_dt_required(row["updated_at"]),
         embedded=bool(row["embedded"]),
     )
 
@@ -76,8 +82,8 @@ def session_from_row(row: sqlite3.Row) -> Session:
         name=row["name"],
         project=row["project_name"],
         metadata=json.loads(row["metadata"]),
-        created_at=ms_to_dt(row["created_at"]),
-        updated_at=ms_to_dt(row["updated_at"]),
+        created_at=ms_to_dt_required(row["created_at"]),
+        updated_at=ms_to_dt_required(row["updated_at"]),
     )
 
 
@@ -94,7 +100,7 @@ def episode_from_row(row: sqlite3.Row, session_ext: str) -> Episode:
         user_id=row["user_id"],
         scope_id=row["scope_id"],
         messages=[Message(**m) for m in json.loads(row["messages"])],
-        created_at=ms_to_dt(row["created_at"]),
+        created_at=ms_to_dt_required(row["created_at"]),
         access_count=row["access_count"],
         last_accessed_at=ms_to_dt(row["last_accessed_at"]),
         consolidated_at=ms_to_dt(row["consolidated_at"]),
@@ -109,7 +115,7 @@ def history_from_row(row: sqlite3.Row) -> HistoryEntry:
         old_text=row["old_text"],
         new_text=row["new_text"],
         actor=row["actor"],
-        created_at=ms_to_dt(row["created_at"]),
+        created_at=ms_to_dt_required(row["created_at"]),
     )
 
 
@@ -124,9 +130,9 @@ def job_from_row(row: sqlite3.Row) -> Job:
         attempts=row["attempts"],
         max_attempts=row["max_attempts"],
         last_error=row["last_error"],
-        run_after=ms_to_dt(row["run_after"]),
-        created_at=ms_to_dt(row["created_at"]),
-        updated_at=ms_to_dt(row["updated_at"]),
+        run_after=ms_to_dt_required(row["run_after"]),
+        created_at=ms_to_dt_required(row["created_at"]),
+        updated_at=ms_to_dt_required(row["updated_at"]),
         result=json.loads(row["result"]) if row["result"] else None,
     )
 
@@ -154,8 +160,8 @@ def entity_from_row(row: sqlite3.Row) -> Entity:
         confidence=row["confidence"],
         source=row["source"],
         episodes=row["episodes"].split(",") if row["episodes"] else [],
-        last_seen_at=ms_to_dt(row["last_seen_at"]),
-        created_at=ms_to_dt(row["created_at"]),
+        last_seen_at=ms_to_dt_required(row["last_seen_at"]),
+        created_at=ms_to_dt_required(row["created_at"]),
     )
 
 
@@ -171,8 +177,8 @@ def relationship_from_row(row: sqlite3.Row) -> Relationship:
         label=row["label"],
         mention_count=row["mention_count"],
         notes=row["notes"],
-        last_seen_at=ms_to_dt(row["last_seen_at"]),
-        created_at=ms_to_dt(row["created_at"]),
+        last_seen_at=ms_to_dt_required(row["last_seen_at"]),
+        created_at=ms_to_dt_required(row["created_at"]),
     )
 
 
@@ -181,7 +187,7 @@ def variable_from_row(row: sqlite3.Row) -> Variable:
         name=row["name"],
         value=json.loads(row["value"]),
         type=row["type"],
-        updated_at=ms_to_dt(row["updated_at"]),
+        updated_at=ms_to_dt_required(row["updated_at"]),
     )
 
 

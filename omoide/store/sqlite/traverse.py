@@ -29,64 +29,64 @@ SELECT id, min(depth) AS depth FROM walk GROUP BY id ORDER BY depth, id LIMIT ?
 """
 
 
-class TraverseStoreMixin:
-    def _reader(self) -> sqlite3.Connection:
-        raise NotImplementedError
+def neighborhood(
+    conn: sqlite3.Connection, scope: Scope, entity_id: str, depth: int, max_nodes: int
+) -> Subgraph:
+    """Every entity within ``depth`` edges of ``entity_id`` (either direction), and the
+    edges between them. ``NotFound`` when the entity is not in ``scope``."""
+    tenant = (scope.user_id, scope.scope_id)
+    conn.execute("BEGIN")  # the walk, its nodes and its edges from one snapshot
+    try:
+        if _entities(conn, scope, [entity_id]) == {}:
+            raise NotFound(f"entity {entity_id!r} not found", id=entity_id)
+        found = conn.execute(
+            _WALK, (entity_id, depth, *tenant, depth, *tenant, max_nodes + 1)
+        ).fetchall()
+        depths = {r["id"]: int(r["depth"]) for r in found[:max_nodes]}
+        graph = _subgraph(conn, scope, depths, _edges_within(conn, scope, list(depths)))
+    finally:
+        conn.execute("COMMIT")
+    graph.truncated = len(found) > max_nodes
+    return graph
 
-    def neighborhood(self, scope: Scope, entity_id: str, depth: int, max_nodes: int) -> Subgraph:
-        """Every entity within ``depth`` edges of ``entity_id`` (either direction), and the
-        edges between them. ``NotFound`` when the entity is not in ``scope``."""
-        conn = self._reader()
-        tenant = (scope.user_id, scope.scope_id)
-        conn.execute("BEGIN")  # the walk, its nodes and its edges from one snapshot
-        try:
-            if _entities(conn, scope, [entity_id]) == {}:
-                raise NotFound(f"entity {entity_id!r} not found", id=entity_id)
-            found = conn.execute(
-                _WALK, (entity_id, depth, *tenant, depth, *tenant, max_nodes + 1)
-            ).fetchall()
-            depths = {r["id"]: int(r["depth"]) for r in found[:max_nodes]}
-            graph = _subgraph(conn, scope, depths, _edges_within(conn, scope, list(depths)))
-        finally:
-            conn.execute("COMMIT")
-        graph.truncated = len(found) > max_nodes
-        return graph
 
-    def find_entities(
-        self, scope: Scope, text: str, limit: int, *, contained: bool = False
-    ) -> list[Entity]:
-        """Entities whose name occurs in ``text`` (or, with ``contained``, contains it),
-        ignoring case; most mentioned first."""
-        cursor = self._reader().execute(
-            rows.ENTITY_SELECT + " WHERE e.user_id = ? AND e.scope_id = ? AND"
-            " (instr(lower(?), lower(e.name)) > 0 OR (? AND instr(lower(e.name), lower(?)) > 0))"
-            " ORDER BY e.mention_count DESC, e.name, e.id LIMIT ?",
-            (scope.user_id, scope.scope_id, text, int(contained), text.strip(), limit),
-        )
-        return [rows.entity_from_row(r) for r in cursor]
+def find_entities(
+    conn: sqlite3.Connection, scope: Scope, text: str, limit: int, *, contained: bool = False
+) -> list[Entity]:
+    """Entities whose name occurs in ``text`` (or, with ``contained``, contains it),
+    ignoring case; most mentioned first."""
+    cursor = conn.execute(
+        rows.ENTITY_SELECT + " WHERE e.user_id = ? AND e.scope_id = ? AND"
+        " (instr(lower(?), lower(e.name)) > 0 OR (? AND instr(lower(e.name), lower(?)) > 0))"
+        " ORDER BY e.mention_count DESC, e.name, e.id LIMIT ?",
+        (scope.user_id, scope.scope_id, text, int(contained), text.strip(), limit),
+    )
+    return [rows.entity_from_row(r) for r in cursor]
 
-    def neighbors(self, scope: Scope, entity_ids: Sequence[str], max_nodes: int) -> Subgraph:
-        """The given entities (depth 0), every entity one edge away (depth 1), and the edges
-        touching the given ones. Ids not in ``scope`` are ignored."""
-        conn = self._reader()
-        conn.execute("BEGIN")
-        try:
-            seeds = list(_entities(conn, scope, list(dict.fromkeys(entity_ids))))
-            edges = _edges_touching(conn, scope, seeds)
-            depths = dict.fromkeys(seeds, 0)
-            for edge in edges:
-                for end in (edge.from_id, edge.to_id):
-                    depths.setdefault(end, 1)
-            truncated = len(depths) > max_nodes
-            if truncated:
-                kept = sorted(depths, key=lambda i: (depths[i], i))[:max_nodes]
-                depths = {i: depths[i] for i in kept}
-                edges = [e for e in edges if e.from_id in depths and e.to_id in depths]
-            graph = _subgraph(conn, scope, depths, edges)
-        finally:
-            conn.execute("COMMIT")
-        graph.truncated = truncated
-        return graph
+
+def neighbors(
+    conn: sqlite3.Connection, scope: Scope, entity_ids: Sequence[str], max_nodes: int
+) -> Subgraph:
+    """The given entities (depth 0), every entity one edge away (depth 1), and the edges
+    touching the given ones. Ids not in ``scope`` are ignored."""
+    conn.execute("BEGIN")
+    try:
+        seeds = list(_entities(conn, scope, list(dict.fromkeys(entity_ids))))
+        edges = _edges_touching(conn, scope, seeds)
+        depths = dict.fromkeys(seeds, 0)
+        for edge in edges:
+            for end in (edge.from_id, edge.to_id):
+                depths.setdefault(end, 1)
+        truncated = len(depths) > max_nodes
+        if truncated:
+            kept = sorted(depths, key=lambda i: (depths[i], i))[:max_nodes]
+            depths = {i: depths[i] for i in kept}
+            edges = [e for e in edges if e.from_id in depths and e.to_id in depths]
+        graph = _subgraph(conn, scope, depths, edges)
+    finally:
+        conn.execute("COMMIT")
+    graph.truncated = truncated
+    return graph
 
 
 def _subgraph(
@@ -98,7 +98,7 @@ def _subgraph(
         for i in sorted(depths, key=lambda i: (depths[i], entities[i].name.casefold(), i))
         if i in entities
     ]
-    return Subgraph(nodes=nodes, edges=edges)
+    return Subgraph(nodes=nodes, edges=edges, truncated=False)
 
 
 def _entities(conn: sqlite3.Connection, scope: Scope, ids: list[str]) -> dict[str, Entity]:

@@ -1,0 +1,127 @@
+"""SQLite ``AdminReads`` / ``AdminWrites``, and the file operations that need no open store.
+
+``migration_status``, ``apply_migrations`` and ``backup_file`` work on a path; they are what
+``omoide.store.migration_status`` / ``apply_migrations`` / ``backup`` dispatch to.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from omoide.errors import InvalidInput
+from omoide.store.sqlite import migrate
+from omoide.store.sqlite.db import Database, connect
+from omoide.types import Scope
+
+# Tenant tables: deleting a tenant's rows here cascades (schema.sql) to episodes, vectors,
+# sources, relationships, job steps, chunk state and ledger.
+_TENANT_TABLES = ("memories", "sessions", "projects", "history", "jobs", "entities", "variables")
+_ALL_TABLES = ("memories", "episodes", "sessions", "projects", "history", "jobs", "meta")
+_COUNTED = ("memories", "memory_vectors", "sessions", "episodes", "history", "jobs")
+
+
+class SQLiteAdminReads:
+    """Schema version, metadata, row counts and backups (see ``AdminReads``)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def schema_version(self) -> int:
+        return migrate.current_version(self._db.reader())
+
+    def get_meta(self, key: str) -> str | None:
+        row = self._db.reader().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def stats(self) -> dict[str, int]:
+        conn = self._db.reader()
+        out = {}
+        for table in (*_COUNTED, "entities", "relationships", "variables"):
+            out[table] = int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+        out["memories_fts"] = int(
+            conn.execute("SELECT count(*) FROM memories_fts_docsize").fetchone()[0]
+        )
+        return out
+
+    def backup(self, dest: Path) -> None:
+        backup_file(self._db.path, dest)
+
+
+class SQLiteAdminWrites:
+    """Metadata and whole-tenant deletes in the caller's transaction (see ``AdminWrites``)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE"
+            " SET value = excluded.value",
+            (key, value),
+        )
+
+    def delete_scope(self, scope: Scope) -> int:
+        args = (scope.user_id, scope.scope_id)
+        count = self._conn.execute(
+            "SELECT count(*) FROM memories WHERE user_id = ? AND scope_id = ?", args
+        ).fetchone()[0]
+        for table in (*_TENANT_TABLES, "token_usage"):
+            self._conn.execute(f"DELETE FROM {table} WHERE user_id = ? AND scope_id = ?", args)
+        return int(count)
+
+    def delete_everything(self) -> None:
+        for table in (*_ALL_TABLES, "entities", "variables", "token_usage"):
+            self._conn.execute(f"DELETE FROM {table}")
+
+
+def backup_file(path: Path, dest: Path | str) -> None:
+    """A complete single-file snapshot of ``path``, safe while others write (VACUUM INTO)."""
+    dest = Path(dest).expanduser()
+    if dest.exists():
+        raise InvalidInput(f"{dest} already exists; choose a new path")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    conn = connect(path)
+    try:
+        conn.execute("VACUUM INTO ?", (str(dest),))
+    finally:
+        conn.close()
+
+
+def migration_status(path: Path) -> dict[str, Any]:
+    """The schema version and pending migrations; changes nothing, creates nothing."""
+    if not path.exists():
+        return {
+            "path": str(path),
+            "version": 0,
+            "latest": migrate.latest_version(),
+            "pending": ["schema.sql"],
+        }
+    # Read-only and without WAL set-up: a status check must not convert or create anything.
+    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    try:
+        return {
+            "path": str(path),
+            "version": migrate.current_version(conn),
+            "latest": migrate.latest_version(),
+            "pending": [m.name for m in migrate.pending(conn)],
+        }
+    finally:
+        conn.close()
+
+
+def apply_migrations(path: Path) -> dict[str, Any]:
+    """Bring the database at ``path`` (created if missing) to the latest schema."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = connect(path)
+    try:
+        applied = migrate.migrate(conn)
+        return {
+            "path": str(path),
+            "version": migrate.current_version(conn),
+            "latest": migrate.latest_version(),
+            "applied": applied,
+        }
+    finally:
+        conn.close()

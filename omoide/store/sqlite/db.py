@@ -1,0 +1,102 @@
+"""Connections to one SQLite file: one writer behind a lock, one reader per thread.
+
+SQLite allows one writer at a time; a Python lock in front of the single writer connection is
+cheaper than SQLITE_BUSY retries inside one process (other processes wait on ``busy_timeout``).
+Each thread gets its own reader connection (``query_only``), so reads run concurrently with
+each other and, thanks to WAL, with a write. Every write transaction is ``BEGIN IMMEDIATE``:
+it takes the file's write lock up front, so a read inside it never has to be upgraded.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from omoide.errors import StoreError
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+def connect(path: Path | str) -> sqlite3.Connection:
+    """A connection in autocommit mode (we issue BEGIN ourselves), WAL, foreign keys on."""
+    conn = sqlite3.connect(
+        str(path), isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
+    )
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    return conn
+
+
+@contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """Several reads on a reader connection that must see one state of the file."""
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        conn.execute("COMMIT")
+
+
+class _Reader:
+    """A thread's read connection; closed when the thread-local that holds it is collected."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __del__(self) -> None:
+        self.conn.close()
+
+
+class Database:
+    """The connections of one SQLite file, shared by every port of a ``SQLiteStore``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self.writer = connect(path)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open {path}: {exc}", retryable=False) from exc
+        self.write_lock = threading.RLock()
+        self._local = threading.local()
+        # One reader per thread, closed when its thread ends (servers replace idle threads).
+        self._readers: weakref.WeakSet[_Reader] = weakref.WeakSet()
+
+    def reader(self) -> sqlite3.Connection:
+        """This thread's read-only connection (opened on first use)."""
+        holder: _Reader | None = getattr(self._local, "reader", None)
+        if holder is None:
+            conn = connect(self.path)
+            conn.execute("PRAGMA query_only = ON")
+            holder = _Reader(conn)
+            self._local.reader = holder
+            self._readers.add(holder)
+        return holder.conn
+
+    @contextmanager
+    def immediate(self) -> Iterator[sqlite3.Connection]:
+        """The writer inside ``BEGIN IMMEDIATE``: committed on exit, rolled back on error."""
+        with self.write_lock:
+            conn = self.writer
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        for holder in list(self._readers):
+            holder.close()
+        with self.write_lock:
+            self.writer.close()

@@ -1,0 +1,163 @@
+"""SQLite ``MemoryReads``: lookups, lists, bm25 keyword search and exact vector search."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from omoide.errors import InvalidInput, NotFound
+from omoide.store.sqlite import fts, rows
+from omoide.store.sqlite.db import Database, snapshot
+from omoide.store.sqlite.vectors import VectorCache
+from omoide.types import HistoryEntry, MemoryItem, Scope, SearchFilters
+
+# bm25 column weights of memories_fts(text, context, tenant_token): the neighbour-context
+# column counts 0.4 of the text column, the tenant token not at all.
+BM25_WEIGHTS = "1.0, 0.4, 0.0"
+
+
+class SQLiteMemoryReads:
+    """Reads of memories on per-thread reader connections (see ``MemoryReads``)."""
+
+    def __init__(self, db: Database, vectors: VectorCache, terms: fts.TermFilter) -> None:
+        self._db = db
+        self._vectors = vectors
+        self._terms = terms
+
+    def get_memories(self, scope: Scope, ids: Sequence[str]) -> list[MemoryItem]:
+        if not ids:
+            return []
+        conn = self._db.reader()
+        found: dict[str, MemoryItem] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            cursor = conn.execute(
+                f"SELECT {rows.MEMORY_COLUMNS} FROM {rows.MEMORY_FROM} WHERE +m.user_id = ?"
+                f" AND +m.scope_id = ? AND m.id IN ({marks})",
+                (scope.user_id, scope.scope_id, *chunk),
+            )
+            for row in cursor:
+                found[row["id"]] = rows.memory_from_row(row)
+        return [found[i] for i in ids if i in found]
+
+    def list_memories(
+        self, scope: Scope, filters: SearchFilters, limit: int, offset: int
+    ) -> tuple[list[MemoryItem], int]:
+        conn = self._db.reader()
+        where, params = rows.memory_filter(conn, scope, filters)
+        with snapshot(conn):  # the page and its total from one snapshot
+            total = conn.execute(f"SELECT count(*) FROM memories m WHERE {where}", params)
+            total_count = int(total.fetchone()[0])
+            cursor = conn.execute(
+                f"SELECT {rows.MEMORY_COLUMNS} FROM {rows.MEMORY_FROM} WHERE {where}"
+                " ORDER BY m.created_at DESC, m.seq DESC LIMIT ? OFFSET ?",
+                (*params, limit, offset),
+            )
+            items = [rows.memory_from_row(r) for r in cursor]
+        return items, total_count
+
+    def latest_memories(self, scope: Scope, filters: SearchFilters, limit: int) -> list[MemoryItem]:
+        conn = self._db.reader()
+        where, params = rows.memory_filter(conn, scope, filters)
+        cursor = conn.execute(
+            f"SELECT {rows.MEMORY_COLUMNS} FROM {rows.MEMORY_FROM} WHERE {where}"
+            " ORDER BY m.created_at DESC, m.seq DESC LIMIT ?",
+            (*params, limit),
+        )
+        return [rows.memory_from_row(r) for r in cursor]
+
+    def keyword_search(
+        self, scope: Scope, terms: Sequence[str], filters: SearchFilters, limit: int
+    ) -> list[tuple[str, float]]:
+        if not terms:
+            return []
+        conn = self._db.reader()
+        where, params = rows.memory_filter(conn, scope, filters)
+        match = fts.match_expression(self._terms.selective(conn, terms), rows.tenant_token(scope))
+        try:
+            cursor = conn.execute(
+                f"SELECT m.id, bm25(memories_fts, {BM25_WEIGHTS}) AS rank FROM memories_fts"
+                " JOIN memories m ON m.seq = memories_fts.rowid"
+                f" WHERE memories_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
+                (match, *params, limit),
+            )
+            return [(r["id"], -float(r["rank"])) for r in cursor]
+        except sqlite3.OperationalError as exc:
+            raise InvalidInput(f"keyword query rejected: {exc}") from exc
+
+    def vector_search(
+        self, scope: Scope, vector: np.ndarray, filters: SearchFilters, limit: int
+    ) -> list[tuple[str, float]]:
+        conn = self._db.reader()
+        tenant = rows.tenant_key(scope)
+        # Over-fetch a little for rows the filters drop (superseded, other types...), and widen
+        # the scan only when that was not enough.
+        fetch = limit + 20
+        while True:
+            candidates, size = self._vectors.top_k(conn, tenant, vector, fetch)
+            kept = _filter_seqs(conn, scope, filters, candidates)
+            if len(kept) >= limit or fetch >= size:
+                return kept[:limit]
+            fetch = min(size, fetch * 8)
+
+    def history(self, scope: Scope, memory_id: str) -> list[HistoryEntry]:
+        scope_args = (scope.user_id, scope.scope_id)
+        # A fact's versions (linked by ``supersedes``) share one history, oldest first.
+        cursor = self._db.reader().execute(
+            "WITH RECURSIVE"
+            " older(id) AS (SELECT ? UNION SELECT m.supersedes FROM memories m JOIN older o"
+            "  ON m.id = o.id WHERE m.supersedes IS NOT NULL AND m.user_id = ? AND m.scope_id = ?),"
+            " newer(id) AS (SELECT ? UNION SELECT m.id FROM memories m JOIN newer n"
+            "  ON m.supersedes = n.id WHERE m.user_id = ? AND m.scope_id = ?)"
+            " SELECT * FROM history WHERE memory_id IN (SELECT id FROM older UNION"
+            " SELECT id FROM newer) AND user_id = ? AND scope_id = ? ORDER BY id",
+            (memory_id, *scope_args, memory_id, *scope_args, *scope_args),
+        )
+        entries = [rows.history_from_row(r) for r in cursor]
+        if not entries:
+            raise NotFound(f"memory {memory_id!r} not found", id=memory_id)
+        return entries
+
+    def iter_memory_texts(self, batch: int) -> Iterator[list[tuple[Scope, str, str]]]:
+        last = 0
+        conn = self._db.reader()
+        while True:
+            cursor = conn.execute(
+                "SELECT seq, id, user_id, scope_id, text FROM memories WHERE seq > ?"
+                " ORDER BY seq LIMIT ?",
+                (last, batch),
+            )
+            chunk = cursor.fetchall()
+            if not chunk:
+                return
+            last = int(chunk[-1]["seq"])
+            yield [
+                (Scope(user_id=r["user_id"], scope_id=r["scope_id"]), r["id"], r["text"])
+                for r in chunk
+            ]
+
+
+def _filter_seqs(
+    conn: sqlite3.Connection,
+    scope: Scope,
+    filters: SearchFilters,
+    candidates: list[tuple[int, float]],
+) -> list[tuple[str, float]]:
+    """The candidates (row key, score) that pass the filters, as (id, score), order kept."""
+    if not candidates:
+        return []
+    where, params = rows.memory_filter(conn, scope, filters, by_key=True)
+    allowed: dict[int, str] = {}
+    seqs = [s for s, _ in candidates]
+    for start in range(0, len(seqs), 500):
+        chunk = seqs[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        cursor = conn.execute(
+            f"SELECT m.seq, m.id FROM memories m WHERE m.seq IN ({marks}) AND {where}",
+            (*chunk, *params),
+        )
+        allowed.update((int(r[0]), r[1]) for r in cursor)
+    return [(allowed[s], score) for s, score in candidates if s in allowed]

@@ -1,0 +1,160 @@
+"""SQLite ``MemoryWrites``: inserts, versions (supersede/invalidate), edits, vectors.
+
+The full-text row follows the memory by trigger (schema.sql), and vector changes append to
+``vec_log`` by trigger, so neither can be split from the memory it belongs to.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from typing import Any
+
+import numpy as np
+
+from omoide.errors import Conflict, NotFound
+from omoide.store.ports.memories import Neighbour, NewMemory
+from omoide.store.sqlite import rows
+from omoide.store.sqlite.shared import fetch_memory, invalidate_row, session_pk, write_history
+from omoide.types import HistoryEvent, MemoryItem, MemoryType, Scope, now_ms
+
+
+class SQLiteMemoryWrites:
+    """Writes of memories on the transaction's connection (see ``MemoryWrites``)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def insert_memory(self, scope: Scope, new: NewMemory, actor: str) -> MemoryItem:
+        return self._insert(scope, new, actor, HistoryEvent.ADD, None)
+
+    def supersede_memory(
+        self, scope: Scope, old_id: str, new: NewMemory, at_ms: int, actor: str
+    ) -> MemoryItem:
+        old_text, valid_from = self._valid_memory(scope, old_id)
+        at_ms = max(at_ms, valid_from)
+        invalidate_row(self._conn, old_id, at_ms)
+        new.supersedes, new.valid_from_ms = old_id, at_ms
+        return self._insert(scope, new, actor, HistoryEvent.UPDATE, old_text)
+
+    def invalidate_memory(self, scope: Scope, memory_id: str, at_ms: int, actor: str) -> MemoryItem:
+        old_text, valid_from = self._valid_memory(scope, memory_id)
+        invalidate_row(self._conn, memory_id, max(at_ms, valid_from))
+        write_history(self._conn, scope, memory_id, HistoryEvent.DELETE, old_text, None, actor)
+        return fetch_memory(self._conn, scope, memory_id)
+
+    def last_in_session(self, scope: Scope, session_id: str, type_: MemoryType) -> Neighbour | None:
+        row = self._conn.execute(
+            "SELECT m.id, m.text, m.context FROM memories m JOIN sessions s ON s.id = m.session_id"
+            " WHERE s.user_id = ? AND s.scope_id = ? AND s.external_id = ? AND m.type = ?"
+            " ORDER BY m.seq DESC LIMIT 1",
+            (scope.user_id, scope.scope_id, session_id, type_.value),
+        ).fetchone()
+        return None if row is None else Neighbour(row["id"], row["text"], row["context"])
+
+    def set_context(self, scope: Scope, memory_id: str, context: str) -> None:
+        self._conn.execute(
+            "UPDATE memories SET context = ? WHERE id = ? AND user_id = ? AND scope_id = ?",
+            (context, memory_id, scope.user_id, scope.scope_id),
+        )
+
+    def update_memory(
+        self,
+        scope: Scope,
+        memory_id: str,
+        text: str | None,
+        metadata: dict[str, Any] | None,
+        actor: str,
+    ) -> MemoryItem:
+        old = fetch_memory(self._conn, scope, memory_id)
+        sets: list[str] = ["updated_at = ?"]
+        params: list[Any] = [now_ms()]
+        if text is not None:
+            sets.append("text = ?")
+            params.append(text)
+        if metadata is not None:
+            sets.append("metadata = ?")
+            params.append(json.dumps(metadata))
+        self._conn.execute(
+            f"UPDATE memories SET {', '.join(sets)} WHERE id = ?", (*params, memory_id)
+        )
+        if text is not None and text != old.text:
+            self._conn.execute(
+                "DELETE FROM memory_vectors"
+                " WHERE memory_seq = (SELECT seq FROM memories WHERE id = ?)",
+                (memory_id,),
+            )
+        new_text = text or old.text
+        write_history(self._conn, scope, memory_id, HistoryEvent.UPDATE, old.text, new_text, actor)
+        return fetch_memory(self._conn, scope, memory_id)
+
+    def delete_memory(self, scope: Scope, memory_id: str, actor: str) -> None:
+        old = fetch_memory(self._conn, scope, memory_id)
+        self._conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))  # cascades
+        write_history(self._conn, scope, memory_id, HistoryEvent.DELETE, old.text, None, actor)
+
+    def put_vector(self, scope: Scope, memory_id: str, vector: np.ndarray) -> None:
+        row = self._conn.execute(
+            "SELECT seq FROM memories WHERE id = ? AND user_id = ? AND scope_id = ?",
+            (memory_id, scope.user_id, scope.scope_id),
+        ).fetchone()
+        if row is None:
+            return  # deleted before its embedding arrived: nothing to index
+        self._conn.execute(
+            "INSERT INTO memory_vectors (memory_seq, tenant, vec) VALUES (?, ?, ?)"
+            " ON CONFLICT (memory_seq) DO UPDATE SET vec = excluded.vec",
+            (row["seq"], rows.tenant_key(scope), vector.astype(np.float32).tobytes()),
+        )
+
+    def clear_vectors(self) -> None:
+        self._conn.execute("DELETE FROM memory_vectors")
+        self._conn.execute("DELETE FROM entity_vectors")
+
+    def _valid_memory(self, scope: Scope, memory_id: str) -> tuple[str, int]:
+        """The text and ``valid_from`` (ms) of a currently valid memory of ``scope``."""
+        row = self._conn.execute(
+            "SELECT text, valid_from, invalid_at FROM memories"
+            " WHERE id = ? AND user_id = ? AND scope_id = ?",
+            (memory_id, scope.user_id, scope.scope_id),
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"memory {memory_id!r} not found", id=memory_id)
+        if row["invalid_at"] is not None:
+            raise Conflict(f"memory {memory_id!r} is no longer valid", id=memory_id)
+        return str(row["text"]), int(row["valid_from"])
+
+    def _insert(
+        self, scope: Scope, new: NewMemory, actor: str, event: HistoryEvent, old_text: str | None
+    ) -> MemoryItem:
+        ts = now_ms()
+        created = new.created_at_ms or ts
+        session = session_pk(self._conn, scope, new.session_id) if new.session_id else None
+        memory_id = uuid.uuid4().hex
+        cur = self._conn.execute(
+            "INSERT INTO memories (id, user_id, scope_id, session_id, type, text, context,"
+            " tenant_token, metadata, valid_from, supersedes, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                memory_id,
+                scope.user_id,
+                scope.scope_id,
+                session,
+                new.type.value,
+                new.text,
+                new.context,
+                rows.tenant_token(scope),
+                json.dumps(new.metadata),
+                new.valid_from_ms or created,
+                new.supersedes,
+                created,
+                ts,
+            ),
+        )
+        for episode_id in new.source_episodes:
+            self._conn.execute(
+                "INSERT INTO memory_sources (memory_seq, episode_id) VALUES (?, ?)",
+                (cur.lastrowid, episode_id),
+            )
+        write_history(self._conn, scope, memory_id, event, old_text, new.text, actor)
+        return fetch_memory(self._conn, scope, memory_id)

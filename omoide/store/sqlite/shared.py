@@ -1,0 +1,69 @@
+"""Lookups and writes that several SQLite ports share: plain functions over a connection.
+
+Each takes the connection it runs on, so the same function serves a reader (outside a
+transaction) and the writer (inside one, seeing its own writes).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from omoide.errors import NotFound
+from omoide.store.sqlite import rows
+from omoide.types import HistoryEvent, MemoryItem, Scope, now_ms
+
+_SESSION_PK = "SELECT id FROM sessions WHERE user_id = ? AND scope_id = ? AND external_id = ?"
+
+
+def session_row(conn: sqlite3.Connection, scope: Scope, session_id: str) -> sqlite3.Row | None:
+    """The session's row (with its project's name), or None."""
+    row: sqlite3.Row | None = conn.execute(
+        rows.SESSION_SELECT + " WHERE s.user_id = ? AND s.scope_id = ? AND s.external_id = ?",
+        (scope.user_id, scope.scope_id, session_id),
+    ).fetchone()
+    return row
+
+
+def session_pk(conn: sqlite3.Connection, scope: Scope, session_id: str) -> int:
+    """The row id of the tenant's session with this external id; ``NotFound`` if none."""
+    row = conn.execute(_SESSION_PK, (scope.user_id, scope.scope_id, session_id)).fetchone()
+    if row is None:
+        raise NotFound(f"session {session_id!r} not found", id=session_id)
+    return int(row[0])
+
+
+def fetch_memory(conn: sqlite3.Connection, scope: Scope, memory_id: str) -> MemoryItem:
+    """One memory of ``scope`` (valid or not); ``NotFound`` if it is not the tenant's."""
+    row = conn.execute(
+        f"SELECT {rows.MEMORY_COLUMNS} FROM {rows.MEMORY_FROM}"
+        " WHERE m.id = ? AND m.user_id = ? AND m.scope_id = ?",
+        (memory_id, scope.user_id, scope.scope_id),
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"memory {memory_id!r} not found", id=memory_id)
+    return rows.memory_from_row(row)
+
+
+def write_history(
+    conn: sqlite3.Connection,
+    scope: Scope,
+    memory_id: str,
+    event: HistoryEvent,
+    old: str | None,
+    new: str | None,
+    actor: str,
+) -> None:
+    """Append one entry to a memory's history (the audit trail is never rewritten)."""
+    conn.execute(
+        "INSERT INTO history (memory_id, user_id, scope_id, event, old_text, new_text, actor,"
+        " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (memory_id, scope.user_id, scope.scope_id, event.value, old, new, actor, now_ms()),
+    )
+
+
+def invalidate_row(conn: sqlite3.Connection, memory_id: str, at_ms: int) -> None:
+    """Set ``invalid_at`` (the row stays for ``as_of`` queries and its history)."""
+    conn.execute(
+        "UPDATE memories SET invalid_at = ?, updated_at = ? WHERE id = ?",
+        (at_ms, now_ms(), memory_id),
+    )
