@@ -9,20 +9,13 @@ would open it: the concurrency contracts race two of them) and how to open a bac
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from omoide.store import open_store
 from omoide.store.protocol import Store
-
-
-@dataclass(frozen=True)
-class Backend:
-    name: str
-    open: Callable[[], Store]
-    open_backup: Callable[[Path], Store]
+from tests.store.contract import Backend
 
 
 def _sqlite(tmp_path: Path) -> Backend:

@@ -8,6 +8,8 @@ leaving a stale name). ``test_port_coverage.py`` fails for every port member nob
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -24,6 +26,15 @@ ALICE = Scope(user_id="alice", scope_id="demo")
 BOB = Scope(user_id="bob", scope_id="demo")
 ALICE_OTHER = Scope(user_id="alice", scope_id="other")
 OTHERS = [BOB, ALICE_OTHER]  # same scope id, other user; same user, other scope id
+
+
+@dataclass(frozen=True)
+class Backend:
+    """How to reach one backend's database for one test (see ``conftest.py``)."""
+
+    name: str
+    open: Callable[[], Store]  # one more handle on the test's database, as another process
+    open_backup: Callable[[Path], Store]  # a store on what ``admin.backup(dest)`` wrote
 
 
 def port_key(member: object) -> str:

@@ -76,7 +76,7 @@ def test_list_filters_by_type_session_metadata_and_creation_time(store: Store) -
     old = add(store, ALICE, "an old one", created_at_ms=1_000)
 
     def ids(**filters: object) -> list[str]:
-        found, total = store.memories.list_memories(ALICE, SearchFilters(**filters), 10, 0)  # type: ignore[arg-type]
+        found, total = store.memories.list_memories(ALICE, SearchFilters(**filters), 10, 0)
         assert total == len(found)
         return [m.id for m in found]
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
 
 from omoide.errors import Conflict, NotFound
 from omoide.store.ports.memories import MemoryReads, MemoryWrites, NewMemory
-from omoide.store.protocol import Store
+from omoide.store.protocol import Store, Tx
 from omoide.types import HistoryEvent, MemoryType, Scope, SearchFilters
 from tests.store.contract import ALICE, OTHERS, add, covers, session_with_episodes, unit
 
@@ -94,11 +95,12 @@ def test_superseding_an_invalid_memory_is_a_conflict_and_writes_nothing(store: S
 )
 def test_writes_never_touch_another_tenants_memory(store: Store, other: Scope) -> None:
     memory_id = add(store, ALICE, "alice's tea")
-    for write in (
+    writes: list[Callable[[Tx], object]] = [
         lambda tx: tx.memories.supersede_memory(other, memory_id, NewMemory(text="x"), 1, "t"),
         lambda tx: tx.memories.invalidate_memory(other, memory_id, 1, "t"),
         lambda tx: tx.memories.update_memory(other, memory_id, "hijacked", None, "t"),
-    ):
+    ]
+    for write in writes:
         with pytest.raises(NotFound), store.transaction() as tx:
             write(tx)
     with store.transaction() as tx:  # these two ignore ids they cannot see
