@@ -15,7 +15,7 @@ import numpy as np
 
 from omoide.errors import InvalidInput, NotFound
 from omoide.store.sqlite import rows, traverse
-from omoide.store.sqlite.db import Database
+from omoide.store.sqlite.db import Database, snapshot
 from omoide.types import Entity, Relationship, Scope, Subgraph, entity_text
 
 
@@ -55,15 +55,15 @@ class SQLiteGraphReads:
         if mentioned_in is not None:
             where += " AND instr(lower(?), lower(e.name)) > 0"
             params.append(mentioned_in)
-        conn = self._db.reader()
-        total = conn.execute(f"SELECT count(*) FROM entities e WHERE {where}", params)
-        count = int(total.fetchone()[0])
-        cursor = conn.execute(
-            rows.ENTITY_SELECT + f" WHERE {where} ORDER BY e.last_seen_at DESC, e.rowid DESC"
-            " LIMIT ? OFFSET ?",
-            (*params, limit, offset),
-        )
-        return [rows.entity_from_row(r) for r in cursor], count
+        with snapshot(self._db.reader()) as conn:  # the page and its total from one state
+            total = conn.execute(f"SELECT count(*) FROM entities e WHERE {where}", params)
+            count = int(total.fetchone()[0])
+            found = conn.execute(
+                rows.ENTITY_SELECT + f" WHERE {where} ORDER BY e.last_seen_at DESC, e.rowid DESC"
+                " LIMIT ? OFFSET ?",
+                (*params, limit, offset),
+            ).fetchall()
+        return [rows.entity_from_row(r) for r in found], count
 
     def list_relationships(
         self, scope: Scope, entity_id: str | None, limit: int, offset: int
@@ -74,15 +74,15 @@ class SQLiteGraphReads:
             self.get_entity(scope, entity_id)  # NotFound for another tenant's id
             where += " AND (r.from_id = ? OR r.to_id = ?)"
             params += [entity_id, entity_id]
-        conn = self._db.reader()
-        total = conn.execute(f"SELECT count(*) FROM relationships r WHERE {where}", params)
-        count = int(total.fetchone()[0])
-        cursor = conn.execute(
-            rows.RELATIONSHIP_SELECT + f" WHERE {where}"
-            " ORDER BY r.last_seen_at DESC, r.rowid DESC LIMIT ? OFFSET ?",
-            (*params, limit, offset),
-        )
-        return [rows.relationship_from_row(r) for r in cursor], count
+        with snapshot(self._db.reader()) as conn:
+            total = conn.execute(f"SELECT count(*) FROM relationships r WHERE {where}", params)
+            count = int(total.fetchone()[0])
+            found = conn.execute(
+                rows.RELATIONSHIP_SELECT + f" WHERE {where}"
+                " ORDER BY r.last_seen_at DESC, r.rowid DESC LIMIT ? OFFSET ?",
+                (*params, limit, offset),
+            ).fetchall()
+        return [rows.relationship_from_row(r) for r in found], count
 
     def entity_vector_search(
         self, scope: Scope, vector: np.ndarray, limit: int

@@ -141,6 +141,12 @@ class SQLiteJobWrites:
 
     def record_step(self, job_id: int, step: str, record: dict[str, Any]) -> None:
         # INSERT ... SELECT: no row at all unless the job is still running.
+        try:
+            self._insert_step(job_id, step, record)
+        except sqlite3.IntegrityError as exc:
+            raise Conflict(f"step {step!r} of job {job_id} is recorded already") from exc
+
+    def _insert_step(self, job_id: int, step: str, record: dict[str, Any]) -> None:
         self._conn.execute(
             "INSERT INTO job_steps (job_id, step, status, detail, calls, prompt_tokens,"
             " completion_tokens, created_at) SELECT ?, ?, ?, ?, ?, ?, ?, ?"

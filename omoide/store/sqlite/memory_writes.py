@@ -124,6 +124,14 @@ class SQLiteMemoryWrites:
             raise Conflict(f"memory {memory_id!r} is no longer valid", id=memory_id)
         return str(row["text"]), int(row["valid_from"])
 
+    def _linked(self, seq: int | None, episode_id: str) -> bool:
+        """The pair is recorded already (an episode listed twice in ``source_episodes``)."""
+        row = self._conn.execute(
+            "SELECT 1 FROM memory_sources WHERE memory_seq = ? AND episode_id = ?",
+            (seq, episode_id),
+        ).fetchone()
+        return row is not None
+
     def _insert(
         self, scope: Scope, new: NewMemory, actor: str, event: HistoryEvent, old_text: str | None
     ) -> MemoryItem:
@@ -152,9 +160,14 @@ class SQLiteMemoryWrites:
             ),
         )
         for episode_id in new.source_episodes:
-            self._conn.execute(
-                "INSERT INTO memory_sources (memory_seq, episode_id) VALUES (?, ?)",
-                (cur.lastrowid, episode_id),
-            )
+            # Only an episode of the same tenant may back a memory (a foreign key alone would
+            # accept any tenant's episode, and fail with a bare IntegrityError on none).
+            linked = self._conn.execute(
+                "INSERT OR IGNORE INTO memory_sources (memory_seq, episode_id) SELECT ?, id"
+                " FROM episodes WHERE id = ? AND user_id = ? AND scope_id = ?",
+                (cur.lastrowid, episode_id, scope.user_id, scope.scope_id),
+            ).rowcount
+            if not linked and not self._linked(cur.lastrowid, episode_id):
+                raise NotFound(f"episode {episode_id!r} not found", id=episode_id)
         write_history(self._conn, scope, memory_id, event, old_text, new.text, actor)
         return fetch_memory(self._conn, scope, memory_id)

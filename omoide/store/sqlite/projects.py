@@ -13,6 +13,7 @@ from typing import Any
 
 from omoide.errors import Conflict, NotFound
 from omoide.store.sqlite import rows
+from omoide.store.sqlite.db import snapshot
 from omoide.types import Project, Scope, ms_to_dt, now_ms
 
 # The columns a caller may set; the keys are validated by the engine, never by SQL text.
@@ -49,14 +50,16 @@ def fetch(conn: sqlite3.Connection, scope: Scope, name: str) -> sqlite3.Row:
 def list_projects(
     conn: sqlite3.Connection, scope: Scope, limit: int, offset: int
 ) -> tuple[list[Project], int]:
-    found = conn.execute(
-        "SELECT * FROM projects WHERE user_id = ? AND scope_id = ? ORDER BY name LIMIT ? OFFSET ?",
-        (scope.user_id, scope.scope_id, limit, offset),
-    ).fetchall()
-    total = conn.execute(
-        "SELECT count(*) FROM projects WHERE user_id = ? AND scope_id = ?",
-        (scope.user_id, scope.scope_id),
-    ).fetchone()[0]
+    with snapshot(conn):  # the page and its total from one state
+        found = conn.execute(
+            "SELECT * FROM projects WHERE user_id = ? AND scope_id = ? ORDER BY name"
+            " LIMIT ? OFFSET ?",
+            (scope.user_id, scope.scope_id, limit, offset),
+        ).fetchall()
+        total = conn.execute(
+            "SELECT count(*) FROM projects WHERE user_id = ? AND scope_id = ?",
+            (scope.user_id, scope.scope_id),
+        ).fetchone()[0]
     return [project_from_row(r) for r in found], int(total)
 
 
@@ -85,15 +88,7 @@ def upsert_project(
         " isolated = excluded.isolated",
         (scope.user_id, scope.scope_id, name, description, int(isolated), now_ms()),
     )
-    row = fetch(conn, scope, name)
-    return Project(
-        name=row["name"],
-        user_id=row["user_id"],
-        scope_id=row["scope_id"],
-        description=row["description"],
-        isolated=bool(row["isolated"]),
-        created_at=rows.ms_to_dt_required(row["created_at"]),
-    )
+    return project_from_row(fetch(conn, scope, name))
 
 
 def _columns(fields: Mapping[str, Any]) -> tuple[list[str], list[Any]]:

@@ -17,7 +17,7 @@ from typing import Any
 from omoide.errors import Conflict, InvalidInput, NotFound
 from omoide.store.ports.sessions import SessionPatch
 from omoide.store.sqlite import projects, rows
-from omoide.store.sqlite.db import Database
+from omoide.store.sqlite.db import Database, snapshot
 from omoide.store.sqlite.shared import session_pk, session_row
 from omoide.types import Episode, Message, Project, Scope, Session, now_ms
 
@@ -35,30 +35,31 @@ class SQLiteSessionReads:
         return rows.session_from_row(row)
 
     def list_sessions(self, scope: Scope, limit: int, offset: int) -> tuple[list[Session], int]:
-        conn = self._db.reader()
         args = (scope.user_id, scope.scope_id)
-        total = conn.execute(
-            "SELECT count(*) FROM sessions WHERE user_id = ? AND scope_id = ?", args
-        ).fetchone()[0]
-        cursor = conn.execute(
-            rows.SESSION_SELECT + " WHERE s.user_id = ? AND s.scope_id = ?"
-            " ORDER BY s.created_at DESC, s.id DESC LIMIT ? OFFSET ?",
-            (*args, limit, offset),
-        )
-        return [rows.session_from_row(r) for r in cursor], int(total)
+        with snapshot(self._db.reader()) as conn:  # the page and its total from one state
+            total = conn.execute(
+                "SELECT count(*) FROM sessions WHERE user_id = ? AND scope_id = ?", args
+            ).fetchone()[0]
+            found = conn.execute(
+                rows.SESSION_SELECT + " WHERE s.user_id = ? AND s.scope_id = ?"
+                " ORDER BY s.created_at DESC, s.id DESC LIMIT ? OFFSET ?",
+                (*args, limit, offset),
+            ).fetchall()
+        return [rows.session_from_row(r) for r in found], int(total)
 
     def list_episodes(
         self, scope: Scope, session_id: str, limit: int, offset: int
     ) -> tuple[list[Episode], int]:
-        conn = self._db.reader()
-        pk = session_pk(conn, scope, session_id)
-        total = conn.execute("SELECT count(*) FROM episodes WHERE session_id = ?", (pk,))
-        cursor = conn.execute(
-            "SELECT * FROM episodes WHERE session_id = ? ORDER BY created_at, rowid"
-            " LIMIT ? OFFSET ?",
-            (pk, limit, offset),
-        )
-        return [rows.episode_from_row(r, session_id) for r in cursor], int(total.fetchone()[0])
+        with snapshot(self._db.reader()) as conn:
+            pk = session_pk(conn, scope, session_id)
+            total = conn.execute("SELECT count(*) FROM episodes WHERE session_id = ?", (pk,))
+            count = int(total.fetchone()[0])
+            found = conn.execute(
+                "SELECT * FROM episodes WHERE session_id = ? ORDER BY created_at, rowid"
+                " LIMIT ? OFFSET ?",
+                (pk, limit, offset),
+            ).fetchall()
+        return [rows.episode_from_row(r, session_id) for r in found], count
 
     def get_episode(self, scope: Scope, episode_id: str) -> Episode:
         row = (

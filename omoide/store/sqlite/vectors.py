@@ -15,6 +15,8 @@ import threading
 
 import numpy as np
 
+from omoide.errors import InvalidInput
+
 _LOG_KEEP = 100_000
 
 
@@ -83,6 +85,11 @@ class VectorCache:
             matrix = self._matrix(conn, tenant)
             if matrix is None or matrix.n == 0:
                 return [], 0
+            if query.shape != (matrix.dim,):
+                raise InvalidInput(
+                    f"query vector has shape {query.shape}; stored vectors have {matrix.dim}"
+                    " dimensions (reindex after changing the embedder)"
+                )
             seqs, scores = matrix.scores(query.astype(np.float32, copy=False))
             part = np.argpartition(-scores, k)[:k] if k < len(scores) else np.arange(len(scores))
             order = part[np.argsort(-scores[part], kind="stable")]
