@@ -8,6 +8,9 @@ guards the state: failing, or recording a step of, a ``done`` job changes nothin
 
 from __future__ import annotations
 
+import pytest
+
+from omoide.errors import Conflict
 from omoide.store.ports.jobs import JobQueue, JobWrites
 from omoide.store.protocol import Store
 from omoide.types import Job, JobState
@@ -52,6 +55,7 @@ def test_record_step_on_a_done_job_leaves_it_done(store: Store) -> None:
         tx.jobs.record_step(done.id, "facts", {"status": "done"})
         assert not tx.jobs.claim_step(done.id, "profile", 60_000)
     _unchanged(store, done)
+    assert store.jobs.job_steps(done.id) == {}
 
 
 @covers(JobQueue.fail_job, JobWrites.finish_job)
@@ -67,3 +71,36 @@ def test_a_failing_batch_does_not_reopen_the_job_that_finished(store: Store) -> 
     assert states == [JobState.DONE, JobState.PENDING]
     assert store.jobs.get_job(first).last_error is None
     assert [j.id for j in store.jobs.claim_jobs(10, 60_000)] == [second]
+
+
+@covers(JobWrites.finish_job)
+def test_a_duplicate_finish_report_changes_nothing(store: Store) -> None:
+    done = _finished(store)
+    with store.transaction() as tx:
+        tx.jobs.finish_job(done.id, {"stored": 99})  # a twin whose lease had expired
+    _unchanged(store, done)
+
+
+@covers(JobQueue.fail_job, JobWrites.fail_job_now)
+def test_a_failed_job_keeps_its_own_error_against_late_reports(store: Store) -> None:
+    job_id = enqueue(store, ALICE, "extract")
+    store.jobs.claim_jobs(1, 60_000)
+    with store.transaction() as tx:
+        tx.jobs.fail_job_now(job_id, "its own error", None)
+    assert store.jobs.fail_job(job_id, "another job's error", 0) == JobState.FAILED
+    with store.transaction() as tx:
+        tx.jobs.finish_job(job_id, {"late": True})
+    job = store.jobs.get_job(job_id)
+    assert (job.state, job.last_error, job.result) == (JobState.FAILED, "its own error", None)
+    assert store.jobs.claim_jobs(10, 60_000) == []
+
+
+@covers(JobWrites.record_step)
+def test_a_step_is_recorded_once(store: Store) -> None:
+    job_id = enqueue(store, ALICE, "extract")
+    store.jobs.claim_jobs(1, 60_000)
+    with store.transaction() as tx:
+        tx.jobs.record_step(job_id, "facts", {"status": "done", "detail": "first"})
+    with pytest.raises(Conflict), store.transaction() as tx:
+        tx.jobs.record_step(job_id, "facts", {"status": "done", "detail": "second"})
+    assert store.jobs.job_steps(job_id)["facts"]["detail"] == "first"

@@ -105,6 +105,26 @@ def test_a_second_chunk_ending_at_the_same_message_is_a_conflict(store: Store) -
     assert [m.text for m in store.memories.list_memories(ALICE, chunks, 10, 0)[0]] == ["first"]
 
 
+@covers(LedgerWrites.record_chunks)
+def test_chunks_must_end_after_the_cursor_and_after_each_other(store: Store) -> None:
+    """A run that planned on an older cursor cannot record over what another run committed."""
+    messages = chunked_session(store)
+    with store.transaction() as tx:
+        tx.ledger.record_chunks(ALICE, "s1", [chunk(messages, 3, "up to m3")], "t")
+    for stale in (
+        [chunk(messages, 2, "behind")],
+        [chunk(messages, 5, "b"), chunk(messages, 4, "a")],
+    ):
+        with pytest.raises(Conflict), store.transaction() as tx:
+            tx.ledger.record_chunks(ALICE, "s1", stale, "t")
+    assert store.ledger.chunk_state(ALICE, "s1")[1] == chunk(messages, 3, "").cursor
+    with store.transaction() as tx:
+        tx.ledger.record_chunks(
+            ALICE, "s1", [chunk(messages, 4, "m4"), chunk(messages, 5, "m5")], "t"
+        )
+    assert store.ledger.chunk_state(ALICE, "s1")[1] == chunk(messages, 5, "").cursor
+
+
 @covers(LedgerReads.chunk_state, LedgerWrites.record_chunks, LedgerWrites.reset_chunks)
 def test_the_ledger_is_per_tenant(store: Store) -> None:
     mine = chunked_session(store, ALICE)

@@ -48,6 +48,15 @@ def test_insert_into_an_unknown_or_foreign_session_is_not_found(store: Store) ->
     assert _valid(store, ALICE) == []
 
 
+@covers(MemoryWrites.insert_memory)
+def test_a_memory_cannot_cite_an_episode_it_cannot_see(store: Store) -> None:
+    [theirs] = session_with_episodes(store, OTHERS[0], "s1", ["bob's words"])
+    for episode_id in (theirs, "no-such-episode"):
+        with pytest.raises(NotFound), store.transaction() as tx:
+            tx.memories.insert_memory(ALICE, NewMemory(text="x", source_episodes=[episode_id]), "t")
+    assert _valid(store, ALICE) == []
+
+
 @covers(MemoryWrites.supersede_memory)
 def test_supersede_invalidates_the_old_version_and_links_the_new(store: Store) -> None:
     old = add(store, ALICE, "lives in Osaka", valid_from_ms=1_000)
