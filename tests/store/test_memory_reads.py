@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from omoide.errors import NotFound
+from omoide.errors import InvalidInput, NotFound
 from omoide.store.ports.memories import MemoryReads, MemoryWrites, NewMemory
 from omoide.store.protocol import Store
 from omoide.types import HistoryEvent, MemoryType, Scope, SearchFilters
@@ -171,6 +171,16 @@ def test_vector_search_orders_by_cosine_and_respects_filters(store: Store) -> No
     )
     assert [h[0] for h in only_raw] == [ids["a"], ids["c"]]
     assert len(store.memories.vector_search(ALICE, unit(1, 0, 0), SearchFilters(), 1)) == 1
+
+
+@covers(MemoryReads.vector_search)
+def test_a_query_vector_of_another_dimension_is_invalid_input(store: Store) -> None:
+    memory_id = add(store, ALICE, "tea")
+    with store.transaction() as tx:
+        tx.memories.put_vector(ALICE, memory_id, unit(1, 0, 0))
+    with pytest.raises(InvalidInput):
+        store.memories.vector_search(ALICE, unit(1, 0), SearchFilters(), 5)
+    assert store.memories.vector_search(BOB, unit(1, 0), SearchFilters(), 5) == []  # no vectors
 
 
 @covers(MemoryReads.vector_search)

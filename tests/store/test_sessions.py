@@ -149,7 +149,12 @@ def test_upsert_project_creates_then_updates_keeping_a_missing_description(
         updated = tx.sessions.upsert_project(ALICE, "work", None, True)
     assert (created.description, created.isolated) == ("day job", False)
     assert (updated.description, updated.isolated) == ("day job", True)
-    assert store.sessions.get_project(ALICE, "work").isolated
+    assert store.sessions.get_project(ALICE, "work") == updated
+    with store.transaction() as tx:
+        tx.sessions.insert_project(ALICE, "art", {"colour": "#f00", "notes": "n"})
+        kept = tx.sessions.upsert_project(ALICE, "art", "drawing", False)
+    assert (kept.colour, kept.notes, kept.description) == ("#f00", "n", "drawing")
+    assert store.sessions.get_project(ALICE, "art") == kept
     with pytest.raises(NotFound):
         store.sessions.get_project(BOB, "work")
 
