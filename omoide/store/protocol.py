@@ -2,11 +2,29 @@
 
 A backend implements ``Store``: one read port per aggregate (``store.memories``,
 ``store.sessions`` ...) and ``transaction()``, which hands out a ``Tx`` with one write port per
-aggregate. Everything written through one ``Tx`` commits together or not at all, so a memory,
-its full-text row, its vector or embed job, and its history are never split. Every tenant
-method takes the tenant ``Scope``; no method returns rows of another tenant.
-``tests/store/`` is the executable definition of these ports: every port method has a contract
-test there (``tests/store/test_port_coverage.py`` keeps it so).
+aggregate. ``tests/store/`` is the executable definition of these ports: every port method has
+a contract test there (``tests/store/test_port_coverage.py`` keeps it so). Each port method's
+docstring gives its tenant rule, its errors and its concurrency contract.
+
+Rules every backend keeps:
+
+* Tenancy. Every tenant method takes the tenant ``Scope`` and never reads or writes another
+  tenant's rows; another tenant's id behaves as one that does not exist (``NotFound``). The
+  few global methods (job ids, reindex iterators, admin) say so.
+* Atomicity. Everything written through one ``Tx`` commits together or not at all, so a
+  memory, its full-text row, its vector or embed job, and its history are never split. An
+  exception inside ``with store.transaction()`` rolls it all back.
+* Isolation. Write transactions are serialised: a ``Tx`` reads the state as of its start plus
+  its own writes, and no other writer commits in between (SQLite: one writer, ``BEGIN
+  IMMEDIATE``). The optimistic re-checks the engine makes (chunk cursor, consolidation plan,
+  ``claim_step``, superseding a still-valid memory) rely on that; a backend with weaker
+  isolation (PostgreSQL's READ COMMITTED) must use SERIALIZABLE or lock the rows re-checked.
+* Reads outside a transaction see committed data only; a method that returns a page and a
+  total reads both from one snapshot. A read never blocks on a writer.
+* Errors come from ``omoide.errors``: ``NotFound``, ``Conflict``, ``InvalidInput``,
+  ``StoreError``/``MigrationError``; nothing backend-specific escapes the documented cases.
+* Do not nest ``transaction()`` on one thread, and do not call ``JobQueue``'s own-transaction
+  methods (claim, fail, retry) inside one.
 """
 
 from __future__ import annotations
@@ -55,7 +73,8 @@ class Capability(StrEnum):
 
 
 class Tx(Protocol):
-    """The write ports of one unit of work. Obtained only from ``Store.transaction()``."""
+    """The write ports of one unit of work. Obtained only from ``Store.transaction()``;
+    valid only inside its ``with`` block. All ports share the one transaction."""
 
     @property
     def memories(self) -> MemoryWrites: ...
@@ -97,5 +116,15 @@ class Store(Protocol):
     @property
     def admin(self) -> AdminReads: ...
 
-    def transaction(self) -> AbstractContextManager[Tx]: ...
-    def close(self) -> None: ...
+    def transaction(self) -> AbstractContextManager[Tx]:
+        """A write transaction: commits when the block ends, rolls back if it raises.
+
+        Blocks (up to the backend's busy timeout, 30 s for SQLite) while another writer holds
+        the store. A driver failure that escapes the block (busy past the timeout, disk full,
+        I/O) is raised as ``StoreError``, ``retryable`` when trying again may succeed.
+        """
+        ...
+
+    def close(self) -> None:
+        """Close every connection; the store is unusable afterwards."""
+        ...

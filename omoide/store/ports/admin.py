@@ -3,6 +3,12 @@
 ``AdminReads`` is read outside a transaction (``store.admin``);
 ``AdminWrites`` is used inside one (``with store.transaction() as tx: tx.admin...``)
 and sees the transaction's own writes.
+
+Tenant rule: ``delete_scope`` is the one tenant operation; the others are about the whole store
+(schema, metadata shared by all tenants, counts over all tenants, a copy of everything) and
+belong to operators, never to a tenant's request. Opening, migrating and backing up a store by
+location (without a ``Store`` in hand) are ``omoide.store.migration_status`` /
+``apply_migrations`` / ``backup``.
 """
 
 from __future__ import annotations
@@ -16,17 +22,43 @@ from omoide.types import (
 
 
 class AdminReads(Protocol):
-    """Reads of admin."""
+    """Whole-store reads and the backup."""
 
-    def schema_version(self) -> int: ...
-    def get_meta(self, key: str) -> str | None: ...
-    def stats(self) -> dict[str, int]: ...
-    def backup(self, dest: Path) -> None: ...
+    def schema_version(self) -> int:
+        """The schema version of the data (the number of the last migration applied)."""
+        ...
+
+    def get_meta(self, key: str) -> str | None:
+        """A store-wide setting (e.g. the embedder a store was indexed with), or None."""
+        ...
+
+    def stats(self) -> dict[str, int]:
+        """Row counts over all tenants: ``memories``, ``memory_vectors``, ``memories_fts``
+        (full-text rows), ``sessions``, ``episodes``, ``history``, ``jobs``, ``entities``,
+        ``relationships``, ``variables``. A healthy store has as many full-text rows as
+        memories."""
+        ...
+
+    def backup(self, dest: Path) -> None:
+        """Write a complete, consistent copy of the store to ``dest`` (SQLite: one file, by
+        ``VACUUM INTO``), safe while others read and write; a copy opens as a store of its
+        own. ``InvalidInput`` if ``dest`` already exists."""
+        ...
 
 
 class AdminWrites(Protocol):
-    """Writes of admin."""
+    """Whole-store and whole-tenant writes, in the caller's transaction."""
 
-    def set_meta(self, key: str, value: str) -> None: ...
-    def delete_scope(self, scope: Scope) -> int: ...
-    def delete_everything(self) -> None: ...
+    def set_meta(self, key: str, value: str) -> None:
+        """Create or replace a store-wide setting."""
+        ...
+
+    def delete_scope(self, scope: Scope) -> int:
+        """Erase everything of one tenant: memories (with history, vectors, full-text rows),
+        sessions and episodes, projects, jobs, entities and relationships, variables and
+        token counters. Returns how many memories went; other tenants are untouched."""
+        ...
+
+    def delete_everything(self) -> None:
+        """Erase every tenant's data and the store-wide settings; the schema stays."""
+        ...

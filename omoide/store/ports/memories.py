@@ -3,6 +3,34 @@
 ``MemoryReads`` is read outside a transaction (``store.memories``);
 ``MemoryWrites`` is used inside one (``with store.transaction() as tx: tx.memories...``)
 and sees the transaction's own writes.
+
+Tenant rule: every method except ``iter_memory_texts`` and ``clear_vectors`` (whole-store
+maintenance) takes a ``Scope`` and reads or writes only that tenant's rows; an id of another
+tenant behaves exactly like an id that does not exist. Ids are opaque strings made by the store.
+
+Model. A memory is never edited into a different fact: ``supersede_memory`` closes the old
+version (``invalid_at``) and inserts the next one linked by ``supersedes``; ``as_of`` filters
+see either. The full-text row (``text`` and ``context``) and the vector belong to the memory and
+change in the same transaction as it. Every write appends to the memory's history (``ADD``,
+``UPDATE`` or ``DELETE`` with old and new text and the actor); history is never rewritten.
+
+What a second backend must reproduce (PostgreSQL is next):
+
+* ``keyword_search`` scores are bm25 as SQLite FTS5 computes it, negated so larger is better:
+  k1 = 1.2, b = 0.75, per term ``idf = ln((N - n + 0.5) / (n + 0.5))`` (never below 1e-6),
+  term frequency ``tf(text) + 0.4 * tf(context)`` (the neighbour-context column weighs 0.4 of
+  the text column), document length = tokens of text + context (+1 tenant token), N and the
+  average length over the whole index. Text is tokenised as FTS5
+  ``porter unicode61 remove_diacritics 2`` does: Unicode word characters, case and diacritics
+  folded, Porter-stemmed English. Scores are compared within one query only, but as ratios, not
+  just ranks (the WilmerAI interface multiplies them by a recency factor), so a backend must
+  keep bm25's shape, not only its order.
+* ``vector_search`` scores are the dot product of the stored float32 vector and the query: the
+  cosine similarity, since embedders return unit vectors (the store does not normalise).
+  Search is exact (no approximate index loses a match); vectors of another dimension than the
+  tenant's first stored one are ignored until a reindex.
+* Listing order is newest first by ``created_at`` and then by insertion order; search ties
+  (equal scores) come in an unspecified order, the caller breaks them by id.
 """
 
 from __future__ import annotations
@@ -39,45 +67,142 @@ class NewMemory:
 
 @dataclass
 class Neighbour:
+    """The last memory of a session: what a new turn's neighbour context is built from."""
+
     id: str
     text: str
     context: str
 
 
 class MemoryReads(Protocol):
-    """Reads of memories."""
+    """Reads of memories. Each call sees committed data only; see each method for whether
+    its parts come from one snapshot."""
 
-    def get_memories(self, scope: Scope, ids: Sequence[str]) -> list[MemoryItem]: ...
+    def get_memories(self, scope: Scope, ids: Sequence[str]) -> list[MemoryItem]:
+        """The tenant's memories with these ids, in the order of ``ids``, valid or not.
+
+        Ids that do not exist (or are another tenant's) are left out, never an error; an id
+        given twice appears twice. Raises nothing for missing ids.
+        """
+        ...
+
     def list_memories(
         self, scope: Scope, filters: SearchFilters, limit: int, offset: int
-    ) -> tuple[list[MemoryItem], int]: ...
-    def latest_memories(
-        self, scope: Scope, filters: SearchFilters, limit: int
-    ) -> list[MemoryItem]: ...
+    ) -> tuple[list[MemoryItem], int]:
+        """One page of the tenant's memories matching ``filters``, newest first, and the
+        total number of matches.
+
+        The page and the total come from one snapshot, so they agree even while others
+        write. ``filters``: session (external id), project (an isolated project sees only its
+        sessions; every other view excludes isolated projects' sessions; an unknown project
+        matches nothing), types, created range (``created_after`` inclusive,
+        ``created_before`` exclusive), metadata equality (``None`` means "key absent or
+        null"), and validity: currently valid only by default, ``include_invalid``, or
+        ``as_of`` (valid at that instant: ``valid_from <= t < invalid_at``).
+        """
+        ...
+
+    def latest_memories(self, scope: Scope, filters: SearchFilters, limit: int) -> list[MemoryItem]:
+        """``list_memories`` without the total or offset: the newest ``limit`` matches."""
+        ...
+
     def keyword_search(
         self, scope: Scope, terms: Sequence[str], filters: SearchFilters, limit: int
-    ) -> list[tuple[str, float]]: ...
+    ) -> list[tuple[str, float]]:
+        """Up to ``limit`` ``(memory id, bm25 score)`` of the tenant matching any of
+        ``terms`` and ``filters``, best first (scale: see the module docstring).
+
+        Terms are plain words, OR-ed; each is quoted, so no term is ever query syntax. Once the
+        index holds 2,000 memories, the most common of several terms may be dropped (those in
+        30% or more of all memories, or past 15% of the index in postings, rarest kept first):
+        bm25 gives them ~0 weight, yet they cost most of the time. Never all terms. ``[]`` for
+        no terms. ``InvalidInput`` if the full-text engine still rejects the query.
+        """
+        ...
+
     def vector_search(
         self, scope: Scope, vector: np.ndarray, filters: SearchFilters, limit: int
-    ) -> list[tuple[str, float]]: ...
-    def history(self, scope: Scope, memory_id: str) -> list[HistoryEntry]: ...
-    def iter_memory_texts(self, batch: int) -> Iterator[list[tuple[Scope, str, str]]]: ...
+    ) -> list[tuple[str, float]]:
+        """Up to ``limit`` ``(memory id, cosine)`` of the tenant's embedded memories that
+        match ``filters``, most similar first (exact search; see the module docstring).
+
+        Sees every vector committed before the call, by any process, and never one deleted
+        before it. Memories without a vector are not found. ``InvalidInput`` if ``vector``'s
+        dimension differs from the stored vectors'.
+        """
+        ...
+
+    def history(self, scope: Scope, memory_id: str) -> list[HistoryEntry]:
+        """The history of the fact ``memory_id`` belongs to, oldest first: the entries of
+        every version linked to it by ``supersedes`` (older and newer), in write order.
+
+        A deleted memory's history stays readable. ``NotFound`` if the tenant has no history
+        for that id.
+        """
+        ...
+
+    def iter_memory_texts(self, batch: int) -> Iterator[list[tuple[Scope, str, str]]]:
+        """Every memory of every tenant as ``(scope, id, text)``, ``batch`` at a time, in
+        insertion order (for a reindex; not a tenant read).
+
+        Each batch is read when the iterator advances: memories inserted meanwhile after the
+        last batch read are included, deleted ones may or may not be.
+        """
+        ...
 
 
 class MemoryWrites(Protocol):
-    """Writes of memories."""
+    """Writes of memories, inside the caller's transaction: all of them commit together or
+    not at all. Checks made here (``Conflict`` on an already invalid memory) run inside the
+    transaction, so no concurrent writer can change their outcome before the commit."""
 
-    def insert_memory(self, scope: Scope, new: NewMemory, actor: str) -> MemoryItem: ...
+    def insert_memory(self, scope: Scope, new: NewMemory, actor: str) -> MemoryItem:
+        """Insert ``new`` for the tenant with a fresh id, its full-text row, its source links
+        and an ``ADD`` history entry by ``actor``; return it (not yet embedded).
+
+        ``created_at`` is ``new.created_at_ms`` or now, ``valid_from`` ``new.valid_from_ms``
+        or ``created_at``. ``supersedes`` is stored as given (unchecked: use
+        ``supersede_memory`` to version a fact). ``NotFound`` if ``new.session_id`` or a
+        ``new.source_episodes`` id is not the tenant's.
+        """
+        ...
+
     def supersede_memory(
         self, scope: Scope, old_id: str, new: NewMemory, at_ms: int, actor: str
-    ) -> MemoryItem: ...
-    def invalidate_memory(
-        self, scope: Scope, memory_id: str, at_ms: int, actor: str
-    ) -> MemoryItem: ...
-    def last_in_session(
-        self, scope: Scope, session_id: str, type_: MemoryType
-    ) -> Neighbour | None: ...
-    def set_context(self, scope: Scope, memory_id: str, context: str) -> None: ...
+    ) -> MemoryItem:
+        """Close ``old_id`` at ``at_ms`` (never before its own ``valid_from``) and insert
+        ``new`` as its next version, valid from that instant, with one ``UPDATE`` history
+        entry holding both texts. Sets ``new.supersedes`` and ``new.valid_from_ms``.
+
+        Nothing is erased: the old version stays for ``as_of`` and ``include_invalid``.
+        ``NotFound`` if ``old_id`` is not the tenant's; ``Conflict`` if it is no longer valid
+        (a concurrent writer superseded or invalidated it first: of two transactions
+        superseding the same memory exactly one succeeds).
+        """
+        ...
+
+    def invalidate_memory(self, scope: Scope, memory_id: str, at_ms: int, actor: str) -> MemoryItem:
+        """Mark the memory no longer true from ``at_ms`` (never before its ``valid_from``),
+        with a ``DELETE`` history entry; the row stays for ``as_of``. Returns it.
+
+        ``NotFound`` if not the tenant's; ``Conflict`` if it is already invalid.
+        """
+        ...
+
+    def last_in_session(self, scope: Scope, session_id: str, type_: MemoryType) -> Neighbour | None:
+        """The most recently inserted memory of ``type_`` in the session (valid or not), or
+        None (also when the session does not exist).
+
+        Read in the transaction, so the neighbour of a new turn is the one committed last:
+        two writers appending to one session see each other's turns in commit order.
+        """
+        ...
+
+    def set_context(self, scope: Scope, memory_id: str, context: str) -> None:
+        """Replace the memory's neighbour context (the full-text column weighted 0.4).
+        No history entry (context is derived); an unknown id is silently ignored."""
+        ...
+
     def update_memory(
         self,
         scope: Scope,
@@ -85,7 +210,30 @@ class MemoryWrites(Protocol):
         text: str | None,
         metadata: dict[str, Any] | None,
         actor: str,
-    ) -> MemoryItem: ...
-    def delete_memory(self, scope: Scope, memory_id: str, actor: str) -> None: ...
-    def put_vector(self, scope: Scope, memory_id: str, vector: np.ndarray) -> None: ...
-    def clear_vectors(self) -> None: ...
+    ) -> MemoryItem:
+        """Edit the memory in place (``None`` leaves a field as it is; ``metadata``
+        replaces the whole dict) with an ``UPDATE`` history entry; return it.
+
+        A changed text drops the memory's vector, so the caller must re-embed it (or
+        enqueue that in the same transaction). Valid or invalid memories alike.
+        ``NotFound`` if not the tenant's.
+        """
+        ...
+
+    def delete_memory(self, scope: Scope, memory_id: str, actor: str) -> None:
+        """Erase the memory with its full-text row, vector and source links; its history
+        gets a ``DELETE`` entry and stays. ``NotFound`` if not the tenant's."""
+        ...
+
+    def put_vector(self, scope: Scope, memory_id: str, vector: np.ndarray) -> None:
+        """Store (or replace) the memory's vector, as float32.
+
+        A memory deleted before its embedding arrived is silently skipped: an embed job may
+        finish after its memory is gone.
+        """
+        ...
+
+    def clear_vectors(self) -> None:
+        """Delete every memory and entity vector of every tenant (before a reindex with
+        another embedder). Not a tenant operation."""
+        ...

@@ -84,16 +84,27 @@ class Database:
 
     @contextmanager
     def immediate(self) -> Iterator[sqlite3.Connection]:
-        """The writer inside ``BEGIN IMMEDIATE``: committed on exit, rolled back on error."""
+        """The writer inside ``BEGIN IMMEDIATE``: committed on exit, rolled back on error.
+
+        A driver error that escapes (busy past the timeout, disk full, I/O) becomes
+        ``StoreError``, retryable when SQLite calls it operational (busy, locked, full).
+        """
         with self.write_lock:
             conn = self.writer
-            conn.execute("BEGIN IMMEDIATE")
             try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                retryable = isinstance(exc, sqlite3.OperationalError)
+                raise StoreError(
+                    f"write to {self.path} failed: {exc}", retryable=retryable
+                ) from exc
 
     def close(self) -> None:
         for holder in list(self._readers):

@@ -169,10 +169,7 @@ class SQLiteGraphWrites:
             (scope.user_id, scope.scope_id, name, type_),
         ).fetchone()
         if episode_id is not None:
-            self._conn.execute(
-                "INSERT OR IGNORE INTO entity_episodes (entity_id, episode_id) VALUES (?, ?)",
-                (row["id"], episode_id),
-            )
+            self._link_episode(scope, row["id"], episode_id)
         return self._entity(scope, row["id"])
 
     def put_entity_vector(self, scope: Scope, entity_id: str, vector: np.ndarray) -> None:
@@ -217,6 +214,20 @@ class SQLiteGraphWrites:
         if self._entity_row(scope, entity_id) is None:
             raise NotFound(f"entity {entity_id!r} not found", id=entity_id)
         self._conn.execute("DELETE FROM entities WHERE id = ?", (entity_id,))
+
+    def _link_episode(self, scope: Scope, entity_id: str, episode_id: str) -> None:
+        """Provenance, once; only an episode of the same tenant (``NotFound`` otherwise)."""
+        self._conn.execute(
+            "INSERT OR IGNORE INTO entity_episodes (entity_id, episode_id) SELECT ?, id"
+            " FROM episodes WHERE id = ? AND user_id = ? AND scope_id = ?",
+            (entity_id, episode_id, scope.user_id, scope.scope_id),
+        )
+        linked = self._conn.execute(
+            "SELECT 1 FROM entity_episodes WHERE entity_id = ? AND episode_id = ?",
+            (entity_id, episode_id),
+        ).fetchone()
+        if linked is None:
+            raise NotFound(f"episode {episode_id!r} not found", id=episode_id)
 
     def _entity_row(self, scope: Scope, entity_id: str) -> sqlite3.Row | None:
         row: sqlite3.Row | None = self._conn.execute(
