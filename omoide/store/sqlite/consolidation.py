@@ -70,8 +70,9 @@ def consolidation_plan(
     return plan
 
 
-def _rows(conn: sqlite3.Connection, sql: str, ids: list[str]) -> list[dict[str, Any]]:
-    return [dict(r) for r in conn.execute(sql + f" IN {_IDS}", (json.dumps(ids),))]
+def _rows(conn: sqlite3.Connection, sql: str, ids: list[str], *params: str) -> list[dict[str, Any]]:
+    """``sql`` (ending in a column, after any ``params`` placeholders) ``IN`` the ids."""
+    return [dict(r) for r in conn.execute(sql + f" IN {_IDS}", (*params, json.dumps(ids)))]
 
 
 def apply(
@@ -84,9 +85,13 @@ def apply(
     actor: str,
 ) -> None:
     """Carry out ``plan`` (computed in this transaction) and record it as
-    ``consolidation_id``. ``Conflict`` if an episode is already consolidated."""
+    ``consolidation_id``. ``Conflict`` if an episode is already consolidated.
+
+    Every statement is limited to the tenant as well as to the plan's ids, so a plan naming
+    another tenant's rows changes nothing of theirs.
+    """
     pk, ts = session_pk(conn, scope, session_id), now_ms()
-    eps = json.dumps(plan.episodes)
+    eps, tenant = json.dumps(plan.episodes), (scope.user_id, scope.scope_id)
     open_count = conn.execute(
         "SELECT count(*) FROM episodes WHERE session_id = ? AND consolidated_at IS NULL"
         f" AND id IN {_IDS}",
@@ -94,43 +99,69 @@ def apply(
     ).fetchone()[0]
     if open_count != len(plan.episodes):
         raise Conflict("some of these episodes are consolidated already or gone; run again")
-    snapshot = {
-        "entities": _rows(conn, "SELECT * FROM entities WHERE id", plan.entities),
-        "entity_episodes": _rows(
-            conn, "SELECT * FROM entity_episodes WHERE entity_id", plan.entities
-        ),
-        "relationships": _rows(conn, "SELECT * FROM relationships WHERE id", plan.relationships),
-    }
-    for row in _rows(conn, "SELECT id, text FROM memories WHERE id", plan.memories):
-        write_history(conn, scope, row["id"], HistoryEvent.DELETE, row["text"], None, actor)
-    conn.execute(
-        f"UPDATE memories SET invalid_at = ?, updated_at = ? WHERE id IN {_IDS}",
-        (ts, ts, json.dumps(plan.memories)),
-    )
-    conn.execute(
-        "DELETE FROM memory_vectors WHERE memory_seq IN"
-        f" (SELECT seq FROM memories WHERE id IN {_IDS})",
-        (json.dumps(plan.vectors),),
-    )
+    snapshot = _graph_snapshot(conn, scope, plan)
+    _sweep_memories(conn, scope, plan, ts, actor)
     conn.execute(
         "UPDATE episodes SET consolidated_at = ?, consolidation_id = ?"
         f" WHERE session_id = ? AND id IN {_IDS}",
         (ts, consolidation_id, pk, eps),
     )
-    conn.execute(f"DELETE FROM entities WHERE id IN {_IDS}", (json.dumps(plan.entities),))
+    conn.execute(
+        f"DELETE FROM entities WHERE user_id = ? AND scope_id = ? AND id IN {_IDS}",
+        (*tenant, json.dumps(plan.entities)),
+    )
     conn.execute(
         "INSERT INTO consolidations (id, user_id, scope_id, session_id, summary_id, report,"
         " snapshot, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (
             consolidation_id,
-            scope.user_id,
-            scope.scope_id,
+            *tenant,
             pk,
             report.get("summary_id"),
             json.dumps(report),
             json.dumps(snapshot),
             ts,
         ),
+    )
+
+
+def _graph_snapshot(
+    conn: sqlite3.Connection, scope: Scope, plan: ConsolidationPlan
+) -> dict[str, list[dict[str, Any]]]:
+    """The rows of the entities and relationships the plan deletes, for a revert."""
+    tenant = (scope.user_id, scope.scope_id)
+    mine = "WHERE user_id = ? AND scope_id = ? AND id"
+    entities = _rows(conn, f"SELECT * FROM entities {mine}", plan.entities, *tenant)
+    kept = [e["id"] for e in entities]
+    return {
+        "entities": entities,
+        "entity_episodes": _rows(conn, "SELECT * FROM entity_episodes WHERE entity_id", kept),
+        "relationships": _rows(
+            conn, f"SELECT * FROM relationships {mine}", plan.relationships, *tenant
+        ),
+    }
+
+
+def _sweep_memories(
+    conn: sqlite3.Connection, scope: Scope, plan: ConsolidationPlan, ts: int, actor: str
+) -> None:
+    """Invalidate the plan's memories (a history entry each) and drop their vectors."""
+    tenant = (scope.user_id, scope.scope_id)
+    found = conn.execute(
+        f"SELECT id, text FROM memories WHERE user_id = ? AND scope_id = ? AND id IN {_IDS}",
+        (*tenant, json.dumps(plan.memories)),
+    ).fetchall()
+    for row in found:
+        write_history(conn, scope, row["id"], HistoryEvent.DELETE, row["text"], None, actor)
+    conn.execute(
+        "UPDATE memories SET invalid_at = ?, updated_at = ?"
+        f" WHERE user_id = ? AND scope_id = ? AND id IN {_IDS}",
+        (ts, ts, *tenant, json.dumps(plan.memories)),
+    )
+    conn.execute(
+        "DELETE FROM memory_vectors WHERE memory_seq IN"
+        f" (SELECT seq FROM memories WHERE user_id = ? AND scope_id = ? AND id IN {_IDS})",
+        (*tenant, json.dumps(plan.vectors)),
     )
 
 
