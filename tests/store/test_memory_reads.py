@@ -10,7 +10,7 @@ from omoide.errors import InvalidInput, NotFound
 from omoide.store.ports.memories import MemoryReads, MemoryWrites, NewMemory
 from omoide.store.protocol import Store
 from omoide.types import HistoryEvent, MemoryType, Scope, SearchFilters
-from tests.store.contract import ALICE, ALICE_OTHER, BOB, OTHERS, add, covers, unit
+from tests.store.contract import ALICE, ALICE_OTHER, BOB, OTHERS, Backend, add, covers, unit
 
 
 @covers(MemoryReads.get_memories, MemoryWrites.insert_memory)
@@ -181,6 +181,31 @@ def test_a_query_vector_of_another_dimension_is_invalid_input(store: Store) -> N
     with pytest.raises(InvalidInput):
         store.memories.vector_search(ALICE, unit(1, 0), SearchFilters(), 5)
     assert store.memories.vector_search(BOB, unit(1, 0), SearchFilters(), 5) == []  # no vectors
+
+
+@covers(MemoryReads.vector_search, MemoryWrites.put_vector, MemoryWrites.delete_memory)
+def test_vector_search_sees_another_handles_writes_at_once(store: Store, backend: Backend) -> None:
+    """Another process's committed vector is found, and its deletes are never served, by a
+    handle that searched (and so may have cached) before."""
+    other = backend.open()
+    first = add(store, ALICE, "first")
+    with store.transaction() as tx:
+        tx.memories.put_vector(ALICE, first, unit(1, 0))
+    assert [h[0] for h in store.memories.vector_search(ALICE, unit(1, 0), SearchFilters(), 5)] == [
+        first
+    ]
+    second = add(other, ALICE, "second")
+    with other.transaction() as tx:
+        tx.memories.put_vector(ALICE, second, unit(0, 1))
+        tx.memories.put_vector(ALICE, first, unit(0.5, 0.5))  # re-embedded elsewhere
+    hits = store.memories.vector_search(ALICE, unit(0, 1), SearchFilters(), 5)
+    assert [h[0] for h in hits] == [second, first]
+    assert hits[1][1] == pytest.approx(float(unit(0.5, 0.5) @ unit(0, 1)), abs=1e-5)
+    with other.transaction() as tx:
+        tx.memories.delete_memory(ALICE, second, "t")
+    assert [h[0] for h in store.memories.vector_search(ALICE, unit(0, 1), SearchFilters(), 5)] == [
+        first
+    ]
 
 
 @covers(MemoryReads.vector_search)

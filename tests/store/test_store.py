@@ -8,6 +8,7 @@ import gc
 import inspect
 import os
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -44,6 +45,15 @@ def test_every_write_port_has_its_protocols_methods(store: Store) -> None:
         for name in ACCESSORS:
             port_type = _port_type(protocol.Tx, name)
             assert not _missing(getattr(tx, name), port_type), (name, port_type)
+
+
+def test_a_store_declares_its_capabilities_and_location(store: Store, tmp_path: Path) -> None:
+    assert store.capabilities <= set(protocol.Capability)
+    assert isinstance(store.location, str) and store.location
+    assert "password" not in store.location
+    if protocol.Capability.BACKUP in store.capabilities:
+        store.admin.backup(tmp_path / "declared.db")
+        assert (tmp_path / "declared.db").exists()
 
 
 @covers(Store.transaction)
