@@ -1,9 +1,13 @@
 """The backends the store contract runs on. A new backend adds one factory to ``BACKENDS``.
 
-A factory gets the test's ``tmp_path`` and returns a ``Backend``: how to open a handle on a
-fresh database for that test (each call is one more handle on the same data, as a second process
-would open it: the concurrency contracts race two of them) and how to open a backup made by
-``store.admin.backup``.
+A factory gets the test's ``tmp_path`` and returns a ``Backend`` (``contract.py``) for a fresh,
+empty database of its own (PostgreSQL: e.g. a schema or database named after ``tmp_path``):
+``open()`` opens one more handle on that database, as a second process would (the concurrency
+contracts race two of them), and ``open_backup(dest)`` opens what ``store.admin.backup(dest)``
+wrote. Every test taking ``store`` or ``backend`` then runs once per backend.
+
+Not parametrised, because they are about SQLite itself: ``test_migrations.py`` and
+``test_locations.py``.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import pytest
 
 from omoide.errors import MigrationError, StoreError
 from omoide.store.sqlite import SQLiteStore, migrate
-from omoide.store.sqlite.store import connect
+from omoide.store.sqlite.db import connect
 
 
 def _shape(path: Path) -> set[tuple[str, str]]:
