@@ -30,6 +30,16 @@ def test_get_memories_keeps_the_asked_order_and_skips_unknown_ids(store: Store) 
     assert store.memories.get_memories(ALICE, []) == []
 
 
+@covers(MemoryReads.get_memories)
+def test_get_memories_takes_more_ids_than_a_query_has_parameters(store: Store) -> None:
+    with store.transaction() as tx:
+        ids = [
+            tx.memories.insert_memory(ALICE, NewMemory(text=f"m{i}"), "t").id for i in range(1200)
+        ]
+    wanted = ids[::-1]
+    assert [m.id for m in store.memories.get_memories(ALICE, wanted)] == wanted
+
+
 @pytest.mark.parametrize("other", OTHERS)
 @covers(
     MemoryReads.get_memories,
@@ -251,6 +261,10 @@ def test_iter_memory_texts_yields_every_memory_of_every_tenant_once(store: Store
         for i in range(3):
             text = f"{scope.user_id}/{scope.scope_id} {i}"
             expected.add((scope, add(store, scope, text), text))
+    gone = add(store, ALICE, "no longer true, still indexed")
+    with store.transaction() as tx:
+        tx.memories.invalidate_memory(ALICE, gone, 1, "t")
+    expected.add((ALICE, gone, "no longer true, still indexed"))  # as_of searches need it
     batches = list(store.memories.iter_memory_texts(2))
     assert all(1 <= len(b) <= 2 for b in batches)
     seen = [row for batch in batches for row in batch]
