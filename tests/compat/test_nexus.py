@@ -313,9 +313,9 @@ def test_deleting_a_project_is_one_transaction(
         raise RuntimeError("disk gone")
 
     with store.transaction() as tx:
-        real = type(tx).delete_project
+        real = type(tx.sessions).delete_project
     monkeypatch.setattr(
-        type(tx),
+        type(tx.sessions),
         "delete_project",
         lambda self, scope, name: (real(self, scope, name), fail())[0],
     )
