@@ -84,16 +84,23 @@ def test_own_writes_are_visible_inside_and_invisible_outside_until_commit(
 ) -> None:
     other = backend.open()  # another process on the same database
     with store.transaction() as tx:
-        item = tx.memories.insert_memory(ALICE, NewMemory(text="fresh jasmine"), "t")
         tx.sessions.ensure_session(ALICE, "s1")
-        assert tx.memories.last_in_session(ALICE, "s1", item.type) is None
-        assert tx.sessions.ensure_session(ALICE, "s1").id == "s1"
+        item = tx.memories.insert_memory(
+            ALICE, NewMemory(text="fresh jasmine", session_id="s1"), "t"
+        )
+        last = tx.memories.last_in_session(ALICE, "s1", item.type)
+        assert last is not None and last.id == item.id  # the transaction reads its own writes
+        assert tx.jobs.has_pending_job(ALICE, "embed", {}) is False
+        tx.jobs.enqueue_job(ALICE, "embed", {})
+        assert tx.jobs.has_pending_job(ALICE, "embed", {})
         for reader in (store, other):
             assert reader.memories.get_memories(ALICE, [item.id]) == []
             with pytest.raises(NotFound):
                 reader.sessions.get_session(ALICE, "s1")
+            assert reader.jobs.list_jobs(ALICE, None, 10, 0) == []
     for reader in (store, other):
         assert [m.id for m in reader.memories.get_memories(ALICE, [item.id])] == [item.id]
+        assert len(reader.jobs.list_jobs(ALICE, None, 10, 0)) == 1
         assert reader.memories.keyword_search(ALICE, ["jasmine"], SearchFilters(), 5)
 
 
