@@ -13,10 +13,6 @@ from omoide.store.sqlite.db import Database, snapshot
 from omoide.store.sqlite.vectors import VectorCache
 from omoide.types import HistoryEntry, MemoryItem, Scope, SearchFilters
 
-# bm25 column weights of memories_fts(text, context, tenant_token): the neighbour-context
-# column counts 0.4 of the text column, the tenant token not at all.
-BM25_WEIGHTS = "1.0, 0.4, 0.0"
-
 
 class SQLiteMemoryReads:
     """Reads of memories on per-thread reader connections (see ``MemoryReads``)."""
@@ -79,7 +75,9 @@ class SQLiteMemoryReads:
         match = fts.match_expression(self._terms.selective(conn, terms), rows.tenant_token(scope))
         try:
             cursor = conn.execute(
-                f"SELECT m.id, bm25(memories_fts, {BM25_WEIGHTS}) AS rank FROM memories_fts"
+                # Column weights of memories_fts(text, context, tenant_token): the neighbour
+                # context counts 0.4 of the text, the tenant token nothing.
+                "SELECT m.id, bm25(memories_fts, 1.0, 0.4, 0.0) AS rank FROM memories_fts"
                 " JOIN memories m ON m.seq = memories_fts.rowid"
                 f" WHERE memories_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
                 (match, *params, limit),
