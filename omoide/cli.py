@@ -1,4 +1,4 @@
-"""The operator's commands: a thin shell over ``Engine``. Every command takes ``--json``.
+"""The operator's commands: a thin shell over ``Memory``. Every command takes ``--json``.
 
 Exit codes: 0 success, 1 an omoide error (one line on stderr), 2 a usage error.
 """
@@ -414,9 +414,11 @@ def import_wilmer(
 
     Example: omoide import wilmer ~/WilmerAI/Public/DiscussionIds --user alice
     """
+    from omoide.compat.wilmer import Wilmer
+
     with _memory() as memory, Progress(console=err, disable=as_json) as progress:
         task = progress.add_task("importing", total=None)
-        result = memory.import_wilmer(
+        result = Wilmer.of(memory).importer.import_wilmer(
             directory,
             user_id=user,
             scope_id=scope,

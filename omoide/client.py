@@ -32,6 +32,7 @@ from omoide.errors import (
     OmoideError,
     Unauthorized,
 )
+from omoide.interface import MemoryAPI
 from omoide.types import (
     DEFAULT_ID,
     AddInput,
@@ -367,3 +368,8 @@ class Client:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _conforms(client: Client) -> MemoryAPI:
+    """Type-checked: ``Client`` implements the shared ``MemoryAPI``."""
+    return client

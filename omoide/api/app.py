@@ -25,7 +25,7 @@ from omoide.api.middleware import BodyGuard, RequestContext
 from omoide.api.system import router as system_router
 from omoide.api.v1 import jobs, knowledge, memories, sessions
 from omoide.config import Settings
-from omoide.engine import Engine
+from omoide.memory import Memory
 
 DESCRIPTION = """Long-term memory for LLM applications and agents.
 
@@ -50,7 +50,7 @@ TAGS = [
 ]
 
 
-def create_app(settings: Settings, engine: Engine | None = None) -> FastAPI:
+def create_app(settings: Settings, engine: Memory | None = None) -> FastAPI:
     """The application. Without ``engine`` it opens ``Memory(settings=settings)`` at startup
     (starting its job workers) and closes it at shutdown; a given engine is left to its owner.
     """
@@ -60,8 +60,6 @@ def create_app(settings: Settings, engine: Engine | None = None) -> FastAPI:
         if engine is not None:
             yield
             return
-        from omoide.memory import Memory
-
         app.state.engine = await anyio.to_thread.run_sync(lambda: Memory(settings=settings))
         try:
             yield

@@ -1,4 +1,5 @@
-"""Dependencies, declared once as ``Annotated`` aliases: the engine and the caller's tenant."""
+"""Dependencies, declared once as ``Annotated`` aliases: the memory (and its services), the
+WilmerAI services over them, and the caller's tenant."""
 
 from __future__ import annotations
 
@@ -6,15 +7,25 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from omoide.compat.wilmer import Wilmer
 from omoide.config import TenantKey
-from omoide.engine import Engine
+from omoide.engine import Services
 from omoide.errors import Forbidden
+from omoide.memory import Memory
 from omoide.types import DEFAULT_ID, Scope
 
 
-def get_engine(request: Request) -> Engine:
-    engine: Engine = request.app.state.engine
-    return engine
+def get_engine(request: Request) -> Memory:
+    memory: Memory = request.app.state.engine
+    return memory
+
+
+def get_services(request: Request) -> Services:
+    return get_engine(request).engine.services
+
+
+def get_wilmer(request: Request) -> Wilmer:
+    return Wilmer.of(get_engine(request))
 
 
 class Tenancy:
@@ -49,5 +60,7 @@ def get_tenancy(request: Request) -> Tenancy:
     return Tenancy(getattr(request.state, "tenant", None))
 
 
-EngineDep = Annotated[Engine, Depends(get_engine)]
+EngineDep = Annotated[Memory, Depends(get_engine)]
+ServicesDep = Annotated[Services, Depends(get_services)]
+WilmerDep = Annotated[Wilmer, Depends(get_wilmer)]
 TenancyDep = Annotated[Tenancy, Depends(get_tenancy)]

@@ -1,8 +1,12 @@
-"""The application service: the only package that composes store, embedder, retrieval and jobs.
+"""The application core: one service per capability, composed in ``omoide.wiring``.
 
-Every interface (library, HTTP, CLI) calls ``Engine`` and nothing below it.
+Every interface (library, HTTP, CLI) calls the services through ``Memory`` or ``Engine`` and
+nothing below them.
 """
 
-from omoide.engine.core import EMBED_JOB, Engine
+from omoide.engine.core import Engine
+from omoide.engine.ingest import ExtractionRequest
+from omoide.engine.policy import KnowledgeConfig
+from omoide.engine.services import Services
 
-__all__ = ["EMBED_JOB", "Engine"]
+__all__ = ["Engine", "ExtractionRequest", "KnowledgeConfig", "Services"]

@@ -14,7 +14,7 @@ chunks' messages) and links it to the last chunk by id and hash.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
 
 from omoide.engine import steps
 from omoide.engine.chunking import (
@@ -24,8 +24,13 @@ from omoide.engine.chunking import (
     message_hash,
     plan_chunks,
 )
+from omoide.engine.embedding import Embedding, index
+from omoide.engine.policy import KnowledgeConfig
+from omoide.engine.signal import JobSignal
 from omoide.errors import BackendError, Conflict, NotFound, OmoideError
 from omoide.extract import summarize
+from omoide.jobs.kinds import CHUNK, ChunkPayload
+from omoide.jobs.queue import enqueue, has_pending
 from omoide.llm import LLM
 from omoide.llm.protocol import MeteredLLM
 from omoide.store.protocol import ChunkCursor, NewChunk, NewMemory, SessionMessage, Store, Tx
@@ -39,48 +44,59 @@ from omoide.types import (
     now_ms,
 )
 
-if TYPE_CHECKING:
-    from omoide.engine.policy import KnowledgeConfig
-
 log = logging.getLogger("omoide.chunks")
 
-CHUNK_JOB = "chunk"
 # A backlog (a long session chunked for the first time, or after a reset) is chunked a pass at
 # a time, each pass a job of its own, so one job's LLM calls stay bounded.
 MAX_CHUNKS_PER_PASS = 20
 
 
-class ChunksMixin:
-    store: Store
-    llm: LLM | None
-    actor: str
-    max_text_chars: int
+class ChunkTrigger:
+    """Decides, in the transaction that stored an episode, whether a chunk job is due."""
 
-    if TYPE_CHECKING:  # Engine and its other mixins
+    def __init__(self, knowledge: KnowledgeConfig) -> None:
+        self._knowledge = knowledge
 
-        @property
-        def knowledge(self) -> KnowledgeConfig: ...
-        def _try_embed(self, texts: list[str]) -> Any: ...
-        def _await_jobs(self, job_ids: list[int], timeout: float) -> None: ...
-        def _wake_workers(self) -> None: ...
-        def _extraction_failed(self, job: Job, exc: OmoideError, *, final: bool) -> None: ...
-
-    # chunking ---------------------------------------------------------------------------
-    def _queue_chunking(self, tx: Tx, scope: Scope, session_id: str) -> int | None:
-        """In the transaction that stored an episode: enqueue a chunk job if one is due."""
-        if not self.knowledge.chunks_enabled:
+    def queue(self, tx: Tx, scope: Scope, session_id: str) -> int | None:
+        """Enqueue a chunk job for the session if one is due and none waits; its id."""
+        if not self._knowledge.chunks_enabled:
             return None
-        payload = {"session_id": session_id}
-        if tx.jobs.has_pending_job(scope, CHUNK_JOB, payload):
+        payload = ChunkPayload(session_id=session_id)
+        if has_pending(tx.jobs, scope, CHUNK, payload):
             return None
         exists, cursor = tx.ledger.chunk_state(scope, session_id)
         messages = tx.ledger.session_messages(scope, session_id, cursor)
         decision = plan_chunks(
-            _chunk_messages(messages), _ledger(exists, cursor), self.knowledge.chunks
+            chunk_messages(messages), ledger_of(exists, cursor), self._knowledge.chunks
         )
         if not decision.triggered:
             return None
-        return tx.jobs.enqueue_job(scope, CHUNK_JOB, payload)
+        return enqueue(tx.jobs, scope, CHUNK, payload)
+
+
+class ChunkService:
+    """Chunk passes (as ``chunk`` jobs), and resetting a session's chunks."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedding: Embedding,
+        llm: LLM | None,
+        signal: JobSignal,
+        deps: steps.StepDeps,
+        knowledge: KnowledgeConfig,
+        *,
+        actor: str,
+        max_text_chars: int,
+    ) -> None:
+        self._store = store
+        self._embedding = embedding
+        self._llm = llm
+        self._signal = signal
+        self._deps = deps
+        self._knowledge = knowledge
+        self._actor = actor
+        self._max_text_chars = max_text_chars
 
     def update_chunks(
         self,
@@ -100,11 +116,11 @@ class ChunksMixin:
             ['3f2a...']
         """
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        self.store.sessions.get_session(scope, session_id)  # NotFound before queueing anything
-        with self.store.transaction() as tx:
-            job_id = tx.jobs.enqueue_job(scope, CHUNK_JOB, {"session_id": session_id, "now": True})
-        self._await_jobs([job_id], timeout)
-        job = self.store.jobs.get_job(job_id)
+        self._store.sessions.get_session(scope, session_id)  # NotFound before queueing anything
+        with self._store.transaction() as tx:
+            job_id = enqueue(tx.jobs, scope, CHUNK, ChunkPayload(session_id=session_id, now=True))
+        self._signal.wait([job_id], timeout)
+        job = self._store.jobs.get_job(job_id)
         if job.result is None or "mode" not in job.result:
             raise BackendError(
                 f"chunk job {job_id} is {job.state.value}: {job.last_error or 'not finished'}"
@@ -119,33 +135,31 @@ class ChunksMixin:
         the next pass re-chunks the whole session in consolidation mode (tokens only).
         Returns the invalidated chunk ids."""
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        with self.store.transaction() as tx:
-            return tx.ledger.reset_chunks(scope, session_id, self.actor)
+        with self._store.transaction() as tx:
+            return tx.ledger.reset_chunks(scope, session_id, self._actor)
 
-    def _run_chunk_jobs(self, jobs: list[Job]) -> None:
-        for job in jobs:
+    def run_jobs(self, batch: Sequence[tuple[Job, ChunkPayload]]) -> dict[int, BaseException]:
+        """The ``chunk`` handler: one pass per job, finished with its writes."""
+        errors: dict[int, BaseException] = {}
+        for job, payload in batch:
             scope = Scope(user_id=job.user_id, scope_id=job.scope_id)
-            session_id = str(job.payload.get("session_id"))
             try:
-                result = self._chunk_pass(scope, session_id, job)
+                result = self._chunk_pass(scope, payload.session_id, job)
             except NotFound:
-                with self.store.transaction() as tx:
+                with self._store.transaction() as tx:
                     tx.jobs.finish_job(job.id, {"skipped": "the session was deleted"})
-            except BackendError as exc:
-                self._extraction_failed(job, exc, final=not exc.retryable)
-            except Conflict as exc:
-                self._extraction_failed(job, exc, final=False)
             except OmoideError as exc:
-                self._extraction_failed(job, exc, final=True)
+                errors[job.id] = exc
             else:
                 log.debug("chunk job %s: %s", job.id, result.reason)
+        return errors
 
     def _chunk_pass(self, scope: Scope, session_id: str, job: Job) -> ChunkResult:
-        exists, cursor = self.store.ledger.chunk_state(scope, session_id)
-        messages = self.store.ledger.session_messages(scope, session_id, cursor)
-        hashed = _chunk_messages(messages)
+        exists, cursor = self._store.ledger.chunk_state(scope, session_id)
+        messages = self._store.ledger.session_messages(scope, session_id, cursor)
+        hashed = chunk_messages(messages)
         origin = {c.hash: m for c, m in zip(hashed, messages, strict=True)}
-        decision = plan_chunks(hashed, _ledger(exists, cursor), self.knowledge.chunks)
+        decision = plan_chunks(hashed, ledger_of(exists, cursor), self._knowledge.chunks)
         due, later = decision.chunks[:MAX_CHUNKS_PER_PASS], decision.chunks[MAX_CHUNKS_PER_PASS:]
         result = ChunkResult(
             session_id=session_id,
@@ -153,15 +167,15 @@ class ChunksMixin:
             pending=len(decision.pending) + sum(len(chunk) for chunk in later),
             reason=decision.reason + (f"; {len(later)} more chunks queued" if later else ""),
         )
-        llm = MeteredLLM(self.llm) if self.llm is not None else None
+        llm = MeteredLLM(self._llm) if self._llm is not None else None
         new = [self._new_chunk(session_id, c, origin, decision.mode, llm) for c in due]
         summary = self._rolling_summary(scope, session_id, job, due, llm)
-        vectors = self._try_embed([c.memory.text for c in new]) if new else None
-        with self.store.transaction() as tx:
+        vectors = self._embedding.try_embed([c.memory.text for c in new]) if new else None
+        with self._store.transaction() as tx:
             if tx.ledger.chunk_state(scope, session_id)[1] != cursor:
                 raise Conflict(f"session {session_id!r} was chunked meanwhile")
-            items = tx.ledger.record_chunks(scope, session_id, new, self.actor)
-            steps.index(tx, scope, [i.id for i in items], vectors)
+            items = tx.ledger.record_chunks(scope, session_id, new, self._actor)
+            index(tx, scope, [i.id for i in items], vectors)
             if summary is not None and items:
                 ctx, apply = summary
                 ctx.metadata["last_chunk_id"] = items[-1].id
@@ -174,9 +188,9 @@ class ChunksMixin:
                     scope, used.prompt_tokens, used.completion_tokens, used.requests, now_ms()
                 )
             result.chunks = [i.id for i in items]
-            follow_up = {"session_id": session_id}
-            if later and not tx.jobs.has_pending_job(scope, CHUNK_JOB, follow_up):
-                tx.jobs.enqueue_job(scope, CHUNK_JOB, follow_up)  # a backlog goes a pass at a time
+            follow_up = ChunkPayload(session_id=session_id)
+            if later and not has_pending(tx.jobs, scope, CHUNK, follow_up):
+                enqueue(tx.jobs, scope, CHUNK, follow_up)  # a backlog goes a pass at a time
             tx.jobs.finish_job(job.id, result.model_dump())
         return result
 
@@ -213,9 +227,9 @@ class ChunksMixin:
         if llm is None:
             text = "\n".join(f"{m.role}: {m.content}" for m in messages)
         else:
-            words = max(20, int(self.knowledge.chunks.max_response_size_in_tokens / 1.35))
+            words = max(20, int(self._knowledge.chunks.max_response_size_in_tokens / 1.35))
             text = summarize(llm, messages, None, max_words=words)
-        return text[: self.max_text_chars]
+        return text[: self._max_text_chars]
 
     def _rolling_summary(
         self,
@@ -227,7 +241,7 @@ class ChunksMixin:
     ) -> tuple[steps.Context, steps.Apply] | None:
         """The extraction pipeline's summary step over the new chunks' messages, when the
         summary follows chunks and an LLM is configured."""
-        if not chunks or llm is None or self.knowledge.summary_trigger != "chunk":
+        if not chunks or llm is None or self._knowledge.summary_trigger != "chunk":
             return None
         messages = [Message(role=m.role, content=m.content) for chunk in chunks for m in chunk]
         ctx = steps.Context(
@@ -239,10 +253,10 @@ class ChunksMixin:
             at_ms=now_ms(),
             metadata={"summary_kind": "rolling", "last_chunk_hash": chunks[-1][-1].hash},
         )
-        return ctx, steps.summary(self, ctx, llm)  # type: ignore[arg-type]
+        return ctx, steps.summary(self._deps, ctx, llm)
 
 
-def _chunk_messages(messages: list[SessionMessage]) -> list[ChunkMessage]:
+def chunk_messages(messages: list[SessionMessage]) -> list[ChunkMessage]:
     return [
         ChunkMessage(
             hash=message_hash(m.episode_id, m.index, m.role, m.content),
@@ -254,7 +268,7 @@ def _chunk_messages(messages: list[SessionMessage]) -> list[ChunkMessage]:
     ]
 
 
-def _ledger(exists: bool, cursor: ChunkCursor | None) -> Ledger:
+def ledger_of(exists: bool, cursor: ChunkCursor | None) -> Ledger:
     if cursor is None:
         return Ledger(exists=exists)
     key = (cursor.created_ms, cursor.seq, cursor.index)

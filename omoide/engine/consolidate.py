@@ -25,12 +25,22 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from omoide.engine import steps
-from omoide.engine.maintenance import EMBED_JOB
-from omoide.errors import BackendError, Conflict, InvalidInput, OmoideError
+from omoide.engine.embedding import Embedding, index
+from omoide.engine.policy import KnowledgeConfig
+from omoide.engine.signal import JobSignal
+from omoide.errors import Conflict, InvalidInput, OmoideError
 from omoide.extract import summarize
+from omoide.jobs.kinds import (
+    CONSOLIDATE,
+    EMBED,
+    EMBED_ENTITIES,
+    ConsolidatePayload,
+    EmbedEntitiesPayload,
+    EmbedPayload,
+)
+from omoide.jobs.queue import enqueue
 from omoide.llm import LLM, require_llm
 from omoide.llm.protocol import MeteredLLM
 from omoide.store.protocol import ConsolidationPlan, EpisodeStat, NewMemory, Store
@@ -49,12 +59,6 @@ from omoide.types import (
     now_ms,
 )
 
-if TYPE_CHECKING:
-    import numpy as np
-
-    from omoide.engine.policy import KnowledgeConfig
-
-CONSOLIDATE_JOB = "consolidate"
 MAX_CHARS = 60_000  # of episode text summarised in one pass (one LLM prompt)
 ACTOR = "consolidation"
 DAY_MS = 86_400_000
@@ -84,17 +88,20 @@ def score_episodes(
     return out
 
 
-class ConsolidationMixin:
-    store: Store
-    llm: LLM | None
-
-    if TYPE_CHECKING:  # Engine and its other mixins
-
-        @property
-        def knowledge(self) -> KnowledgeConfig: ...
-        def _try_embed(self, texts: Sequence[str]) -> np.ndarray | None: ...
-        def _wake_workers(self) -> None: ...
-        def _extraction_failed(self, job: Job, exc: OmoideError, *, final: bool) -> None: ...
+class ConsolidationService:
+    def __init__(
+        self,
+        store: Store,
+        embedding: Embedding,
+        llm: LLM | None,
+        signal: JobSignal,
+        knowledge: KnowledgeConfig,
+    ) -> None:
+        self._store = store
+        self._embedding = embedding
+        self._llm = llm
+        self._signal = signal
+        self._knowledge = knowledge
 
     def consolidation_candidates(
         self,
@@ -109,12 +116,12 @@ class ConsolidationMixin:
         """A session's episodes ranked for consolidation (nexusAI
         ``GET /sessions/:id/consolidation-candidates``); observe-only."""
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        age = self.knowledge.min_age_days if min_age_days is None else min_age_days
-        floor = self.knowledge.min_session_episodes
+        age = self._knowledge.min_age_days if min_age_days is None else min_age_days
+        floor = self._knowledge.min_session_episodes
         floor = floor if min_session_episodes is None else min_session_episodes
         if age < 0 or floor < 1 or limit < 1:
             raise InvalidInput("min_age_days >= 0, min_session_episodes >= 1 and limit >= 1")
-        stats = self.store.ledger.episode_stats(scope, session_id)
+        stats = self._store.ledger.episode_stats(scope, session_id)
         count = sum(1 for s in stats if not s.consolidated)
         out = ConsolidationCandidates(session_id=session_id, eligible=False, episode_count=count)
         if count < floor:
@@ -156,23 +163,23 @@ class ConsolidationMixin:
         report = ConsolidationReport(
             session_id=session_id, dry_run=not run, eligible=ranked.eligible, reason=ranked.reason
         )
-        ceiling = self.knowledge.max_score if max_score is None else max_score
-        batch = limit or self.knowledge.consolidation_batch
+        ceiling = self._knowledge.max_score if max_score is None else max_score
+        batch = limit or self._knowledge.consolidation_batch
         chosen = [c for c in ranked.candidates if c.score <= ceiling]
         chosen = sorted(chosen[:batch], key=lambda c: (c.created_at, c.episode_id))
         episodes = _within(
-            [self.store.sessions.get_episode(scope, c.episode_id) for c in chosen], MAX_CHARS
+            [self._store.sessions.get_episode(scope, c.episode_id) for c in chosen], MAX_CHARS
         )
-        plan = self.store.ledger.consolidation_plan(scope, [e.id for e in episodes])
+        plan = self._store.ledger.consolidation_plan(scope, [e.id for e in episodes])
         report = report.model_copy(update=_plan_fields(plan))
         if not run or not episodes:
             return report
-        llm = MeteredLLM(require_llm(self.llm, "consolidation"))
+        llm = MeteredLLM(require_llm(self._llm, "consolidation"))
         messages = [m for e in episodes for m in e.messages] or [Message(content="(empty)")]
         text = summarize(llm, messages, None)
-        vectors = self._try_embed([text])
+        vectors = self._embedding.try_embed([text])
         report.id = uuid.uuid4().hex
-        with self.store.transaction() as tx:
+        with self._store.transaction() as tx:
             if tx.ledger.consolidation_plan(scope, plan.episodes) != plan:
                 raise Conflict(f"session {session_id!r} changed since it was planned; run again")
             summary = tx.memories.insert_memory(
@@ -188,7 +195,7 @@ class ConsolidationMixin:
                 ),
                 ACTOR,
             )
-            steps.index(tx, scope, [summary.id], vectors)
+            index(tx, scope, [summary.id], vectors)
             report.summary_id, report.summary = summary.id, text
             tx.ledger.apply_consolidation(
                 scope, session_id, report.id, plan, report.model_dump(mode="json"), ACTOR
@@ -197,7 +204,7 @@ class ConsolidationMixin:
             tx.variables.add_usage(
                 scope, usage.prompt_tokens, usage.completion_tokens, usage.requests, now_ms()
             )
-        self._wake_workers()
+        self._signal.wake()
         return report
 
     def revert_consolidation(
@@ -207,15 +214,14 @@ class ConsolidationMixin:
         episodes open, its summary invalidated, its swept entities and relationships back.
         Returns ``{"memories", "entities", "summary_id"}``."""
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        with self.store.transaction() as tx:
+        with self._store.transaction() as tx:
             restored = tx.ledger.revert_consolidation(scope, consolidation_id, ACTOR)
             if restored["memories"]:
-                tx.jobs.enqueue_job(scope, EMBED_JOB, {"memory_ids": restored["memories"]})
+                enqueue(tx.jobs, scope, EMBED, EmbedPayload(memory_ids=restored["memories"]))
             if restored["entities"]:
-                tx.jobs.enqueue_job(
-                    scope, steps.EMBED_ENTITIES_JOB, {"entity_ids": restored["entities"]}
-                )
-        self._wake_workers()
+                entities = EmbedEntitiesPayload(entity_ids=restored["entities"])
+                enqueue(tx.jobs, scope, EMBED_ENTITIES, entities)
+        self._signal.wake()
         return restored
 
     def schedule_consolidation(
@@ -229,37 +235,37 @@ class ConsolidationMixin:
         """Queue a consolidation run of a session as a durable job; return its id. The job's
         result is the run's report."""
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        self.store.sessions.get_session(scope, session_id)
-        payload: dict[str, Any] = {"session_id": session_id, "max_score": max_score}
-        with self.store.transaction() as tx:
-            job_id = tx.jobs.enqueue_job(scope, CONSOLIDATE_JOB, payload)
-        self._wake_workers()
+        self._store.sessions.get_session(scope, session_id)
+        payload = ConsolidatePayload(session_id=session_id, max_score=max_score)
+        with self._store.transaction() as tx:
+            job_id = enqueue(tx.jobs, scope, CONSOLIDATE, payload)
+        self._signal.wake()
         return job_id
 
-    def _run_consolidation_jobs(self, jobs: list[Job]) -> None:
-        for job in jobs:
+    def run_jobs(self, batch: Sequence[tuple[Job, ConsolidatePayload]]) -> dict[int, BaseException]:
+        """The ``consolidate`` handler: each job's result is its run's report."""
+        errors: dict[int, BaseException] = {}
+        for job, payload in batch:
             try:
                 report = self.consolidate(
-                    str(job.payload["session_id"]),
+                    payload.session_id,
                     user_id=job.user_id,
                     scope_id=job.scope_id,
                     run=True,
-                    max_score=job.payload.get("max_score"),
+                    max_score=payload.max_score,
                 )
-            except BackendError as exc:
-                self._extraction_failed(job, exc, final=not exc.retryable)
-            except Conflict as exc:
-                self._extraction_failed(job, exc, final=False)
             except OmoideError as exc:
-                self._extraction_failed(job, exc, final=True)
+                errors[job.id] = exc
             else:
-                with self.store.transaction() as tx:
+                with self._store.transaction() as tx:
                     tx.jobs.finish_job(job.id, report.model_dump(mode="json"))
+        return errors
 
 
 def _within(episodes: list[Episode], max_chars: int) -> list[Episode]:
     """The first episodes whose messages add up to at most ``max_chars`` (at least one)."""
-    kept, total = [], 0
+    kept: list[Episode] = []
+    total = 0
     for episode in episodes:
         total += sum(len(m.content) for m in episode.messages)
         if kept and total > max_chars:

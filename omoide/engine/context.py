@@ -22,8 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from omoide.engine.graph import GraphService
+from omoide.engine.policy import KnowledgeConfig
+from omoide.engine.search import SearchService
 from omoide.errors import InvalidInput, NotFound
 from omoide.retrieval.context import Line, Packer, load_counter
 from omoide.store.protocol import Store
@@ -37,15 +39,11 @@ from omoide.types import (
     Scope,
     SearchFilters,
     SearchHit,
-    SearchResult,
     Subgraph,
     Variable,
     now_ms,
 )
 from omoide.validate import check_text
-
-if TYPE_CHECKING:
-    from omoide.engine.policy import KnowledgeConfig
 
 MIN_BUDGET = 100
 MAX_BUDGET = 200_000
@@ -76,28 +74,21 @@ class _Gathered:
     warnings: list[str] = field(default_factory=list)
 
 
-class ContextMixin:
-    store: Store
-    max_text_chars: int
-
-    if TYPE_CHECKING:  # Engine and GraphMixin
-
-        @property
-        def knowledge(self) -> KnowledgeConfig: ...
-        def search(
-            self,
-            query: str,
-            *,
-            user_id: str = DEFAULT_ID,
-            scope_id: str = DEFAULT_ID,
-            filters: SearchFilters | None = None,
-            limit: int = 10,
-            threshold: float | None = None,
-            recipe: str | None = None,
-        ) -> SearchResult: ...
-        def entities_named(
-            self, scope: Scope, text: str, limit: int = 20, *, contained: bool = True
-        ) -> list[Entity]: ...
+class ContextService:
+    def __init__(
+        self,
+        store: Store,
+        search: SearchService,
+        graph: GraphService,
+        knowledge: KnowledgeConfig,
+        *,
+        max_text_chars: int,
+    ) -> None:
+        self._store = store
+        self._search = search
+        self._graph = graph
+        self._knowledge = knowledge
+        self._max_text_chars = max_text_chars
 
     def context(
         self,
@@ -122,22 +113,22 @@ class ContextMixin:
             - [9c1d...] user: I'm Mei.
             >>> ctx.tokens <= 2000, [i.id for i in ctx.memories]
         """
-        check_text(query, self.max_text_chars, what="query")
+        check_text(query, self._max_text_chars, what="query")
         if not isinstance(token_budget, int) or not MIN_BUDGET <= token_budget <= MAX_BUDGET:
             raise InvalidInput(
                 f"token_budget must be between {MIN_BUDGET} and {MAX_BUDGET}, got {token_budget!r}"
             )
-        turns = self.knowledge.recent_turns if recent_turns is None else recent_turns
+        turns = self._knowledge.recent_turns if recent_turns is None else recent_turns
         if not isinstance(turns, int) or not 0 <= turns <= 100:
             raise InvalidInput(f"recent_turns must be between 0 and 100, got {turns!r}")
         scope = Scope(user_id=user_id, scope_id=scope_id)
         found = self._gather(scope, query, session_id, turns, token_budget, recipe)
-        counter = load_counter(self.knowledge.tokenizer)
+        counter = load_counter(self._knowledge.tokenizer)
         packer = Packer(token_budget, counter, LAYOUT)
         _pack(packer, found)
         text, tokens = packer.finish(keep_first=1 if packer.picked["recent"] else 0)
-        if counter.name != self.knowledge.tokenizer:
-            found.warnings.append(f"{self.knowledge.tokenizer} unavailable; tokens estimated")
+        if counter.name != self._knowledge.tokenizer:
+            found.warnings.append(f"{self._knowledge.tokenizer} unavailable; tokens estimated")
         result = _result(packer, text, tokens, counter.name, found)
         if track_access:
             self._touch_selected(scope, result)
@@ -159,7 +150,7 @@ class ContextMixin:
     def _touch(self, scope: Scope, memory_ids: list[str], episode_ids: list[str]) -> int:
         if not memory_ids and not episode_ids:
             return 0
-        with self.store.transaction() as tx:
+        with self._store.transaction() as tx:
             return tx.ledger.touch(scope, memory_ids, episode_ids, now_ms())
 
     def _touch_selected(self, scope: Scope, result: ContextResult) -> None:
@@ -179,20 +170,20 @@ class ContextMixin:
         project = None
         if session_id is not None:
             try:  # an isolated project's session sees its own project only
-                project = self.store.sessions.get_session(scope, session_id).project
+                project = self._store.sessions.get_session(scope, session_id).project
             except NotFound:
                 session_id = None  # nothing stored yet: no floor, no summary
         if session_id is not None:
             if turns:
                 only = SearchFilters(session_id=session_id, types=[MemoryType.RAW], project=project)
-                found.recent = self.store.memories.latest_memories(scope, only, turns)
+                found.recent = self._store.memories.latest_memories(scope, only, turns)
             only = SearchFilters(session_id=session_id, types=[MemoryType.SUMMARY], project=project)
-            latest = self.store.memories.latest_memories(scope, only, 1)
+            latest = self._store.memories.latest_memories(scope, only, 1)
             found.summary = latest[0] if latest else None
         only = SearchFilters(types=[MemoryType.USER_PROFILE], project=project)
-        found.profile = self.store.memories.latest_memories(scope, only, PROFILE_MAX)
-        found.variables = self.store.variables.get_variables(scope, None)
-        hits = self.search(
+        found.profile = self._store.memories.latest_memories(scope, only, PROFILE_MAX)
+        found.variables = self._store.variables.get_variables(scope, None)
+        hits = self._search.search(
             query,
             user_id=scope.user_id,
             scope_id=scope.scope_id,
@@ -203,10 +194,10 @@ class ContextMixin:
         found.warnings += hits.warnings
         shown = {m.id for m in found.recent} | ({found.summary.id} if found.summary else set())
         found.hits = [h for h in hits.hits if h.memory.id not in shown]
-        found.named = self.entities_named(scope, query, GRAPH_ENTITIES, contained=False)
+        found.named = self._graph.entities_named(scope, query, GRAPH_ENTITIES, contained=False)
         if found.named:
             ids = [e.id for e in found.named]
-            found.graph = self.store.graph.neighbors(scope, ids, GRAPH_EDGES * 2)
+            found.graph = self._store.graph.neighbors(scope, ids, GRAPH_EDGES * 2)
         return found
 
 
@@ -291,8 +282,8 @@ def _result(
         return [
             ContextItem(
                 id=line.id,
-                kind=line.kind,  # type: ignore[arg-type]
-                section=section,  # type: ignore[arg-type]
+                kind=line.kind,
+                section=section,
                 text=line.text,
                 tokens=line.tokens,
                 score=line.score,

@@ -1,4 +1,5 @@
-"""LLM extraction as durable jobs: the job that turns an ``add``'s messages into memories.
+"""``ExtractionService``: LLM extraction as durable jobs, turning an ``add``'s messages into
+memories.
 
 ``add`` commits one ``extract`` job per call (not per message) in the transaction that stores
 the messages and their episode. A worker runs the job's steps (``omoide.engine.steps``) in a
@@ -12,79 +13,65 @@ is kept on the job row, and the steps done so far stay done.
 
 from __future__ import annotations
 
-import logging
+from collections.abc import Sequence
 from typing import Any
 
-from omoide.embed.protocol import Embedder
 from omoide.engine import steps
-from omoide.errors import (
-    BackendError,
-    Conflict,
-    FeatureDisabled,
-    NotFound,
-    OmoideError,
-)
+from omoide.errors import NotFound, OmoideError
 from omoide.extract import MemVariable
-from omoide.jobs.worker import LEASE_MS, Worker, backoff_ms
+from omoide.jobs.errors import JobFailed
+from omoide.jobs.kinds import ExtractPayload
+from omoide.jobs.worker import LEASE_MS
 from omoide.llm import LLM, require_llm
 from omoide.llm.protocol import Usage
+from omoide.store.ports.jobs import JobQueue
 from omoide.store.protocol import Store, Tx
-from omoide.types import (
-    Job,
-    JobState,
-    Message,
-    Scope,
-    dt_to_ms,
-    now_ms,
-)
-
-log = logging.getLogger("omoide.extraction")
-
-EXTRACT_JOB = "extract"
-MAX_ATTEMPTS = 5
-_RETRYABLE = (Conflict, NotFound, FeatureDisabled)
+from omoide.types import Job, JobState, Message, Scope, dt_to_ms, now_ms
 
 
-class ExtractionMixin:
-    store: Store
-    embedder: Embedder
-    llm: LLM | None
-    max_llm_calls: int
-    max_text_chars: int
-    actor: str
-    _workers: list[Worker]
+class ExtractionService:
+    """Runs ``extract`` jobs: ``steps.STEPS`` in order, within ``max_llm_calls`` per job."""
 
-    def _run_extract_jobs(self, jobs: list[Job]) -> None:
-        for job in jobs:
+    def __init__(
+        self, store: Store, llm: LLM | None, deps: steps.StepDeps, *, max_llm_calls: int
+    ) -> None:
+        self._store = store
+        self._llm = llm
+        self._deps = deps
+        self._max_llm_calls = max_llm_calls
+
+    def run_jobs(self, batch: Sequence[tuple[Job, ExtractPayload]]) -> dict[int, BaseException]:
+        """The ``extract`` handler: finishes each job it completes; a failed job's error
+        carries the steps it completed, kept on the row if it fails for good."""
+        errors: dict[int, BaseException] = {}
+        for job, payload in batch:
             try:
-                self._run_extract_job(job)
-            except BackendError as exc:
-                self._extraction_failed(job, exc, final=not exc.retryable)
-            except _RETRYABLE as exc:
-                self._extraction_failed(job, exc, final=False)
+                self._run(job, payload)
             except OmoideError as exc:
-                self._extraction_failed(job, exc, final=True)
+                errors[job.id] = JobFailed(exc, job_result(self._store.jobs, job.id))
+        return errors
 
-    def _run_extract_job(self, job: Job) -> None:
-        llm = require_llm(self.llm, "extraction")
-        ctx = self._context(job)
+    def _run(self, job: Job, payload: ExtractPayload) -> None:
+        llm = require_llm(self._llm, "extraction")
+        ctx = self._context(job, payload)
         if ctx is None:
-            with self.store.transaction() as tx:
+            with self._store.transaction() as tx:
                 tx.jobs.finish_job(
                     job.id, {"skipped": "the messages were deleted before extraction"}
                 )
             return
-        done = self.store.jobs.job_steps(job.id)
+        done = self._store.jobs.job_steps(job.id)
         spent = sum(int(record["calls"]) for record in done.values())
+        limit = self._max_llm_calls
         for name in ctx.steps:
             if name in done:
                 continue
-            budget = steps.BudgetedLLM(llm, max(0, self.max_llm_calls - spent), self.max_llm_calls)
+            budget = steps.BudgetedLLM(llm, max(0, limit - spent), limit)
             if not self._run_step(ctx, name, budget):
                 return  # finished by a twin whose lease overlapped ours, or deleted
             spent += budget.calls
-        with self.store.transaction() as tx:
-            tx.jobs.finish_job(job.id, self._job_result(job.id))
+        with self._store.transaction() as tx:
+            tx.jobs.finish_job(job.id, job_result(self._store.jobs, job.id))
 
     def _run_step(self, ctx: steps.Context, name: str, llm: steps.BudgetedLLM) -> bool:
         """Compute the step, then apply and record it in one transaction; the tokens it spent
@@ -93,7 +80,7 @@ class ExtractionMixin:
         try:
             record: dict[str, Any] = {"status": "done"}
             try:
-                apply: steps.Apply | None = steps.STEPS[name](self, ctx, llm)  # type: ignore[arg-type]
+                apply: steps.Apply | None = steps.STEPS[name](self._deps, ctx, llm)
             except steps.SkipStep as skip:
                 apply, record = None, {"status": "skipped", "detail": str(skip)}
             usage = llm.usage
@@ -102,95 +89,71 @@ class ExtractionMixin:
                 prompt_tokens=usage.prompt_tokens,
                 completion_tokens=usage.completion_tokens,
             )
-            with self.store.transaction() as tx:
+            with self._store.transaction() as tx:
                 claimed = tx.jobs.claim_step(ctx.job.id, name, LEASE_MS)
                 if claimed:
                     if apply is not None:
                         record["detail"] = apply(tx)
                     tx.jobs.record_step(ctx.job.id, name, record)
-                _add_usage(tx, ctx.scope, usage)
+                add_usage(tx, ctx.scope, usage)
                 committed = True
         except OmoideError as exc:
             exc.fields.setdefault("step", name)
             raise
         finally:
             if not committed and llm.usage.requests:
-                with self.store.transaction() as tx:  # failed calls cost tokens too
-                    _add_usage(tx, ctx.scope, llm.usage)
+                with self._store.transaction() as tx:  # failed calls cost tokens too
+                    add_usage(tx, ctx.scope, llm.usage)
         return claimed or self._still_running(ctx.job.id)
 
     def _still_running(self, job_id: int) -> bool:
         try:
-            return self.store.jobs.get_job(job_id).state is JobState.RUNNING
+            return self._store.jobs.get_job(job_id).state is JobState.RUNNING
         except NotFound:
             return False
 
-    def _context(self, job: Job) -> steps.Context | None:
+    def _context(self, job: Job, payload: ExtractPayload) -> steps.Context | None:
         """What the job works on, or None when its messages were deleted in the meantime."""
-        payload = job.payload
         scope = Scope(user_id=job.user_id, scope_id=job.scope_id)
         ctx = steps.Context(
             job=job,
             scope=scope,
             messages=[],
-            steps=[s for s in steps.STEPS if s in payload.get("steps", [])],
-            episode_id=payload.get("episode_id"),
-            session_id=payload.get("session_id"),
+            steps=[s for s in steps.STEPS if s in payload.steps],
+            episode_id=payload.episode_id,
+            session_id=payload.session_id,
             at_ms=dt_to_ms(job.created_at),
-            metadata=payload.get("metadata", {}),
-            variables=[MemVariable.model_validate(v) for v in payload.get("variables", [])],
+            metadata=dict(payload.metadata),
+            variables=[MemVariable.model_validate(v) for v in payload.variables],
         )
         try:
             if ctx.session_id is not None:
-                ctx.project = self.store.sessions.get_session(scope, ctx.session_id).project
+                ctx.project = self._store.sessions.get_session(scope, ctx.session_id).project
             if ctx.episode_id is not None:
-                ctx.messages = self.store.sessions.get_episode(scope, ctx.episode_id).messages
+                ctx.messages = self._store.sessions.get_episode(scope, ctx.episode_id).messages
                 return ctx
         except NotFound:
             return None
-        raw = self.store.memories.get_memories(scope, payload.get("memory_ids", []))
+        raw = self._store.memories.get_memories(scope, list(payload.memory_ids))
         ctx.messages = [Message(role=m.metadata.get("role", "user"), content=m.text) for m in raw]
         return ctx if ctx.messages else None
 
-    def _job_result(self, job_id: int) -> dict[str, Any]:
-        records = self.store.jobs.job_steps(job_id)
-        return {
-            "steps": {
-                name: {k: r[k] for k in ("status", "detail", "calls")}
-                for name, r in records.items()
-            },
-            "llm_calls": sum(r["calls"] for r in records.values()),
-            "prompt_tokens": sum(r["prompt_tokens"] for r in records.values()),
-            "completion_tokens": sum(r["completion_tokens"] for r in records.values()),
-        }
 
-    def _extraction_failed(self, job: Job, exc: OmoideError, *, final: bool) -> None:
-        error = describe_error(exc)
-        if final:
-            with self.store.transaction() as tx:
-                tx.jobs.fail_job_now(job.id, error, self._job_result(job.id))
-            state = JobState.FAILED
-        else:
-            try:
-                state = self.store.jobs.fail_job(job.id, error, backoff_ms(job.attempts))
-            except NotFound:
-                return  # deleted with its tenant while it ran
-        log.warning("extraction job %s failed, now %s: %s", job.id, state.value, error)
-
-
-def describe_error(exc: OmoideError) -> str:
-    """One line for the job row: the step, the error, and the start of an unusable answer."""
-    step = exc.fields.get("step")
-    text = f"{type(exc).__name__}: {exc.message}"
-    if step:
-        text = f"step {step}: {text}"
-    raw = exc.fields.get("raw")
-    if isinstance(raw, str) and raw:
-        text += f" | raw answer: {raw[:500]!r}"
-    return text
-
-
-def _add_usage(tx: Tx, scope: Scope, usage: Usage) -> None:
+def add_usage(tx: Tx, scope: Scope, usage: Usage) -> None:
+    """Count an LLM's tokens and requests against the tenant, in ``tx``."""
     tx.variables.add_usage(
         scope, usage.prompt_tokens, usage.completion_tokens, usage.requests, now_ms()
     )
+
+
+def job_result(jobs: JobQueue, job_id: int) -> dict[str, Any]:
+    """An extraction job's result: each step's record, and the totals."""
+    records = jobs.job_steps(job_id)
+    return {
+        "steps": {
+            name: {k: r[k] for k in ("status", "detail", "calls")} for name, r in records.items()
+        },
+        "llm_calls": sum(r["calls"] for r in records.values()),
+        "prompt_tokens": sum(r["prompt_tokens"] for r in records.values()),
+        "completion_tokens": sum(r["completion_tokens"] for r in records.values()),
+    }

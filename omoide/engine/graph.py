@@ -1,4 +1,5 @@
-"""Knowledge-graph reads: neighbourhoods (nexusAI ``getNeighborhood``), bulk 1-hop neighbours
+"""``GraphService``: the tenant's entities and relationships, and graph reads: neighbourhoods
+(nexusAI ``getNeighborhood``), bulk 1-hop neighbours
 (``getEntityNeighbors``) and entity search by name, keyword and vector.
 
 Everything is tenant-scoped: an entity id of another tenant is ``NotFound``, and a walk never
@@ -10,15 +11,20 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from omoide.engine.knowledge import KnowledgeMixin
-from omoide.errors import InvalidInput
+from omoide.engine.embedding import Embedding
+from omoide.errors import EmbedderError, InvalidInput, NotFound, OmoideError
+from omoide.jobs.kinds import EmbedEntitiesPayload
+from omoide.store.protocol import Store
 from omoide.types import (
     DEFAULT_ID,
     Entity,
     EntityHit,
     EntitySearchResult,
+    Job,
+    Relationship,
     Scope,
     Subgraph,
+    entity_text,
 )
 from omoide.validate import check_limit, check_text
 
@@ -26,7 +32,11 @@ MAX_DEPTH = 6
 MAX_NODES = 500
 
 
-class GraphMixin(KnowledgeMixin):
+class GraphService:
+    def __init__(self, store: Store, embedding: Embedding) -> None:
+        self._store = store
+        self._embedding = embedding
+
     def neighborhood(
         self,
         entity_id: str,
@@ -48,7 +58,7 @@ class GraphMixin(KnowledgeMixin):
         _check_graph_args(depth, max_nodes)
         check_text(entity_id, 256, what="entity id")
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        return self.store.graph.neighborhood(scope, entity_id, depth, max_nodes)
+        return self._store.graph.neighborhood(scope, entity_id, depth, max_nodes)
 
     def neighbors(
         self,
@@ -66,7 +76,7 @@ class GraphMixin(KnowledgeMixin):
             raise InvalidInput("at most 1000 entity ids at once")
         _check_graph_args(1, max_nodes)
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        return self.store.graph.neighbors(scope, [str(i) for i in entity_ids], max_nodes)
+        return self._store.graph.neighbors(scope, [str(i) for i in entity_ids], max_nodes)
 
     def search_entities(
         self,
@@ -87,7 +97,7 @@ class GraphMixin(KnowledgeMixin):
         check_limit(limit, 0, maximum=1000)
         scope = Scope(user_id=user_id, scope_id=scope_id)
         named = self.entities_named(scope, query, limit)
-        vector = super().search_entities(query, user_id=user_id, scope_id=scope_id, limit=limit)
+        vector = self._similar_entities(query, user_id=user_id, scope_id=scope_id, limit=limit)
         hits = [EntityHit(entity=e, score=1.0) for e in named]
         seen = {e.id for e in named}
         hits += [h for h in vector.hits if h.entity.id not in seen and not vector.degraded]
@@ -100,7 +110,7 @@ class GraphMixin(KnowledgeMixin):
     ) -> list[Entity]:
         """Entities whose name occurs in ``text`` as whole words (ignoring case), and with
         ``contained`` those whose name contains ``text``; most mentioned first."""
-        found = self.store.graph.find_entities(scope, text, limit * 5, contained=contained)
+        found = self._store.graph.find_entities(scope, text, limit * 5, contained=contained)
         folded = text.casefold().strip()
         named = [
             e
@@ -108,6 +118,123 @@ class GraphMixin(KnowledgeMixin):
             if _mentions(folded, e.name.casefold()) or (contained and folded in e.name.casefold())
         ]
         return named[:limit]
+
+    # entities and relationships -------------------------------------------------------------
+    def list_entities(
+        self,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        type: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> tuple[list[Entity], int]:
+        """One page of the tenant's entities, most recently mentioned first, and the total."""
+        check_limit(limit, offset)
+        scope = Scope(user_id=user_id, scope_id=scope_id)
+        return self._store.graph.list_entities(scope, type, limit, offset)
+
+    def get_entity(
+        self, entity_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
+    ) -> Entity:
+        return self._store.graph.get_entity(Scope(user_id=user_id, scope_id=scope_id), entity_id)
+
+    def delete_entity(
+        self, entity_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
+    ) -> None:
+        """Delete an entity, its relationships, provenance and vector in one transaction."""
+        with self._store.transaction() as tx:
+            tx.graph.delete_entity(Scope(user_id=user_id, scope_id=scope_id), entity_id)
+
+    def list_relationships(
+        self,
+        *,
+        entity_id: str | None = None,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> tuple[list[Relationship], int]:
+        """The tenant's relationships, or those of one entity (either direction), and the total."""
+        check_limit(limit, offset)
+        scope = Scope(user_id=user_id, scope_id=scope_id)
+        return self._store.graph.list_relationships(scope, entity_id, limit, offset)
+
+    def _similar_entities(
+        self,
+        query: str,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        limit: int = 10,
+    ) -> EntitySearchResult:
+        """Entities whose name is most similar to ``query``.
+
+        When the embedder is down it degrades (and says so) to the entities whose name appears
+        in the query, e.g. ``"Mei"`` for ``"where does mei live?"``.
+        """
+        check_text(query, 10_000, what="query")
+        check_limit(limit, 0, maximum=1000)
+        scope = Scope(user_id=user_id, scope_id=scope_id)
+        try:
+            vector = self._embedding.embed([query])[0]
+        except EmbedderError as exc:
+            if exc.fields.get("mismatch"):
+                raise
+            found, _ = self._store.graph.list_entities(scope, None, limit, 0, mentioned_in=query)
+            hits = [EntityHit(entity=e, score=1.0) for e in found]
+            warning = f"entity vectors unavailable, name matches only: {exc}"
+            return EntitySearchResult(hits=hits, degraded=True, warnings=[warning])
+        hits = []
+        for entity_id, score in self._store.graph.entity_vector_search(scope, vector, limit):
+            try:
+                hits.append(
+                    EntityHit(entity=self._store.graph.get_entity(scope, entity_id), score=score)
+                )
+            except NotFound:
+                continue  # deleted between the scan and the read
+        return EntitySearchResult(hits=hits)
+
+    # jobs ---------------------------------------------------------------------------------
+    def run_embed_jobs(
+        self, batch: Sequence[tuple[Job, EmbedEntitiesPayload]]
+    ) -> dict[int, BaseException]:
+        """The ``embed_entities`` handler: vectors for entities written while the embedder
+        was down."""
+        errors: dict[int, BaseException] = {}
+        for job, payload in batch:
+            try:
+                self._embed_entities(job, payload.entity_ids)
+            except OmoideError as exc:
+                errors[job.id] = exc
+        return errors
+
+    def _embed_entities(self, job: Job, entity_ids: Sequence[str]) -> None:
+        scope = Scope(user_id=job.user_id, scope_id=job.scope_id)
+        entities = []
+        for entity_id in entity_ids:
+            try:
+                entities.append(self._store.graph.get_entity(scope, entity_id))
+            except NotFound:
+                continue  # deleted before its embedding arrived
+        texts = [entity_text(e.name, e.type) for e in entities]
+        vectors = self._embedding.embed(texts) if texts else None
+        with self._store.transaction() as tx:
+            for row, entity in enumerate(entities):
+                assert vectors is not None
+                tx.graph.put_entity_vector(scope, entity.id, vectors[row])
+            tx.jobs.finish_job(job.id)
+
+    def reembed(self, batch: int) -> int:
+        """Re-embed every entity of every tenant (reindex); return the count."""
+        done = 0
+        for chunk in self._store.graph.iter_entity_texts(batch):
+            vectors = self._embedding.embed([text for _, _, text in chunk])
+            with self._store.transaction() as tx:
+                for (scope, entity_id, _), vector in zip(chunk, vectors, strict=True):
+                    tx.graph.put_entity_vector(scope, entity_id, vector)
+            done += len(chunk)
+        return done
 
 
 def _mentions(text: str, name: str) -> bool:

@@ -1,4 +1,4 @@
-"""What an ``add`` asks of extraction, and what it reports back.
+"""``IngestService``: ``add`` and ``add_messages``, and what they ask of extraction.
 
 ``add_messages`` (the JiuwenMemory ``LongTermMemory.add_messages`` call) is ``add`` with a
 report: the stored messages, the extraction job's state (``disabled`` when no LLM is
@@ -8,18 +8,18 @@ memories it wrote. The job itself runs in ``omoide.engine.extraction``.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
 from omoide.engine import steps
-from omoide.engine.extraction import EXTRACT_JOB
+from omoide.engine.memories import MemoryService
+from omoide.engine.signal import JobSignal
 from omoide.errors import FeatureDisabled, InvalidInput
 from omoide.extract import MemVariable
-from omoide.jobs.worker import Worker
-from omoide.llm import LLM
+from omoide.jobs.kinds import EXTRACT, ExtractPayload
 from omoide.store.protocol import NewMemory, Store
 from omoide.types import (
     DEFAULT_ID,
@@ -29,32 +29,66 @@ from omoide.types import (
     JobState,
     MemoryItem,
     MemoryType,
-    Message,
     Scope,
     SearchFilters,
 )
 from omoide.validate import to_messages
 
-_WAIT_POLL_S = 0.05
+NO_LLM = "extraction needs an LLM: set OMOIDE_LLM_BASE_URL and OMOIDE_LLM_MODEL"
 
 
-class IngestMixin:
-    store: Store
-    llm: LLM | None
-    max_text_chars: int
-    _workers: list[Worker]
+@dataclass(frozen=True)
+class ExtractionRequest:
+    """Which memory types an add's extraction makes (JiuwenMemory's ``enable_*`` switches).
 
-    if TYPE_CHECKING:  # provided by Engine and MaintenanceMixin
+    ``episodic`` (the exchange verbatim, no LLM call), ``semantic`` (facts, reconciled with the
+    stored ones), ``user_profile``, ``summary`` (the session's rolling summary) and ``graph``
+    (entities and relationships); ``long_term=False`` turns them all off. Declared variables
+    are extracted regardless.
 
-        def run_jobs(self, limit: int = 1000) -> int: ...
-        def _wake_workers(self) -> None: ...
-        def _write(
-            self,
-            scope: Scope,
-            records: list[NewMemory],
-            episode: list[Message] | None,
-            extraction: dict[str, Any] | None = None,
-        ) -> tuple[list[MemoryItem], dict[str, int]]: ...
+        >>> ExtractionRequest(summary=False, graph=False).wants("semantic")
+        True
+    """
+
+    long_term: bool = True
+    user_profile: bool = True
+    semantic: bool = True
+    episodic: bool = True
+    summary: bool = True
+    graph: bool = True
+
+    def wants(self, step: str) -> bool:
+        if not self.long_term:
+            return False
+        return bool(getattr(self, _SWITCH[step]))
+
+
+_SWITCH = {
+    "episodic": "episodic",
+    "semantic": "semantic",
+    "profile": "user_profile",
+    "summary": "summary",
+    "graph": "graph",
+}
+
+
+class IngestService:
+    def __init__(
+        self,
+        store: Store,
+        memories: MemoryService,
+        signal: JobSignal,
+        *,
+        llm_enabled: bool,
+        summary_trigger: Literal["episode", "chunk"],
+        max_text_chars: int,
+    ) -> None:
+        self._store = store
+        self._memories = memories
+        self._signal = signal
+        self._llm_enabled = llm_enabled
+        self._summary_trigger = summary_trigger
+        self._max_text_chars = max_text_chars
 
     def add(
         self,
@@ -67,49 +101,17 @@ class IngestMixin:
         type: MemoryType = MemoryType.RAW,
         infer: bool | None = None,
         mem_variables: Sequence[MemVariable | dict[str, Any]] | None = None,
-        enable_long_term_mem: bool = True,
-        enable_user_profile: bool = True,
-        enable_semantic_memory: bool = True,
-        enable_episodic_memory: bool = True,
-        enable_summary_memory: bool = True,
-        enable_graph: bool = True,
+        extraction: ExtractionRequest | None = None,
         wait: bool = False,
         timeout: float = 60.0,
     ) -> list[MemoryItem]:
         """Store each message as a memory (and, with a session, the exchange as an episode),
-        and queue their LLM extraction in the same transaction.
-
-        Extraction (``infer``): ``None`` extracts when an LLM is configured and ``type`` is raw;
-        ``True`` asks for it and raises ``FeatureDisabled`` (before storing anything) when no
-        LLM is configured, as does passing ``mem_variables``; ``False`` never extracts. The
-        ``enable_*`` switches (Jiuwen ``add_messages``) choose the memory types:
-        ``episodic`` (the exchange verbatim, one memory, no LLM call), ``semantic`` (facts,
-        reconciled with similar stored facts: an update supersedes the old fact, a delete
-        invalidates it, nothing is erased), ``user_profile`` (attribute: value entries),
-        ``summary`` (the session's rolling summary; needs a session) and ``enable_graph``
-        (entities and relationships). ``enable_long_term_mem=False`` turns them all off;
-        ``mem_variables`` are extracted regardless. All of it is one durable job per call.
-        With ``wait=True`` the call returns once the jobs it queued finished, or after
-        ``timeout`` seconds. Returns the stored messages; ``add_messages`` takes the same
-        arguments and also reports what became of the extraction.
-
-            >>> m.add("I moved to Berlin", user_id="alice", session_id="chat-1", wait=True)
-        """
-        switches = {
-            "enable_long_term_mem": enable_long_term_mem,
-            "enable_user_profile": enable_user_profile,
-            "enable_semantic_memory": enable_semantic_memory,
-            "enable_episodic_memory": enable_episodic_memory,
-            "enable_summary_memory": enable_summary_memory,
-            "enable_graph": enable_graph,
-        }
-        if self.llm is None and (infer or (infer is None and mem_variables)):
-            raise FeatureDisabled(
-                "extraction needs an LLM: set OMOIDE_LLM_BASE_URL and OMOIDE_LLM_MODEL, "
-                "or add with infer=False"
-            )
+        and queue their LLM extraction in the same transaction (see ``Memory.add``)."""
+        if not self._llm_enabled and (infer or (infer is None and mem_variables)):
+            raise FeatureDisabled(f"{NO_LLM}, or add with infer=False")
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        result = self._add(
+        request = extraction or ExtractionRequest()
+        return self._add(
             messages,
             scope,
             session_id,
@@ -117,11 +119,10 @@ class IngestMixin:
             type,
             infer,
             mem_variables,
-            switches,
+            request,
             wait,
             timeout,
-        )
-        return result.items
+        ).items
 
     def add_messages(
         self,
@@ -132,33 +133,14 @@ class IngestMixin:
         session_id: str | None = None,
         metadata: dict[str, Any] | None = None,
         mem_variables: Sequence[MemVariable | dict[str, Any]] | None = None,
-        enable_long_term_mem: bool = True,
-        enable_user_profile: bool = True,
-        enable_semantic_memory: bool = True,
-        enable_episodic_memory: bool = True,
-        enable_summary_memory: bool = True,
-        enable_graph: bool = True,
+        extraction: ExtractionRequest | None = None,
         wait: bool = False,
         timeout: float = 60.0,
     ) -> AddResult:
-        """Store messages and extract memories from them, reporting what became of it.
-
-        The arguments are ``add``'s. Never raises ``FeatureDisabled``: without an LLM the
-        messages are stored and ``result.extraction.state`` is ``"disabled"``.
-
-            >>> result = m.add_messages(msgs, user_id="alice", session_id="s1", wait=True)
-            >>> result.extraction.state, [i.type for i in result.extracted]
-            ('done', ['episodic', 'semantic', 'user_profile', 'summary'])
-        """
-        switches = {
-            "enable_long_term_mem": enable_long_term_mem,
-            "enable_user_profile": enable_user_profile,
-            "enable_semantic_memory": enable_semantic_memory,
-            "enable_episodic_memory": enable_episodic_memory,
-            "enable_summary_memory": enable_summary_memory,
-            "enable_graph": enable_graph,
-        }
+        """Store messages and extract memories from them, reporting what became of it; never
+        raises ``FeatureDisabled`` (without an LLM the state is ``"disabled"``)."""
         scope = Scope(user_id=user_id, scope_id=scope_id)
+        request = extraction or ExtractionRequest()
         return self._add(
             messages,
             scope,
@@ -167,7 +149,7 @@ class IngestMixin:
             MemoryType.RAW,
             None,
             mem_variables,
-            switches,
+            request,
             wait,
             timeout,
         )
@@ -181,16 +163,14 @@ class IngestMixin:
         type_: MemoryType,
         infer: bool | None,
         mem_variables: Sequence[MemVariable | dict[str, Any]] | None,
-        switches: dict[str, bool],
+        request: ExtractionRequest,
         wait: bool,
         timeout: float,
     ) -> AddResult:
-        msgs = to_messages(messages, self.max_text_chars)
+        msgs = to_messages(messages, self._max_text_chars)
         if not isinstance(timeout, int | float) or timeout <= 0:
             raise InvalidInput(f"timeout must be a positive number of seconds, got {timeout!r}")
-        payload, status = self._extraction_plan(infer, type_, mem_variables, switches)
-        if payload is not None:
-            payload["metadata"] = metadata or {}
+        payload, status = self._plan(infer, type_, mem_variables, request, metadata or {})
         records = [
             NewMemory(
                 text=m.content,
@@ -200,39 +180,49 @@ class IngestMixin:
             )
             for m in msgs
         ]
-        items, jobs = self._write(scope, records, msgs, payload)
+        items, jobs = self._memories.write(scope, records, msgs, payload)
         if wait and jobs:
-            self._await_jobs(list(jobs.values()), timeout)
+            self._signal.wait(list(jobs.values()), timeout)
         extracted: list[MemoryItem] = []
-        if EXTRACT_JOB in jobs:
-            status = self._extraction_status(jobs[EXTRACT_JOB])
+        if EXTRACT.name in jobs:
+            status = self._status(jobs[EXTRACT.name])
             if status.state == "done":
-                extracted = self._extracted(scope, jobs[EXTRACT_JOB])
+                extracted = self._extracted(scope, jobs[EXTRACT.name])
         return AddResult(items=items, extraction=status, extracted=extracted)
 
-    # what add asks for --------------------------------------------------------------------
-    def _extraction_plan(
+    def _plan(
         self,
         infer: bool | None,
         type_: MemoryType,
         mem_variables: Sequence[MemVariable | dict[str, Any]] | None,
-        switches: dict[str, bool],
-    ) -> tuple[dict[str, Any] | None, ExtractionStatus]:
+        request: ExtractionRequest,
+        metadata: dict[str, Any],
+    ) -> tuple[ExtractPayload | None, ExtractionStatus]:
         """The job payload (steps and variables), or None with the reason nothing will run."""
         variables = parse_variables(mem_variables)
         if infer is False or (infer is None and type_ is not MemoryType.RAW and not variables):
             return None, ExtractionStatus(state="off", reason="extraction not requested")
-        chosen = [name for name in steps.STEPS if _enabled(name, switches, variables)]
+        chosen = [
+            name
+            for name in steps.STEPS
+            if (bool(variables) if name == "variables" else request.wants(name))
+        ]
         if not chosen:
             return None, ExtractionStatus(state="off", reason="every extraction switch is off")
-        if self.llm is None:
-            reason = "extraction needs an LLM: set OMOIDE_LLM_BASE_URL and OMOIDE_LLM_MODEL"
-            return None, ExtractionStatus(state="disabled", reason=reason)
-        payload = {"steps": chosen, "variables": [v.model_dump() for v in variables]}
+        if not self._llm_enabled:
+            return None, ExtractionStatus(state="disabled", reason=NO_LLM)
+        if self._summary_trigger == "chunk":
+            # the chunk job rolls the summary forward instead of every add
+            chosen = [step for step in chosen if step != "summary"]
+            if not chosen:
+                return None, ExtractionStatus(state="pending")
+        payload = ExtractPayload(
+            steps=chosen, variables=[v.model_dump() for v in variables], metadata=metadata
+        )
         return payload, ExtractionStatus(state="pending")
 
-    def _extraction_status(self, job_id: int) -> ExtractionStatus:
-        job = self.store.jobs.get_job(job_id)
+    def _status(self, job_id: int) -> ExtractionStatus:
+        job = self._store.jobs.get_job(job_id)
         result = job.result or {}
         return ExtractionStatus(
             state=job.state.value,
@@ -243,44 +233,8 @@ class IngestMixin:
 
     def _extracted(self, scope: Scope, job_id: int) -> list[MemoryItem]:
         filters = SearchFilters(metadata={"extraction_job": job_id})
-        items, _ = self.store.memories.list_memories(scope, filters, 1000, 0)
+        items, _ = self._store.memories.list_memories(scope, filters, 1000, 0)
         return items
-
-    def _await_jobs(self, job_ids: Sequence[int], timeout: float) -> None:
-        """Until every job is done or failed, or ``timeout`` seconds passed. Without worker
-        threads the jobs run here, in the caller's thread."""
-        deadline = time.monotonic() + timeout
-        pending = list(job_ids)
-        while pending:
-            if self._workers:
-                self._wake_workers()
-            else:
-                self.run_jobs()
-            pending = [i for i in pending if self.store.jobs.get_job(i).state not in _FINAL]
-            left = deadline - time.monotonic()
-            if not pending or left <= 0:
-                return
-            time.sleep(min(_WAIT_POLL_S, left))
-
-
-_FINAL = (JobState.DONE, JobState.FAILED)
-
-
-def _enabled(step: str, switches: dict[str, bool], variables: list[MemVariable]) -> bool:
-    if step == "variables":
-        return bool(variables)
-    if not switches.get("enable_long_term_mem", True):
-        return False
-    return switches.get(_SWITCH[step], True)
-
-
-_SWITCH = {
-    "episodic": "enable_episodic_memory",
-    "semantic": "enable_semantic_memory",
-    "profile": "enable_user_profile",
-    "summary": "enable_summary_memory",
-    "graph": "enable_graph",
-}
 
 
 def parse_variables(
@@ -292,7 +246,7 @@ def parse_variables(
     if isinstance(mem_variables, str | bytes | dict):
         raise InvalidInput("mem_variables must be a list of variable definitions")
     parsed = []
-    for index, item in enumerate(mem_variables):
+    for position, item in enumerate(mem_variables):
         try:
             parsed.append(
                 item if isinstance(item, MemVariable) else MemVariable.model_validate(item)
@@ -302,7 +256,7 @@ def parse_variables(
                 f"{'.'.join(str(p) for p in e['loc']) or 'definition'}: {e['msg']}"
                 for e in exc.errors()
             )
-            raise InvalidInput(f"mem_variables[{index}]: {problems}") from exc
+            raise InvalidInput(f"mem_variables[{position}]: {problems}") from exc
     names = [v.name for v in parsed]
     if len(set(names)) != len(names):
         raise InvalidInput("mem_variables: duplicate variable names")

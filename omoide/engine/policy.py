@@ -1,7 +1,7 @@
 """The knowledge lifecycle's settings as one object: chunking, summaries, context, consolidation.
 
-``Engine(knowledge=KnowledgeConfig(...))`` sets them; a ``Memory`` takes them from its
-``Settings`` (``OMOIDE_CHUNK_*``, ``OMOIDE_SUMMARY_TRIGGER``, ``OMOIDE_CONTEXT_*``,
+``Memory(knowledge=KnowledgeConfig(...))`` sets them; otherwise ``omoide.wiring`` takes them
+from the ``Settings`` (``OMOIDE_CHUNK_*``, ``OMOIDE_SUMMARY_TRIGGER``, ``OMOIDE_CONTEXT_*``,
 ``OMOIDE_CONSOLIDATION_*``).
 """
 
@@ -11,7 +11,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from omoide.config import Settings
 from omoide.engine.chunking import ChunkConfig
 
 
@@ -31,22 +30,3 @@ class KnowledgeConfig(BaseModel):
     min_session_episodes: int = Field(10, ge=1)
     max_score: float = Field(0.1, ge=0)
     consolidation_batch: int = Field(50, ge=1, le=1000)
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> KnowledgeConfig:
-        return cls(
-            chunks_enabled=settings.chunks_enabled,
-            chunks=ChunkConfig(
-                chunk_estimated_token_size=settings.chunk_token_size,
-                max_messages_between_chunks=settings.chunk_max_messages,
-                lookback_start_turn=settings.chunk_lookback,
-                max_response_size_in_tokens=settings.chunk_max_response_tokens,
-            ),
-            summary_trigger=settings.summary_trigger,
-            tokenizer=settings.context_tokenizer,
-            recent_turns=settings.context_recent_turns,
-            min_age_days=settings.consolidation_min_age_days,
-            min_session_episodes=settings.consolidation_min_episodes,
-            max_score=settings.consolidation_max_score,
-            consolidation_batch=settings.consolidation_batch,
-        )

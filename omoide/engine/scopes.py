@@ -16,7 +16,7 @@ from omoide.validate import check_text
 _SCAN_BATCH = 1000
 
 
-class ScopesMixin:
+class ScopeService:
     """``delete_scope_id``: delete one ``scope_id`` for every user.
 
         >>> m.delete_scope_id("demo")     # alice's and bob's "demo" tenants; "prod" untouched
@@ -27,21 +27,22 @@ class ScopesMixin:
     ``scope_id`` holds only variables or sessions, with no memory or entity, is not found.
     """
 
-    store: Store
+    def __init__(self, store: Store) -> None:
+        self._store = store
 
     def delete_scope_id(self, scope_id: str) -> int:
         """Delete the ``scope_id`` of every user (memories, sessions, history, jobs, variables,
         entities), in one transaction; return the number of memories deleted."""
         check_text(scope_id, 256, what="scope_id")
         users = sorted(self._users_in_scope(scope_id))
-        with self.store.transaction() as tx:
+        with self._store.transaction() as tx:
             return sum(tx.admin.delete_scope(Scope(user_id=u, scope_id=scope_id)) for u in users)
 
     def _users_in_scope(self, scope_id: str) -> set[str]:
         return {scope.user_id for scope in self._tenants(_SCAN_BATCH) if scope.scope_id == scope_id}
 
     def _tenants(self, batch: int) -> Iterator[Scope]:
-        for chunk in self.store.memories.iter_memory_texts(batch):
+        for chunk in self._store.memories.iter_memory_texts(batch):
             yield from (scope for scope, _, _ in chunk)
-        for chunk in self.store.graph.iter_entity_texts(batch):
+        for chunk in self._store.graph.iter_entity_texts(batch):
             yield from (scope for scope, _, _ in chunk)

@@ -1,16 +1,17 @@
-"""Sessions, episodes and projects: the engine's conversation containers."""
+"""``SessionService``: sessions and their episodes, the conversation containers."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from omoide.store.protocol import SessionPatch, Store
-from omoide.types import DEFAULT_ID, Episode, Project, Scope, Session
+from omoide.types import DEFAULT_ID, Episode, Scope, Session
 from omoide.validate import check_limit, check_text
 
 
-class SessionsMixin:
-    store: Store
+class SessionService:
+    def __init__(self, store: Store) -> None:
+        self._store = store
 
     def create_session(
         self,
@@ -23,7 +24,7 @@ class SessionsMixin:
         metadata: dict[str, Any] | None = None,
     ) -> Session:
         check_text(session_id, 512, what="session id")
-        with self.store.transaction() as tx:
+        with self._store.transaction() as tx:
             return tx.sessions.create_session(
                 Scope(user_id=user_id, scope_id=scope_id), session_id, name, project, metadata or {}
             )
@@ -31,7 +32,7 @@ class SessionsMixin:
     def get_session(
         self, session_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> Session:
-        return self.store.sessions.get_session(
+        return self._store.sessions.get_session(
             Scope(user_id=user_id, scope_id=scope_id), session_id
         )
 
@@ -44,7 +45,7 @@ class SessionsMixin:
         offset: int = 0,
     ) -> tuple[list[Session], int]:
         check_limit(limit, offset)
-        return self.store.sessions.list_sessions(
+        return self._store.sessions.list_sessions(
             Scope(user_id=user_id, scope_id=scope_id), limit, offset
         )
 
@@ -60,7 +61,7 @@ class SessionsMixin:
     ) -> Session:
         """Change only the fields given."""
         patch = SessionPatch(name=name, project=project, metadata=metadata)
-        with self.store.transaction() as tx:
+        with self._store.transaction() as tx:
             return tx.sessions.update_session(
                 Scope(user_id=user_id, scope_id=scope_id), session_id, patch
             )
@@ -69,7 +70,7 @@ class SessionsMixin:
         self, session_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> int:
         """Delete a session, its episodes and every memory derived from them."""
-        with self.store.transaction() as tx:
+        with self._store.transaction() as tx:
             return tx.sessions.delete_session(Scope(user_id=user_id, scope_id=scope_id), session_id)
 
     def list_episodes(
@@ -83,19 +84,20 @@ class SessionsMixin:
     ) -> tuple[list[Episode], int]:
         check_limit(limit, offset)
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        return self.store.sessions.list_episodes(scope, session_id, limit, offset)
+        return self._store.sessions.list_episodes(scope, session_id, limit, offset)
 
-    def create_project(
-        self,
-        name: str,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        description: str | None = None,
-        isolated: bool = False,
-    ) -> Project:
-        check_text(name, 256, what="project name")
-        with self.store.transaction() as tx:
-            return tx.sessions.upsert_project(
-                Scope(user_id=user_id, scope_id=scope_id), name, description, isolated
-            )
+    # episodes --------------------------------------------------------------------------
+    def get_episode(
+        self, episode_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
+    ) -> Episode:
+        return self._store.sessions.get_episode(
+            Scope(user_id=user_id, scope_id=scope_id), episode_id
+        )
+
+    def delete_episode(
+        self, episode_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
+    ) -> int:
+        """Delete an episode and the memories only it supports (their vectors and index rows
+        with them), in one transaction; return how many memories were deleted."""
+        with self._store.transaction() as tx:
+            return tx.sessions.delete_episode(Scope(user_id=user_id, scope_id=scope_id), episode_id)

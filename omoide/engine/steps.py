@@ -11,11 +11,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import numpy as np
-
-from omoide.engine.maintenance import EMBED_JOB
+from omoide.engine.embedding import Embedding, index
+from omoide.engine.search import SearchService
 from omoide.extract import (
     MemVariable,
     extract_facts,
@@ -25,19 +24,28 @@ from omoide.extract import (
     reconcile,
     summarize,
 )
+from omoide.jobs.kinds import EMBED_ENTITIES, EmbedEntitiesPayload
+from omoide.jobs.queue import enqueue
 from omoide.llm.protocol import LLM, Completion, MeteredLLM, T, Usage
-from omoide.store.protocol import NewMemory, Tx
+from omoide.store.protocol import NewMemory, Store, Tx
 from omoide.types import Job, MemoryType, Message, Scope, SearchFilters, entity_text
-
-if TYPE_CHECKING:
-    from omoide.engine.core import Engine
 
 Apply = Callable[[Tx], str]
 
-EMBED_ENTITIES_JOB = "embed_entities"
 SIMILAR_PER_FACT = 5
 SIMILAR_MAX = 20
 KNOWN_PROFILE_MAX = 200
+
+
+@dataclass(frozen=True)
+class StepDeps:
+    """What the steps use: the store, embedding, search (similar facts), and the write policy."""
+
+    store: Store
+    embedding: Embedding
+    search: SearchService
+    actor: str
+    max_text_chars: int
 
 
 class SkipStep(Exception):
@@ -97,14 +105,14 @@ class BudgetedLLM:
         return self._metered.complete_json(system, user, schema)
 
 
-def episodic(engine: Engine, ctx: Context, _llm: LLM) -> Apply:
+def episodic(deps: StepDeps, ctx: Context, _llm: LLM) -> Apply:
     """The exchange itself, verbatim, as one episodic memory (no LLM call)."""
-    text = "\n".join(f"{m.role}: {m.content}" for m in ctx.messages)[: engine.max_text_chars]
-    vectors = engine._try_embed([text])
+    text = "\n".join(f"{m.role}: {m.content}" for m in ctx.messages)[: deps.max_text_chars]
+    vectors = deps.embedding.try_embed([text])
 
     def apply(tx: Tx) -> str:
         item = tx.memories.insert_memory(
-            ctx.scope, ctx.derived(text, MemoryType.EPISODIC, "episodic"), engine.actor
+            ctx.scope, ctx.derived(text, MemoryType.EPISODIC, "episodic"), deps.actor
         )
         index(tx, ctx.scope, [item.id], vectors)
         return "1 memory"
@@ -112,30 +120,30 @@ def episodic(engine: Engine, ctx: Context, _llm: LLM) -> Apply:
     return apply
 
 
-def semantic(engine: Engine, ctx: Context, llm: LLM) -> Apply:
+def semantic(deps: StepDeps, ctx: Context, llm: LLM) -> Apply:
     """Facts, reconciled with similar valid facts: ADD, UPDATE (supersede), DELETE, NOOP."""
     facts = extract_facts(llm, ctx.messages, today=ctx.today)
     if not facts:
         raise SkipStep("no facts stated")
-    ops = reconcile(llm, facts, similar_facts(engine, ctx, facts))
+    ops = reconcile(llm, facts, similar_facts(deps, ctx, facts))
     writes = [op for op in ops if op.op in ("ADD", "UPDATE")]
-    vectors = engine._try_embed([op.text for op in writes]) if writes else None
+    vectors = deps.embedding.try_embed([op.text for op in writes]) if writes else None
 
     def apply(tx: Tx) -> str:
         ids = []
         for op in writes:
             new = ctx.derived(op.text, MemoryType.SEMANTIC, "semantic")
             if op.op == "ADD":
-                item = tx.memories.insert_memory(ctx.scope, new, engine.actor)
+                item = tx.memories.insert_memory(ctx.scope, new, deps.actor)
             else:
                 assert op.target_id is not None
                 item = tx.memories.supersede_memory(
-                    ctx.scope, op.target_id, new, ctx.at_ms, engine.actor
+                    ctx.scope, op.target_id, new, ctx.at_ms, deps.actor
                 )
             ids.append(item.id)
         for op in ops:
             if op.op == "DELETE" and op.target_id is not None:
-                tx.memories.invalidate_memory(ctx.scope, op.target_id, ctx.at_ms, engine.actor)
+                tx.memories.invalidate_memory(ctx.scope, op.target_id, ctx.at_ms, deps.actor)
         index(tx, ctx.scope, ids, vectors)
         counts = Counter(op.op for op in ops)
         return ", ".join(f"{counts[k]} {k}" for k in ("ADD", "UPDATE", "DELETE", "NOOP"))
@@ -143,12 +151,12 @@ def semantic(engine: Engine, ctx: Context, llm: LLM) -> Apply:
     return apply
 
 
-def similar_facts(engine: Engine, ctx: Context, facts: Sequence[str]) -> list[tuple[str, str]]:
+def similar_facts(deps: StepDeps, ctx: Context, facts: Sequence[str]) -> list[tuple[str, str]]:
     """Currently valid semantic memories of the tenant that look like any of ``facts``."""
     filters = SearchFilters(types=[MemoryType.SEMANTIC], project=ctx.project)
     found: dict[str, str] = {}
     for fact in facts:
-        result = engine.search(
+        result = deps.search.search(
             fact,
             user_id=ctx.scope.user_id,
             scope_id=ctx.scope.scope_id,
@@ -161,16 +169,16 @@ def similar_facts(engine: Engine, ctx: Context, facts: Sequence[str]) -> list[tu
     return list(found.items())[:SIMILAR_MAX]
 
 
-def profile(engine: Engine, ctx: Context, llm: LLM) -> Apply:
+def profile(deps: StepDeps, ctx: Context, llm: LLM) -> Apply:
     """Profile entries; exact repeats of a valid entry are skipped, others added."""
     filters = SearchFilters(types=[MemoryType.USER_PROFILE], project=ctx.project)
-    known_items, _ = engine.store.memories.list_memories(ctx.scope, filters, KNOWN_PROFILE_MAX, 0)
+    known_items, _ = deps.store.memories.list_memories(ctx.scope, filters, KNOWN_PROFILE_MAX, 0)
     known = {item.text.casefold() for item in known_items}
     entries = extract_profile(llm, ctx.messages, [item.text for item in known_items])
     entries = [e for e in entries if e.text.casefold() not in known]
     if not entries:
         raise SkipStep("nothing new about the user")
-    vectors = engine._try_embed([e.text for e in entries])
+    vectors = deps.embedding.try_embed([e.text for e in entries])
 
     def apply(tx: Tx) -> str:
         ids = []
@@ -182,42 +190,42 @@ def profile(engine: Engine, ctx: Context, llm: LLM) -> Apply:
                 attribute=entry.attribute,
                 value=entry.value,
             )
-            ids.append(tx.memories.insert_memory(ctx.scope, new, engine.actor).id)
+            ids.append(tx.memories.insert_memory(ctx.scope, new, deps.actor).id)
         index(tx, ctx.scope, ids, vectors)
         return f"{len(ids)} entries"
 
     return apply
 
 
-def summary(engine: Engine, ctx: Context, llm: LLM) -> Apply:
+def summary(deps: StepDeps, ctx: Context, llm: LLM) -> Apply:
     """The session's rolling summary: the previous one plus these messages supersede it."""
     if ctx.session_id is None:
         raise SkipStep("no session to summarise")
     filters = SearchFilters(types=[MemoryType.SUMMARY], session_id=ctx.session_id)
-    previous, _ = engine.store.memories.list_memories(ctx.scope, filters, 1, 0)
+    previous, _ = deps.store.memories.list_memories(ctx.scope, filters, 1, 0)
     before = previous[0] if previous else None
     text = summarize(llm, ctx.messages, before.text if before else None)
-    vectors = engine._try_embed([text])
+    vectors = deps.embedding.try_embed([text])
 
     def apply(tx: Tx) -> str:
         new = ctx.derived(text, MemoryType.SUMMARY, "summary")
         if before is None:
-            item = tx.memories.insert_memory(ctx.scope, new, engine.actor)
+            item = tx.memories.insert_memory(ctx.scope, new, deps.actor)
         else:
-            item = tx.memories.supersede_memory(ctx.scope, before.id, new, ctx.at_ms, engine.actor)
+            item = tx.memories.supersede_memory(ctx.scope, before.id, new, ctx.at_ms, deps.actor)
         index(tx, ctx.scope, [item.id], vectors)
         return "updated" if before else "created"
 
     return apply
 
 
-def variables(engine: Engine, ctx: Context, llm: LLM) -> Apply:
+def variables(deps: StepDeps, ctx: Context, llm: LLM) -> Apply:
     """Declared variables the messages state, coerced to their types."""
     if not ctx.variables:
         raise SkipStep("no variables declared")
-    current = {v.name: v.value for v in engine.store.variables.get_variables(ctx.scope, None)}
+    current = {v.name: v.value for v in deps.store.variables.get_variables(ctx.scope, None)}
     values = extract_variables(llm, ctx.messages, ctx.variables, current)
-    types = {v.name: v.type for v in ctx.variables}
+    types: dict[str, str] = {v.name: v.type for v in ctx.variables}
 
     def apply(tx: Tx) -> str:
         typed = {name: (value, types[name]) for name, value in values.items()}
@@ -227,12 +235,12 @@ def variables(engine: Engine, ctx: Context, llm: LLM) -> Apply:
     return apply
 
 
-def graph(engine: Engine, ctx: Context, llm: LLM) -> Apply:
+def graph(deps: StepDeps, ctx: Context, llm: LLM) -> Apply:
     """Entities and relationships, upserted (mentions counted) with the episode as provenance."""
     entities, relationships = extract_graph(llm, ctx.messages)
     if not entities:
         raise SkipStep("no entities mentioned")
-    vectors = engine._try_embed([entity_text(e.name, e.type) for e in entities])
+    vectors = deps.embedding.try_embed([entity_text(e.name, e.type) for e in entities])
 
     def apply(tx: Tx) -> str:
         ids = {}
@@ -242,7 +250,8 @@ def graph(engine: Engine, ctx: Context, llm: LLM) -> Apply:
             )
             ids[entity] = stored.id
         if vectors is None:
-            tx.jobs.enqueue_job(ctx.scope, EMBED_ENTITIES_JOB, {"entity_ids": list(ids.values())})
+            payload = EmbedEntitiesPayload(entity_ids=list(ids.values()))
+            enqueue(tx.jobs, ctx.scope, EMBED_ENTITIES, payload)
         else:
             for row, entity_id in enumerate(ids.values()):
                 tx.graph.put_entity_vector(ctx.scope, entity_id, vectors[row])
@@ -255,18 +264,7 @@ def graph(engine: Engine, ctx: Context, llm: LLM) -> Apply:
     return apply
 
 
-def index(tx: Tx, scope: Scope, memory_ids: list[str], vectors: np.ndarray | None) -> None:
-    """Store the vectors computed before the transaction, or queue an embed job."""
-    if not memory_ids:
-        return
-    if vectors is None:
-        tx.jobs.enqueue_job(scope, EMBED_JOB, {"memory_ids": memory_ids})
-        return
-    for row, memory_id in enumerate(memory_ids):
-        tx.memories.put_vector(scope, memory_id, vectors[row])
-
-
-StepFn = Callable[["Engine", Context, LLM], Apply]
+StepFn = Callable[[StepDeps, Context, LLM], Apply]
 
 # Run order: the free step first, then what the caller asked for by name, then by value.
 STEPS: dict[str, StepFn] = {

@@ -9,35 +9,34 @@ memory CRUD with a type check.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from omoide.engine import steps
+from omoide.engine.embedding import Embedding, index
+from omoide.engine.memories import MemoryService
+from omoide.engine.signal import JobSignal
 from omoide.errors import NotFound
 from omoide.store.protocol import NewMemory, Store
 from omoide.types import DEFAULT_ID, MemoryItem, MemoryType, Page, Scope, SearchFilters
 from omoide.validate import check_limit, check_text
 
 
-class SummariesMixin:
-    store: Store
-    actor: str
-    max_text_chars: int
-
-    if TYPE_CHECKING:  # Engine
-
-        def _try_embed(self, texts: list[str]) -> Any: ...
-        def _wake_workers(self) -> None: ...
-        def get(self, memory_id: str, *, user_id: str, scope_id: str) -> MemoryItem: ...
-        def update(
-            self,
-            memory_id: str,
-            text: str | None = None,
-            metadata: dict[str, Any] | None = None,
-            *,
-            user_id: str,
-            scope_id: str,
-        ) -> MemoryItem: ...
-        def delete(self, memory_id: str, *, user_id: str, scope_id: str) -> None: ...
+class SummaryService:
+    def __init__(
+        self,
+        store: Store,
+        embedding: Embedding,
+        memories: MemoryService,
+        signal: JobSignal,
+        *,
+        actor: str,
+        max_text_chars: int,
+    ) -> None:
+        self._store = store
+        self._embedding = embedding
+        self._memories = memories
+        self._signal = signal
+        self._actor = actor
+        self._max_text_chars = max_text_chars
 
     def list_summaries(
         self,
@@ -54,17 +53,17 @@ class SummariesMixin:
         the rolling summary has superseded."""
         check_limit(limit, offset)
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        self.store.sessions.get_session(scope, session_id)
+        self._store.sessions.get_session(scope, session_id)
         filters = SearchFilters(
             session_id=session_id, types=[MemoryType.SUMMARY], include_invalid=include_history
         )
-        items, total = self.store.memories.list_memories(scope, filters, limit, offset)
+        items, total = self._store.memories.list_memories(scope, filters, limit, offset)
         return Page(items=items, total=total, limit=limit, offset=offset)
 
     def get_summary(
         self, summary_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> MemoryItem:
-        item = self.get(summary_id, user_id=user_id, scope_id=scope_id)
+        item = self._memories.get(summary_id, user_id=user_id, scope_id=scope_id)
         if item.type is not MemoryType.SUMMARY:
             raise NotFound(f"summary {summary_id!r} not found", id=summary_id)
         return item
@@ -80,7 +79,7 @@ class SummariesMixin:
     ) -> MemoryItem:
         """Store a summary of a session (created if needed); being the newest, it becomes
         the session's rolling summary, which later updates supersede."""
-        check_text(text, self.max_text_chars)
+        check_text(text, self._max_text_chars)
         scope = Scope(user_id=user_id, scope_id=scope_id)
         new = NewMemory(
             text=text,
@@ -88,13 +87,13 @@ class SummariesMixin:
             session_id=session_id,
             metadata={"summary_kind": "manual", **(metadata or {})},
         )
-        vectors = self._try_embed([text])
-        with self.store.transaction() as tx:
+        vectors = self._embedding.try_embed([text])
+        with self._store.transaction() as tx:
             tx.sessions.ensure_session(scope, session_id)
-            item = tx.memories.insert_memory(scope, new, self.actor)
-            steps.index(tx, scope, [item.id], vectors)
-        self._wake_workers()
-        return self.get(item.id, user_id=user_id, scope_id=scope_id)
+            item = tx.memories.insert_memory(scope, new, self._actor)
+            index(tx, scope, [item.id], vectors)
+        self._signal.wake()
+        return self._memories.get(item.id, user_id=user_id, scope_id=scope_id)
 
     def update_summary(
         self,
@@ -107,10 +106,10 @@ class SummariesMixin:
     ) -> MemoryItem:
         """Change a summary's text and/or metadata; its history keeps the old text."""
         self.get_summary(summary_id, user_id=user_id, scope_id=scope_id)
-        return self.update(summary_id, text, metadata, user_id=user_id, scope_id=scope_id)
+        return self._memories.update(summary_id, text, metadata, user_id=user_id, scope_id=scope_id)
 
     def delete_summary(
         self, summary_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> None:
         self.get_summary(summary_id, user_id=user_id, scope_id=scope_id)
-        self.delete(summary_id, user_id=user_id, scope_id=scope_id)
+        self._memories.delete(summary_id, user_id=user_id, scope_id=scope_id)

@@ -20,7 +20,6 @@ from omoide import Client, Memory
 from omoide.api.app import create_app
 from omoide.config import Settings
 from omoide.embed.protocol import Embedder
-from omoide.engine import Engine
 
 BODY_LIMIT = 64 * 1024
 KEY = "s3cret-test-key"
@@ -66,7 +65,7 @@ class LiveServer:
 @dataclass
 class Running:
     url: str
-    engine: Engine
+    engine: Memory
     settings: Settings
 
     def http(self, key: str | None = None) -> httpx.Client:
@@ -80,7 +79,7 @@ class Running:
 @contextmanager
 def running(db: Path, embedder: Embedder, **settings: Any) -> Iterator[Running]:
     """A server over a new ``Memory`` at ``db`` (or over ``engine=``), stopped on exit."""
-    engine: Engine = settings.pop("engine", None) or Memory(db, embedder=embedder, workers=1)
+    engine: Memory = settings.pop("engine", None) or Memory(db, embedder=embedder, workers=1)
     config = make_settings(**settings)
     live = LiveServer(create_app(config, engine=engine)).start()
     try:

@@ -15,7 +15,8 @@ import httpx
 from typer.testing import CliRunner
 
 from omoide.cli import app, state
-from omoide.engine.discussions import recency_score, search_keywords
+from omoide.compat.wilmer import Wilmer
+from omoide.compat.wilmer.discussions import recency_score, search_keywords
 from omoide.store.protocol import NewMemory
 from omoide.types import MemoryType
 from tests.api.conftest import Running
@@ -183,12 +184,12 @@ def _wilmer_dir(root: Path) -> Path:
 def test_import_is_idempotent_and_continues(server: Running, tmp_path: Path) -> None:
     directory = _wilmer_dir(tmp_path / "wilmer")
     calls: list[tuple[int, int]] = []
-    first = server.engine.import_wilmer(
+    first = Wilmer.of(server.engine).importer.import_wilmer(
         directory, **ALICE, progress=lambda d, t: calls.append((d, t))
     )
     assert (first.chunks, first.summaries, first.vector_memories, first.trackers) == (2, 1, 1, 1)
     assert calls[-1] == (3, 3)
-    second = server.engine.import_wilmer(directory, **ALICE)
+    second = Wilmer.of(server.engine).importer.import_wilmer(directory, **ALICE)
     assert (second.chunks, second.summaries, second.vector_memories) == (0, 0, 0)
     assert second.skipped == 4
     with server.http() as http:

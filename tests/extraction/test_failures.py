@@ -13,6 +13,7 @@ import pytest
 from omoide import EmbedderError, Memory, MemoryType, SearchFilters
 from omoide.embed import HashEmbedder
 from omoide.engine import steps
+from omoide.jobs.kinds import EXTRACT
 from omoide.llm.client import OpenAICompatLLM
 from omoide.types import Job, JobState
 from tests.extraction.conftest import CHAT, GRAPH, script, skip_backoff
@@ -169,9 +170,11 @@ def test_a_twin_with_an_expired_lease_writes_nothing_twice(
     [stale] = mem.store.jobs.claim_jobs(10, -1)  # claimed, and its lease already expired
     [twin] = mem.store.jobs.claim_jobs(10, 60_000)  # so another worker takes it
     assert stale.id == twin.id
-    mem._run_extract_jobs([twin])
+    mem.engine.services.extraction.run_jobs([(twin, EXTRACT.parse(twin))])
     before = mem.store.admin.stats()
-    mem._run_extract_jobs([stale])  # the first worker wakes up and runs it again
+    mem.engine.services.extraction.run_jobs(
+        [(stale, EXTRACT.parse(stale))]
+    )  # the first worker wakes up and runs it again
     assert mem.store.admin.stats() == before and len(fake_llm.requests) == 4
     assert only_job(mem).state is JobState.DONE
     assert {e.mention_count for e in mem.list_entities(user_id="u")[0]} == {1}

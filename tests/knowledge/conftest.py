@@ -31,10 +31,10 @@ BOB = Scope(user_id="bob")
 def open_memory(path: Path, *, llm: OpenAICompatLLM | None = None, **knowledge: Any) -> Memory:
     """A Memory without worker threads (``run_jobs`` runs jobs in the test's thread)."""
     settings = Settings(llm_base_url=None)
-    memory = Memory(path, embedder=HashEmbedder(), llm=llm, settings=settings, workers=0)
-    if knowledge:
-        memory._knowledge = KnowledgeConfig(**knowledge)
-    return memory
+    config = KnowledgeConfig(**knowledge) if knowledge else None
+    return Memory(
+        path, embedder=HashEmbedder(), llm=llm, settings=settings, workers=0, knowledge=config
+    )
 
 
 @pytest.fixture

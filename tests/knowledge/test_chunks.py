@@ -215,7 +215,7 @@ def test_a_reset_brings_consolidation_mode_and_rechunks_everything(tmp_path: Pat
         assert memory.history(old_ids[0], user_id="u")[-1].event.value == "DELETE"
         # a bigger chunk size: consolidation mode uses only the token threshold
         bigger = config(tokens=25, messages=4, lookback=2)
-        memory._knowledge = memory.knowledge.model_copy(update={"chunks": bigger})
+        memory.knowledge = memory.knowledge.model_copy(update={"chunks": bigger})
         result = memory.update_chunks("s", user_id="u")
         assert result.mode == "consolidation" and len(result.chunks) >= 2
         sizes = [len(t.splitlines()) for t in chunks_of(memory)]
@@ -353,7 +353,7 @@ def test_a_backlog_is_chunked_a_pass_at_a_time(
     with open_memory(tmp_path / "m.db", **SMALL) as memory:
         for n in range(7):
             exchange(memory, n)
-        memory._knowledge = memory.knowledge.model_copy(update=tiny)
+        memory.knowledge = memory.knowledge.model_copy(update=tiny)
         first = memory.update_chunks("s", user_id="u")
         assert len(first.chunks) == 2 and "5 more chunks queued" in first.reason
         # without worker threads the wait runs the follow-up passes too: 2 + 2 + 1 chunks

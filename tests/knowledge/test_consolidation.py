@@ -175,7 +175,7 @@ def test_a_scheduled_job_runs_it(
     filled: tuple[Memory, dict[str, str]], fake_llm: FakeLLMServer
 ) -> None:
     memory, _ = filled
-    memory._knowledge = memory.knowledge.model_copy(update={"min_age_days": 0})
+    memory.knowledge = memory.knowledge.model_copy(update={"min_age_days": 0})
     summary_reply(fake_llm, "Stories.")
     job_id = memory.schedule_consolidation("s", user_id="alice")
     assert memory.run_jobs() == 1

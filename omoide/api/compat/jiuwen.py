@@ -1,17 +1,18 @@
-"""The JiuwenMemory ``memory_server`` endpoints, as a thin router over the one ``Engine``.
+"""The JiuwenMemory ``memory_server`` endpoints, as a thin router over the engine's services.
 
 An existing JiuwenMemory client keeps working when pointed at omoide: the same paths (trailing
 slashes included), request fields, defaults and response shapes. What each endpoint calls:
 
-    POST /add_messages/                  Engine.add_messages (session "jiuwen", waits ADD_WAIT_S)
-    POST /update_mem_by_id/              Engine.update (or update_variables for "var:<name>")
-    POST /update_variables/              Engine.update_variables
-    POST /delete_variables/              Engine.delete_variables
-    POST /delete_mem_by_scope/           Engine.delete_all, or delete_scope_id without user_id
-    POST /get_variables/                 Engine.get_variables
-    POST /search_memory/                 Engine.search: user_profile, semantic, episodic
-    POST /search_user_history_summary/   Engine.search: summary
-    POST /get_user_mem_by_page/          Engine.get_all (+ the variables, for UNKNOWN/variable)
+    POST /add_messages/                  IngestService.add_messages with an ExtractionRequest
+                                         (session "jiuwen", waits ADD_WAIT_S)
+    POST /update_mem_by_id/              Memory.update (or update_variables for "var:<name>")
+    POST /update_variables/              Memory.update_variables
+    POST /delete_variables/              Memory.delete_variables
+    POST /delete_mem_by_scope/           Memory.delete_all, or delete_scope_id without user_id
+    POST /get_variables/                 Memory.get_variables
+    POST /search_memory/                 Memory.search: user_profile, semantic, episodic
+    POST /search_user_history_summary/   Memory.search: summary
+    POST /get_user_mem_by_page/          Memory.get_all (+ the variables, for UNKNOWN/variable)
 
 Jiuwen's memory types are omoide's (``user_profile``, ``semantic``, ``episodic``, ``summary``)
 plus ``variable`` (omoide's typed variables, listed with the id ``var:<name>``). omoide's own
@@ -51,8 +52,9 @@ from omoide.api.compat.jiuwen_models import (
     UpdateVariablesRequest,
     Variables,
 )
-from omoide.api.deps import EngineDep, TenancyDep
+from omoide.api.deps import EngineDep, ServicesDep, TenancyDep
 from omoide.api.errors import status_for
+from omoide.engine import ExtractionRequest
 from omoide.errors import NotFound, OmoideError
 from omoide.types import MemoryType, Message, SearchFilters, VariableValue
 
@@ -107,7 +109,7 @@ def failing_as(prefix: str) -> Iterator[None]:
 
 
 @router.post("/add_messages/")
-def add_messages(body: AddMessagesRequest, engine: EngineDep, tenancy: TenancyDep) -> Added:
+def add_messages(body: AddMessagesRequest, services: ServicesDep, tenancy: TenancyDep) -> Added:
     """Store the messages and extract long-term memories (and `mem_variables`) from them.
 
     Replies once extraction finished (at most 60 s; it goes on in the background after that).
@@ -119,16 +121,19 @@ def add_messages(body: AddMessagesRequest, engine: EngineDep, tenancy: TenancyDe
             Message(role=m.get("role") or "user", content=m.get("content", ""))
             for m in body.messages
         ]
-        result = engine.add_messages(
+        extraction = ExtractionRequest(
+            long_term=body.enable_long_term_mem,
+            user_profile=body.enable_user_profile,
+            semantic=body.enable_semantic_memory,
+            episodic=body.enable_episodic_memory,
+            summary=body.enable_summary_memory,
+        )
+        result = services.ingest.add_messages(
             [m for m in messages if m.content.strip()] or messages,
             **scope.model_dump(),
             session_id=SESSION,
             mem_variables=body.mem_variables,
-            enable_long_term_mem=body.enable_long_term_mem,
-            enable_user_profile=body.enable_user_profile,
-            enable_semantic_memory=body.enable_semantic_memory,
-            enable_episodic_memory=body.enable_episodic_memory,
-            enable_summary_memory=body.enable_summary_memory,
+            extraction=extraction,
             wait=True,
             timeout=ADD_WAIT_S,
         )

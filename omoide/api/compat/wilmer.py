@@ -2,11 +2,13 @@
 
 A WilmerAI ``discussionId`` is an omoide session id. What each route calls:
 
-    POST /v1/discussions/{id}/quality-memory   Engine.quality_memory   (QualityMemory)
-    GET  /v1/discussions/{id}/recent-memories  Engine.recent_memories  (RecentMemory)
-    POST /v1/discussions/recent-turns          recent_turns            (RecentMemory, stateless)
-    GET  /v1/discussions/{id}/summary          Engine.discussion_summary (FullChatSummary)
-    POST /v1/discussions/{id}/search           Engine.search_discussion (VectorMemorySearch)
+    POST /v1/discussions/{id}/quality-memory   quality_memory      (QualityMemory)
+    GET  /v1/discussions/{id}/recent-memories  recent_memories     (RecentMemory)
+    POST /v1/discussions/recent-turns          recent_turns        (RecentMemory, stateless)
+    GET  /v1/discussions/{id}/summary          discussion_summary  (FullChatSummary)
+    POST /v1/discussions/{id}/search           search_discussion   (VectorMemorySearch)
+
+(methods of ``omoide.compat.wilmer.DiscussionService``, and its module's ``recent_turns``).
 
 Vector-style QualityMemory without an LLM is a 501 ``feature_disabled``.
 """
@@ -25,8 +27,8 @@ from omoide.api.compat.wilmer_models import (
     RecentTurnsRequest,
     SearchRequest,
 )
-from omoide.api.deps import EngineDep, TenancyDep
-from omoide.engine.discussions import (
+from omoide.api.deps import TenancyDep, WilmerDep
+from omoide.compat.wilmer.discussions import (
     CHUNK_BREAK,
     DiscussionSummary,
     QualityMemoryResult,
@@ -52,14 +54,14 @@ def post_recent_turns(body: RecentTurnsRequest) -> RecentTurns:
 def quality_memory(
     discussion_id: DiscussionId,
     body: QualityMemoryRequest,
-    engine: EngineDep,
+    wilmer: WilmerDep,
     tenancy: TenancyDep,
 ) -> QualityMemoryResult:
     """QualityMemory: store the conversation's new turns (a resent history adds nothing) and
     create the memories WilmerAI's trigger rules call for: chunk memories (file style) or
     title/summary/entities/key_phrases memories (`useVectorForQualityMemory`, needs an LLM)."""
     scope = tenancy.scope(body.user_id, body.scope_id)
-    return engine.quality_memory(
+    return wilmer.discussions.quality_memory(
         discussion_id,
         body.messages,
         user_id=scope.user_id,
@@ -72,7 +74,7 @@ def quality_memory(
 @router.get("/{discussion_id}/recent-memories")
 def recent_memories(
     discussion_id: DiscussionId,
-    engine: EngineDep,
+    wilmer: WilmerDep,
     tenancy: TenancyDep,
     n: Annotated[int, Query(ge=1, le=1000)] = 5,
     user_id: UserQ = None,
@@ -80,7 +82,9 @@ def recent_memories(
 ) -> RecentMemories:
     """RecentMemory: the discussion's last `n` chunk memories, oldest first."""
     scope = tenancy.scope(user_id, scope_id)
-    items = engine.recent_memories(discussion_id, n, user_id=scope.user_id, scope_id=scope.scope_id)
+    items = wilmer.discussions.recent_memories(
+        discussion_id, n, user_id=scope.user_id, scope_id=scope.scope_id
+    )
     text = CHUNK_BREAK.join(i.text for i in items)
     return RecentMemories(discussion_id=discussion_id, memories=items, text=text)
 
@@ -88,24 +92,26 @@ def recent_memories(
 @router.get("/{discussion_id}/summary")
 def summary(
     discussion_id: DiscussionId,
-    engine: EngineDep,
+    wilmer: WilmerDep,
     tenancy: TenancyDep,
     user_id: UserQ = None,
     scope_id: UserQ = None,
 ) -> DiscussionSummary:
     """FullChatSummary: the discussion's rolling summary (`summary` is null before the first)."""
     scope = tenancy.scope(user_id, scope_id)
-    return engine.discussion_summary(discussion_id, user_id=scope.user_id, scope_id=scope.scope_id)
+    return wilmer.discussions.discussion_summary(
+        discussion_id, user_id=scope.user_id, scope_id=scope.scope_id
+    )
 
 
 @router.post("/{discussion_id}/search")
 def search(
-    discussion_id: DiscussionId, body: SearchRequest, engine: EngineDep, tenancy: TenancyDep
+    discussion_id: DiscussionId, body: SearchRequest, wilmer: WilmerDep, tenancy: TenancyDep
 ) -> DiscussionHits:
     """VectorMemorySearch: `;`-separated keywords (each quoted, OR-combined, at most 60) ranked
     by bm25 over the discussion's vector and chunk memories; `recency` adds a time decay."""
     scope = tenancy.scope(body.user_id, body.scope_id)
-    hits = engine.search_discussion(
+    hits = wilmer.discussions.search_discussion(
         discussion_id,
         body.keywords,
         user_id=scope.user_id,

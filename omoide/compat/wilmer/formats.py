@@ -1,4 +1,4 @@
-"""Importing a WilmerAI discussion directory, and the WilmerAI memory formats.
+"""The WilmerAI memory formats, and what importing a WilmerAI discussion directory reads.
 
 ``import_wilmer(dir)`` reads, for each ``<discussionId>`` found at the top of ``dir``:
 
@@ -29,18 +29,14 @@ from collections.abc import Callable
 from contextlib import closing
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
-from omoide.engine import steps
 from omoide.engine.chunking import ChunkMessage, Ledger
 from omoide.errors import InvalidInput
-from omoide.store.protocol import ChunkCursor, NewChunk, NewMemory, SessionPatch, Store
-from omoide.types import DEFAULT_ID, MemoryType, Scope, SearchFilters, now_ms
-
-if TYPE_CHECKING:
-    import numpy as np
+from omoide.store.protocol import NewMemory
+from omoide.types import MemoryType
 
 Progress = Callable[[int, int], None]
 
@@ -51,7 +47,6 @@ _HASH_KEYS = ("hash", "last_hash", "message_hash")
 _DATE_KEYS = ("date_added", "created_at", "timestamp", "date")
 _SUFFIXES = {"_memories.jsonl": "memories", "_summary.jsonl": "summary"}
 _VECTOR_DB = "_vector_memory.db"
-_LIST_ALL = 1_000_000
 
 
 class WilmerImportResult(BaseModel):
@@ -166,143 +161,6 @@ def discover(directory: Path) -> dict[str, dict[str, Path]]:
             if path.is_file() and path.name.endswith(suffix) and len(path.name) > len(suffix):
                 found.setdefault(path.name[: -len(suffix)], {})[kind] = path
     return found
-
-
-class WilmerImportMixin:
-    store: Store
-    actor: str
-    max_text_chars: int
-
-    if TYPE_CHECKING:  # Engine
-
-        def _try_embed(self, texts: list[str]) -> np.ndarray | None: ...
-
-    def import_wilmer(
-        self,
-        path: str | Path,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        progress: Progress | None = None,
-    ) -> WilmerImportResult:
-        """Import a WilmerAI discussion directory (formats: ``omoide.engine.wilmer_import``);
-        ``progress(done, total)`` is called after each file. Idempotent.
-
-            >>> m.import_wilmer("~/WilmerAI/Public/DiscussionIds", user_id="alice").chunks
-            42
-        """
-        found = discover(Path(path).expanduser())
-        scope = Scope(user_id=user_id, scope_id=scope_id)
-        result = WilmerImportResult(discussions=sorted(found))
-        total, done = sum(len(files) for files in found.values()), 0
-        for discussion_id, files in sorted(found.items()):
-            with self.store.transaction() as tx:
-                tx.sessions.ensure_session(scope, discussion_id)
-            for kind in ("memories", "vector", "summary"):
-                if kind in files:
-                    getattr(self, f"_import_{kind}")(scope, discussion_id, files[kind], result)
-                    done += 1
-                    if progress is not None:
-                        progress(done, total)
-        return result
-
-    def _existing(self, scope: Scope, discussion_id: str, type_: MemoryType, key: str) -> set[str]:
-        filters = SearchFilters(session_id=discussion_id, types=[type_], include_invalid=True)
-        items, _ = self.store.memories.list_memories(scope, filters, _LIST_ALL, 0)
-        return {str(i.metadata[key]) for i in items if key in i.metadata}
-
-    def _import_memories(
-        self, scope: Scope, discussion_id: str, path: Path, result: WilmerImportResult
-    ) -> None:
-        known = self._existing(scope, discussion_id, MemoryType.CHUNK, "wilmer_hash")
-        records = read_records(path)
-        base = now_ms() - len(records)
-        chunks = []
-        for position, (text, digest) in enumerate(records):
-            digest = digest or wilmer_hash(text)
-            if digest in known:
-                result.skipped += 1
-                continue
-            known.add(digest)
-            memory = NewMemory(
-                text=text[: self.max_text_chars],
-                type=MemoryType.CHUNK,
-                session_id=discussion_id,
-                metadata={"chunk_hash": digest, "wilmer_hash": digest, "wilmer": "file"},
-                created_at_ms=base + position,
-            )
-            cursor = ChunkCursor(digest, base + position, 0, position)
-            chunks.append(NewChunk(memory, cursor, 0, 0))
-        if not chunks:
-            return
-        vectors = self._try_embed([c.memory.text for c in chunks])
-        with self.store.transaction() as tx:
-            items = tx.ledger.record_chunks(scope, discussion_id, chunks, self.actor)
-            steps.index(tx, scope, [i.id for i in items], vectors)
-        result.chunks += len(items)
-
-    def _import_summary(
-        self, scope: Scope, discussion_id: str, path: Path, result: WilmerImportResult
-    ) -> None:
-        records = read_records(path)
-        if not records:
-            return
-        text, digest = records[-1]
-        filters = SearchFilters(session_id=discussion_id, types=[MemoryType.SUMMARY])
-        current, _ = self.store.memories.list_memories(scope, filters, 1, 0)
-        if current and current[0].text == text[: self.max_text_chars]:
-            result.skipped += 1
-            return
-        metadata: dict[str, Any] = {"summary_kind": "rolling", "wilmer": "summary"}
-        if digest is not None:
-            metadata["last_chunk_hash"] = digest
-        new = NewMemory(
-            text=text[: self.max_text_chars],
-            type=MemoryType.SUMMARY,
-            session_id=discussion_id,
-            metadata=metadata,
-        )
-        vectors = self._try_embed([new.text])
-        with self.store.transaction() as tx:
-            if current:
-                item = tx.memories.supersede_memory(scope, current[0].id, new, now_ms(), self.actor)
-            else:
-                item = tx.memories.insert_memory(scope, new, self.actor)
-            steps.index(tx, scope, [item.id], vectors)
-        result.summaries += 1
-
-    def _import_vector(
-        self, scope: Scope, discussion_id: str, path: Path, result: WilmerImportResult
-    ) -> None:
-        rows, tracker = read_vector_db(path)
-        known = self._existing(scope, discussion_id, MemoryType.SEMANTIC, "wilmer_key")
-        records = []
-        for row in rows:
-            if row["key"] in known:
-                result.skipped += 1
-                continue
-            known.add(row["key"])
-            obj = {"summary": row["text"], **row["metadata"]}
-            new = vector_memory(discussion_id, obj, row["text"], None)
-            new.text = row["text"][: self.max_text_chars]  # WilmerAI's memory_text is the truth
-            new.metadata["wilmer_key"] = row["key"]
-            new.created_at_ms = row["created_ms"]
-            records.append(new)
-        vectors = self._try_embed([r.text for r in records]) if records else None
-        with self.store.transaction() as tx:
-            items = [tx.memories.insert_memory(scope, r, self.actor) for r in records]
-            steps.index(tx, scope, [i.id for i in items], vectors)
-            session = tx.sessions.ensure_session(scope, discussion_id)
-            current = session.metadata.get(TRACKER_KEY)
-            if tracker is not None and (current or {}).get("hash") != tracker:
-                mark = {"hash": tracker, "key": [now_ms(), 0, 0]}
-                tx.sessions.update_session(
-                    scope,
-                    discussion_id,
-                    SessionPatch(metadata={**session.metadata, TRACKER_KEY: mark}),
-                )
-                result.trackers += 1
-        result.vector_memories += len(records)
 
 
 def vector_memory(

@@ -26,19 +26,15 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from omoide.engine import steps
+from omoide.compat.wilmer.formats import TRACKER_KEY, translate_ledger, vector_memory
 from omoide.engine.chunking import ChunkConfig, ChunkMessage, Ledger, chunk_tokens, plan_chunks
-from omoide.engine.chunks import MAX_CHUNKS_PER_PASS, _chunk_messages, _ledger
-from omoide.engine.wilmer_import import (
-    TRACKER_KEY,
-    WilmerImportMixin,
-    translate_ledger,
-    vector_memory,
-)
+from omoide.engine.chunks import MAX_CHUNKS_PER_PASS, chunk_messages, ledger_of
+from omoide.engine.embedding import Embedding, index
+from omoide.engine.memories import MemoryService
 from omoide.errors import Conflict, FeatureDisabled, InvalidInput, NotFound
 from omoide.extract import summarize
 from omoide.llm import LLM
@@ -66,9 +62,6 @@ from omoide.types import (
     now_ms,
 )
 from omoide.validate import check_limit, to_messages
-
-if TYPE_CHECKING:
-    import numpy as np
 
 CHUNK_BREAK = "--ChunkBreak--"  # WilmerAI's separator of recent memories
 DEFAULT_HALF_LIFE_DAYS = 30.0
@@ -138,18 +131,26 @@ def _overlap(stored: list[tuple[str, str]], incoming: list[tuple[str, str]]) -> 
     return best
 
 
-class DiscussionsMixin(WilmerImportMixin):
-    store: Store
-    llm: LLM | None
-    actor: str
-    max_text_chars: int
+class DiscussionService:
+    """The WilmerAI nodes over one store: built from the same collaborators as the engine's
+    services (``omoide.compat.wilmer.build``)."""
 
-    if TYPE_CHECKING:  # Engine
-
-        def _try_embed(self, texts: list[str]) -> np.ndarray | None: ...
-        def _insert(
-            self, tx: Tx, scope: Scope, record: NewMemory, source: list[str]
-        ) -> MemoryItem: ...
+    def __init__(
+        self,
+        store: Store,
+        embedding: Embedding,
+        llm: LLM | None,
+        memories: MemoryService,
+        *,
+        actor: str,
+        max_text_chars: int,
+    ) -> None:
+        self._store = store
+        self._embedding = embedding
+        self._llm = llm
+        self._memories = memories
+        self._actor = actor
+        self._max_text_chars = max_text_chars
 
     # QualityMemory ------------------------------------------------------------------------
     def quality_memory(
@@ -171,7 +172,7 @@ class DiscussionsMixin(WilmerImportMixin):
             >>> m.quality_memory("disc-1", history, config=ChunkConfig(chunkEstimatedTokenSize=300))
             QualityMemoryResult(style='file', stored=2, mode='standard', created=['...'], ...)
         """
-        if use_vector and self.llm is None:
+        if use_vector and self._llm is None:
             raise FeatureDisabled(
                 "vector memories need an LLM: set OMOIDE_LLM_BASE_URL and OMOIDE_LLM_MODEL"
             )
@@ -181,7 +182,7 @@ class DiscussionsMixin(WilmerImportMixin):
         style: Literal["file", "vector"] = "vector" if use_vector else "file"
         result = QualityMemoryResult(discussion_id=discussion_id, style=style, stored=stored)
         try:
-            self.store.sessions.get_session(scope, discussion_id)
+            self._store.sessions.get_session(scope, discussion_id)
         except NotFound:
             result.reason = "the discussion has no messages"
             return result
@@ -192,9 +193,9 @@ class DiscussionsMixin(WilmerImportMixin):
     def _store_turns(
         self, scope: Scope, discussion_id: str, messages: Sequence[dict[str, Any] | Message]
     ) -> int:
-        given = [m for m in to_messages(list(messages), self.max_text_chars) if m.role != "system"]
+        given = [m for m in to_messages(list(messages), self._max_text_chars) if m.role != "system"]
         try:
-            known = self.store.ledger.session_messages(scope, discussion_id, None)
+            known = self._store.ledger.session_messages(scope, discussion_id, None)
         except NotFound:
             known = []
         seen = _overlap([(m.role, m.content) for m in known], [(m.role, m.content) for m in given])
@@ -209,42 +210,44 @@ class DiscussionsMixin(WilmerImportMixin):
             )
             for m in new
         ]
-        vectors = self._try_embed([r.text for r in records])
-        with self.store.transaction() as tx:
+        vectors = self._embedding.try_embed([r.text for r in records])
+        with self._store.transaction() as tx:
             tx.sessions.ensure_session(scope, discussion_id)
             episode = tx.sessions.insert_episode(scope, discussion_id, new)
-            items = [self._insert(tx, scope, r, [episode.id]) for r in records]
-            steps.index(tx, scope, [i.id for i in items], vectors)
+            items = [self._memories.insert(tx, scope, r, [episode.id]) for r in records]
+            index(tx, scope, [i.id for i in items], vectors)
         return len(new)
 
     def _file_pass(
         self, scope: Scope, discussion_id: str, config: ChunkConfig, result: QualityMemoryResult
     ) -> QualityMemoryResult:
-        exists, cursor = self.store.ledger.chunk_state(scope, discussion_id)
-        messages = self.store.ledger.session_messages(scope, discussion_id, cursor)
+        exists, cursor = self._store.ledger.chunk_state(scope, discussion_id)
+        messages = self._store.ledger.session_messages(scope, discussion_id, cursor)
         if not exists and len(messages) < 3:
             result.reason = "fewer than 3 messages: nothing to check yet"
             return result
-        hashed = _chunk_messages(messages)
+        hashed = chunk_messages(messages)
         origin = {c.hash: m for c, m in zip(hashed, messages, strict=True)}
-        decision = plan_chunks(hashed, translate_ledger(hashed, _ledger(exists, cursor)), config)
+        decision = plan_chunks(hashed, translate_ledger(hashed, ledger_of(exists, cursor)), config)
         due = decision.chunks[:MAX_CHUNKS_PER_PASS]
         result.mode, result.reason = decision.mode, decision.reason
         result.pending = len(decision.pending) + sum(map(len, decision.chunks[len(due) :]))
-        llm = MeteredLLM(self.llm) if self.llm is not None else None
+        llm = MeteredLLM(self._llm) if self._llm is not None else None
         new = [self._file_chunk(discussion_id, c, origin, decision.mode, llm, config) for c in due]
         summary = self._next_summary(scope, discussion_id, due, llm, config)
         texts = [c.memory.text for c in new] + ([summary.text] if summary else [])
-        vectors = self._try_embed(texts) if texts else None
-        with self.store.transaction() as tx:
+        vectors = self._embedding.try_embed(texts) if texts else None
+        with self._store.transaction() as tx:
             if tx.ledger.chunk_state(scope, discussion_id)[1] != cursor:
                 raise Conflict(f"discussion {discussion_id!r} was chunked meanwhile")
-            items = tx.ledger.record_chunks(scope, discussion_id, new, self.actor)  # also the state
+            items = tx.ledger.record_chunks(
+                scope, discussion_id, new, self._actor
+            )  # also the state
             if summary is not None and items:
                 summary.metadata["last_chunk_id"] = items[-1].id
                 items.append(self._write_summary(tx, scope, summary))
                 result.summary_id = items[-1].id
-            steps.index(tx, scope, [i.id for i in items], vectors)
+            index(tx, scope, [i.id for i in items], vectors)
             if llm is not None and llm.usage.requests:
                 used = llm.usage
                 tx.variables.add_usage(
@@ -270,7 +273,7 @@ class DiscussionsMixin(WilmerImportMixin):
             text = summarize(llm, messages, None, max_words=words)
         last = origin[chunk[-1].hash]
         memory = NewMemory(
-            text=text[: self.max_text_chars],
+            text=text[: self._max_text_chars],
             type=MemoryType.CHUNK,
             session_id=discussion_id,
             metadata={
@@ -303,7 +306,7 @@ class DiscussionsMixin(WilmerImportMixin):
         words = max(50, int(config.max_response_size_in_tokens / 1.35))
         text = summarize(llm, messages, previous.text if previous else None, max_words=words)
         return NewMemory(
-            text=text[: self.max_text_chars],
+            text=text[: self._max_text_chars],
             type=MemoryType.SUMMARY,
             session_id=discussion_id,
             metadata={"summary_kind": "rolling", "last_chunk_hash": chunks[-1][-1].hash},
@@ -312,44 +315,44 @@ class DiscussionsMixin(WilmerImportMixin):
 
     def _write_summary(self, tx: Tx, scope: Scope, new: NewMemory) -> MemoryItem:
         if new.supersedes is None:
-            return tx.memories.insert_memory(scope, new, self.actor)
-        return tx.memories.supersede_memory(scope, new.supersedes, new, now_ms(), self.actor)
+            return tx.memories.insert_memory(scope, new, self._actor)
+        return tx.memories.supersede_memory(scope, new.supersedes, new, now_ms(), self._actor)
 
     def _rolling(self, scope: Scope, discussion_id: str) -> MemoryItem | None:
         filters = SearchFilters(session_id=discussion_id, types=[MemoryType.SUMMARY])
-        items, _ = self.store.memories.list_memories(scope, filters, 1, 0)
+        items, _ = self._store.memories.list_memories(scope, filters, 1, 0)
         return items[0] if items else None
 
     def _vector_pass(
         self, scope: Scope, discussion_id: str, config: ChunkConfig, result: QualityMemoryResult
     ) -> QualityMemoryResult:
-        assert self.llm is not None  # checked by quality_memory
-        tracker = self.store.sessions.get_session(scope, discussion_id).metadata.get(TRACKER_KEY)
+        assert self._llm is not None  # checked by quality_memory
+        tracker = self._store.sessions.get_session(scope, discussion_id).metadata.get(TRACKER_KEY)
         since = None
         if isinstance(tracker, dict):
             since = ChunkCursor(tracker["hash"], *tracker["key"])
-        messages = self.store.ledger.session_messages(scope, discussion_id, since)
+        messages = self._store.ledger.session_messages(scope, discussion_id, since)
         ledger = Ledger(exists=since is not None)
         if since is not None:
             key = (since.created_ms, since.seq, since.index)
             ledger = Ledger(exists=True, last_hash=since.last_hash, last_key=key)
-        hashed = _chunk_messages(messages)
+        hashed = chunk_messages(messages)
         decision = plan_chunks(hashed, translate_ledger(hashed, ledger), config)
         due = decision.chunks[:MAX_CHUNKS_PER_PASS]
         result.mode, result.reason = decision.mode, decision.reason
         result.pending = len(decision.pending) + sum(map(len, decision.chunks[len(due) :]))
         if not due:
             return result
-        llm = MeteredLLM(self.llm)
+        llm = MeteredLLM(self._llm)
         records = [r for chunk in due for r in self._vector_records(discussion_id, chunk, llm)]
-        vectors = self._try_embed([r.text for r in records]) if records else None
+        vectors = self._embedding.try_embed([r.text for r in records]) if records else None
         last = due[-1][-1]
-        with self.store.transaction() as tx:
+        with self._store.transaction() as tx:
             session = tx.sessions.ensure_session(scope, discussion_id)
             if session.metadata.get(TRACKER_KEY) != tracker:
                 raise Conflict(f"discussion {discussion_id!r} was processed meanwhile")
-            items = [tx.memories.insert_memory(scope, r, self.actor) for r in records]
-            steps.index(tx, scope, [i.id for i in items], vectors)
+            items = [tx.memories.insert_memory(scope, r, self._actor) for r in records]
+            index(tx, scope, [i.id for i in items], vectors)
             mark = {"hash": last.hash, "key": list(last.key)}
             patch = SessionPatch(metadata={**session.metadata, TRACKER_KEY: mark})
             tx.sessions.update_session(scope, discussion_id, patch)
@@ -391,9 +394,9 @@ class DiscussionsMixin(WilmerImportMixin):
         if n < 1:
             raise InvalidInput(f"n must be at least 1, got {n}")
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        self.store.sessions.get_session(scope, discussion_id)
+        self._store.sessions.get_session(scope, discussion_id)
         filters = SearchFilters(session_id=discussion_id, types=[MemoryType.CHUNK])
-        items, _ = self.store.memories.list_memories(scope, filters, n, 0)
+        items, _ = self._store.memories.list_memories(scope, filters, n, 0)
         return list(reversed(items))
 
     def discussion_summary(
@@ -401,7 +404,7 @@ class DiscussionsMixin(WilmerImportMixin):
     ) -> DiscussionSummary:
         """The discussion's rolling summary (WilmerAI ``FullChatSummary``)."""
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        self.store.sessions.get_session(scope, discussion_id)
+        self._store.sessions.get_session(scope, discussion_id)
         item = self._rolling(scope, discussion_id)
         if item is None:
             return DiscussionSummary(discussion_id=discussion_id)
@@ -436,14 +439,14 @@ class DiscussionsMixin(WilmerImportMixin):
         if half_life_days <= 0:
             raise InvalidInput(f"half_life_days must be positive, got {half_life_days}")
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        self.store.sessions.get_session(scope, discussion_id)
+        self._store.sessions.get_session(scope, discussion_id)
         terms = search_keywords(keywords)
         if not terms:
             return []
         filters = SearchFilters(session_id=discussion_id, types=_SEARCH_TYPES)
         fetch = max(limit * 5, 50) if recency else limit
-        ranked = self.store.memories.keyword_search(scope, terms, filters, fetch)
-        items = {m.id: m for m in self.store.memories.get_memories(scope, [i for i, _ in ranked])}
+        ranked = self._store.memories.keyword_search(scope, terms, filters, fetch)
+        items = {m.id: m for m in self._store.memories.get_memories(scope, [i for i, _ in ranked])}
         hits = [
             SearchHit(memory=items[i], score=s, signals={"keyword": Signal(rank=rank, score=s)})
             for rank, (i, s) in enumerate(ranked)

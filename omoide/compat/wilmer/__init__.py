@@ -1,0 +1,54 @@
+"""WilmerAI discussion memory: ``QualityMemory``, ``RecentMemory``, ``FullChatSummary``,
+``VectorMemorySearch`` (``discussions``) and ``omoide import wilmer`` (``importer``), over the
+same store, embedding and memory writes as the engine.
+
+    >>> wilmer = Wilmer.of(memory)
+    >>> wilmer.discussions.quality_memory("disc-1", history)
+    >>> wilmer.importer.import_wilmer("~/WilmerAI/Public/DiscussionIds", user_id="alice")
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from omoide.compat.wilmer.discussions import DiscussionService
+from omoide.compat.wilmer.importer import WilmerImporter
+from omoide.engine.embedding import Embedding
+from omoide.engine.memories import MemoryService
+from omoide.llm import LLM
+from omoide.memory import Memory
+from omoide.store.protocol import Store
+
+__all__ = ["DiscussionService", "Wilmer", "WilmerImporter"]
+
+
+@dataclass(frozen=True)
+class Wilmer:
+    discussions: DiscussionService
+    importer: WilmerImporter
+
+    @classmethod
+    def of(cls, memory: Memory) -> Wilmer:
+        """Over a ``Memory``'s store, embedding, LLM and memory writes."""
+        engine = memory.engine
+        return cls.over(engine.store, engine.embedding, engine.llm, engine.services.memories)
+
+    @classmethod
+    def over(
+        cls,
+        store: Store,
+        embedding: Embedding,
+        llm: LLM | None,
+        memories: MemoryService,
+        *,
+        actor: str = "library",
+    ) -> Wilmer:
+        """Both services over these collaborators; starts nothing, so building one per
+        request is cheap."""
+        limit = memories.max_text_chars
+        return cls(
+            discussions=DiscussionService(
+                store, embedding, llm, memories, actor=actor, max_text_chars=limit
+            ),
+            importer=WilmerImporter(store, embedding, actor=actor, max_text_chars=limit),
+        )

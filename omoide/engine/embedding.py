@@ -1,0 +1,96 @@
+"""Embedding for the services: the signature check, degrade-to-job, and vector indexing.
+
+A database remembers which embedder wrote its vectors (model name and dimension in its meta
+table). ``Embedding.embed`` checks that once per process, so searching or writing with another
+model fails loudly instead of mixing vector spaces. ``try_embed`` turns a retryable outage into
+``None``: the write goes on and ``index`` queues an ``embed`` job for the vectors instead.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import numpy as np
+
+from omoide.embed.protocol import Embedder
+from omoide.errors import EmbedderError
+from omoide.jobs.kinds import EMBED, EmbedPayload
+from omoide.jobs.queue import enqueue
+from omoide.store.protocol import Store, Tx
+from omoide.types import Scope
+
+log = logging.getLogger("omoide")
+
+META_MODEL = "embedding_model"
+META_DIM = "embedding_dim"
+
+
+class Embedding:
+    """One embedder over one store, its signature checked on first use.
+
+    ``embedder`` may be replaced (a test swaps a failing one for a working one); the checked
+    signature stays, as it did on the engine.
+    """
+
+    def __init__(self, store: Store, embedder: Embedder) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.checked = False
+
+    @property
+    def name(self) -> str:
+        return self.embedder.name
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = self.embedder.embed(texts)
+        if not self.checked:
+            self._check_signature(vectors.shape[1])
+        return vectors
+
+    def try_embed(self, texts: Sequence[str]) -> np.ndarray | None:
+        """The vectors, or None when the embedder is down (retryable): queue them instead."""
+        try:
+            return self.embed(texts)
+        except EmbedderError as exc:
+            if not exc.retryable:
+                raise
+            log.warning("embedding failed, queued for retry: %s", exc)
+            return None
+
+    def record_signature(self, tx: Tx, dim: int) -> None:
+        """Make the current embedder the database's (reindex)."""
+        tx.admin.set_meta(META_MODEL, self.embedder.name)
+        tx.admin.set_meta(META_DIM, str(dim))
+        self.checked = True
+
+    def forget_signature(self) -> None:
+        """After a reset: the next embedder becomes the database's."""
+        self.checked = False
+
+    def _check_signature(self, dim: int) -> None:
+        model = self.store.admin.get_meta(META_MODEL)
+        stored_dim = self.store.admin.get_meta(META_DIM)
+        if model is None:
+            with self.store.transaction() as tx:
+                self.record_signature(tx, dim)
+            return
+        if model != self.embedder.name or int(stored_dim or 0) != dim:
+            raise EmbedderError(
+                f"this database was embedded with {model} ({stored_dim}-d) but the embedder is "
+                f"{self.embedder.name} ({dim}-d); run `omoide reindex` to re-embed it",
+                retryable=False,
+                mismatch=True,
+            )
+        self.checked = True
+
+
+def index(tx: Tx, scope: Scope, memory_ids: list[str], vectors: np.ndarray | None) -> int | None:
+    """Store the vectors computed before the transaction, or queue an embed job (its id)."""
+    if not memory_ids:
+        return None
+    if vectors is None:
+        return enqueue(tx.jobs, scope, EMBED, EmbedPayload(memory_ids=memory_ids))
+    for row, memory_id in enumerate(memory_ids):
+        tx.memories.put_vector(scope, memory_id, vectors[row])
+    return None

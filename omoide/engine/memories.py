@@ -1,0 +1,217 @@
+"""``MemoryService``: memories written and read, one tenant at a time.
+
+A write is one transaction: the memories (and the episode they came in), their vectors or an
+``embed`` job, the chunk job the trigger rules call for, and the extraction job an ``add``
+asked for. Vectors are computed before the transaction, so an embedder outage never holds the
+writer lock; it only turns the vectors into a job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from omoide.engine.chunks import ChunkTrigger
+from omoide.engine.embedding import Embedding, index
+from omoide.engine.signal import JobSignal
+from omoide.errors import InvalidInput, NotFound
+from omoide.jobs.kinds import CHUNK, EMBED, EXTRACT, ExtractPayload
+from omoide.jobs.queue import enqueue
+from omoide.store.protocol import NewMemory, Store, Tx
+from omoide.types import (
+    DEFAULT_ID,
+    HistoryEntry,
+    MemoryItem,
+    MemoryType,
+    Message,
+    Page,
+    Scope,
+    SearchFilters,
+)
+from omoide.validate import check_limit, check_text
+
+NEIGHBOUR_CHARS = 1000
+
+
+class MemoryService:
+    def __init__(
+        self,
+        store: Store,
+        embedding: Embedding,
+        signal: JobSignal,
+        trigger: ChunkTrigger,
+        *,
+        actor: str,
+        max_text_chars: int,
+    ) -> None:
+        self._store = store
+        self._embedding = embedding
+        self._signal = signal
+        self._trigger = trigger
+        self._actor = actor
+        self.max_text_chars = max_text_chars
+
+    # writes ---------------------------------------------------------------------------
+    def add_many(
+        self,
+        items: Sequence[NewMemory],
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+    ) -> list[MemoryItem]:
+        """Bulk insert, embedded in batches: the fast path for imports."""
+        for item in items:
+            check_text(item.text, self.max_text_chars)
+        return self.write(Scope(user_id=user_id, scope_id=scope_id), list(items), None)[0]
+
+    def write(
+        self,
+        scope: Scope,
+        records: list[NewMemory],
+        episode: list[Message] | None,
+        extraction: ExtractPayload | None = None,
+    ) -> tuple[list[MemoryItem], dict[str, int]]:
+        """Insert ``records`` (and the episode), their vectors or embed job, a due chunk job
+        and the extraction job ``extraction`` describes, in one transaction; return the items
+        and the ids of the jobs queued, by kind."""
+        if not records:
+            raise InvalidInput("nothing to add")
+        vectors = self._embedding.try_embed([r.text for r in records])
+        jobs: dict[str, int] = {}
+        with self._store.transaction() as tx:
+            sessions = sorted({r.session_id for r in records if r.session_id})
+            for session_id in sessions:
+                tx.sessions.ensure_session(scope, session_id)
+            source: list[str] = []
+            if episode is not None and len(sessions) == 1:
+                source = [tx.sessions.insert_episode(scope, sessions[0], episode).id]
+            self._link_neighbours(tx, scope, records)
+            items = [self.insert(tx, scope, r, source) for r in records]
+            if source and (chunk_job := self._trigger.queue(tx, scope, sessions[0])):
+                jobs[CHUNK.name] = chunk_job
+            if (embed_job := index(tx, scope, [i.id for i in items], vectors)) is not None:
+                jobs[EMBED.name] = embed_job
+            if extraction is not None:
+                payload = extraction.model_copy(
+                    update={
+                        "episode_id": source[0] if source else None,
+                        "session_id": sessions[0] if len(sessions) == 1 else None,
+                        "memory_ids": [i.id for i in items],
+                    }
+                )
+                jobs[EXTRACT.name] = enqueue(tx.jobs, scope, EXTRACT, payload)
+        if jobs:
+            self._signal.wake()
+        if vectors is None:
+            return self._store.memories.get_memories(scope, [i.id for i in items]), jobs
+        return [i.model_copy(update={"embedded": True}) for i in items], jobs
+
+    def insert(self, tx: Tx, scope: Scope, record: NewMemory, source: list[str]) -> MemoryItem:
+        """Insert one memory in ``tx``; without its own source episodes it gets ``source``."""
+        if not record.source_episodes and source:
+            record.source_episodes = source
+        return tx.memories.insert_memory(scope, record, self._actor)
+
+    def _link_neighbours(self, tx: Tx, scope: Scope, records: list[NewMemory]) -> None:
+        """Give each raw turn of a session its previous and next turn as keyword context.
+
+        A turn's meaning often lives in its neighbours (the question it answers), so the keyword
+        index sees them too, at a lower weight. Turns of one batch are linked here, before they
+        are inserted; only the stored turn before a batch is updated (one full-text rewrite per
+        session and batch, not one per turn). A record that comes with its own context keeps it.
+        """
+        last: dict[str, NewMemory] = {}
+        for record in records:
+            if record.type is not MemoryType.RAW or not record.session_id:
+                continue
+            if not record.context:
+                text = record.text[:NEIGHBOUR_CHARS]
+                prev = last.get(record.session_id)
+                if prev is not None:
+                    record.context = prev.text[:NEIGHBOUR_CHARS]
+                    prev.context = f"{prev.context}\n{text}"
+                elif stored := tx.memories.last_in_session(
+                    scope, record.session_id, MemoryType.RAW
+                ):
+                    record.context = stored.text[:NEIGHBOUR_CHARS]
+                    tx.memories.set_context(scope, stored.id, f"{stored.context}\n{text}")
+            last[record.session_id] = record
+
+    def update(
+        self,
+        memory_id: str,
+        text: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+    ) -> MemoryItem:
+        """Change a memory's text and/or metadata; the change is recorded in its history."""
+        if text is None and metadata is None:
+            raise InvalidInput("update needs text or metadata")
+        if text is not None:
+            check_text(text, self.max_text_chars)
+        scope = Scope(user_id=user_id, scope_id=scope_id)
+        vectors = self._embedding.try_embed([text]) if text is not None else None
+        with self._store.transaction() as tx:
+            item = tx.memories.update_memory(scope, memory_id, text, metadata, self._actor)
+            if text is not None:
+                index(tx, scope, [memory_id], vectors)
+        self._signal.wake()
+        return self.get(memory_id, user_id=user_id, scope_id=scope_id) if text else item
+
+    def delete(
+        self, memory_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
+    ) -> None:
+        """Delete one memory with its vector and index rows; its history records the delete."""
+        with self._store.transaction() as tx:
+            tx.memories.delete_memory(
+                Scope(user_id=user_id, scope_id=scope_id), memory_id, self._actor
+            )
+
+    def delete_all(self, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID) -> int:
+        """Delete everything of one tenant (memories, sessions, history, jobs); return the count."""
+        with self._store.transaction() as tx:
+            return tx.admin.delete_scope(Scope(user_id=user_id, scope_id=scope_id))
+
+    def reset(self) -> None:
+        """Delete every tenant's data and the recorded embedding model. Irreversible."""
+        with self._store.transaction() as tx:
+            tx.admin.delete_everything()
+        self._embedding.forget_signature()
+
+    # reads ----------------------------------------------------------------------------
+    def get(
+        self, memory_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
+    ) -> MemoryItem:
+        found = self._store.memories.get_memories(
+            Scope(user_id=user_id, scope_id=scope_id), [memory_id]
+        )
+        if not found:
+            raise NotFound(f"memory {memory_id!r} not found", id=memory_id)
+        return found[0]
+
+    def get_all(
+        self,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        filters: SearchFilters | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> Page:
+        """One page of memories, newest first, with the true total of all that match."""
+        check_limit(limit, offset)
+        items, total = self._store.memories.list_memories(
+            Scope(user_id=user_id, scope_id=scope_id), filters or SearchFilters(), limit, offset
+        )
+        return Page(items=items, total=total, limit=limit, offset=offset)
+
+    def history(
+        self, memory_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
+    ) -> list[HistoryEntry]:
+        """What happened to a memory, oldest first. For an extracted fact this covers all its
+        versions (memories linked by ``supersedes``): ADD, then one UPDATE per new version
+        (with the old and the new text), then DELETE if it was invalidated.
+        """
+        return self._store.memories.history(Scope(user_id=user_id, scope_id=scope_id), memory_id)

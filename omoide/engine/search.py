@@ -1,0 +1,90 @@
+"""``SearchService``: hybrid search over one tenant's memories.
+
+The recipe (``omoide.retrieval.recipes``) names the signals and how they are fused. When the
+embedder is down the search degrades to keywords and says so; an embedder of another model
+than the database's is an error, since its vectors would be compared with nonsense.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+
+from omoide.engine.embedding import Embedding
+from omoide.errors import EmbedderError
+from omoide.retrieval.fusion import fuse
+from omoide.retrieval.recipes import get_recipe
+from omoide.retrieval.terms import keyword_terms
+from omoide.store.protocol import Store
+from omoide.types import DEFAULT_ID, Scope, SearchFilters, SearchHit, SearchResult
+from omoide.validate import check_limit, check_text
+
+
+class SearchService:
+    """``recipe`` is the default recipe's name. The thread pool spawns its threads on first
+    use, so constructing the service starts none."""
+
+    def __init__(
+        self, store: Store, embedding: Embedding, *, recipe: str, max_text_chars: int
+    ) -> None:
+        self._store = store
+        self._embedding = embedding
+        self.recipe = get_recipe(recipe).name
+        self._max_text_chars = max_text_chars
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="omoide-search")
+
+    def search(
+        self,
+        query: str,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        filters: SearchFilters | None = None,
+        limit: int = 10,
+        threshold: float | None = None,
+        recipe: str | None = None,
+    ) -> SearchResult:
+        """Hybrid search; degrades to keywords (and says so) when the embedder is down."""
+        check_text(query, self._max_text_chars, what="query")
+        check_limit(limit, 0, maximum=1000)
+        chosen = get_recipe(recipe or self.recipe)
+        scope = Scope(user_id=user_id, scope_id=scope_id)
+        filters = filters or SearchFilters()
+        signals: dict[str, list[tuple[str, float]]] = {}
+        warnings: list[str] = []
+        fetch = max(chosen.candidates, limit)
+        # The keyword query runs on another thread while this one embeds the query: SQLite,
+        # torch and numpy all release the GIL, so the two overlap on two cores.
+        terms = keyword_terms(query)
+        memories = self._store.memories
+        keyword: Future[list[tuple[str, float]]] | None = (
+            self._pool.submit(memories.keyword_search, scope, terms, filters, fetch)
+            if chosen.keyword
+            else None
+        )
+        if chosen.vector:
+            try:
+                query_vec = self._embedding.embed([query])[0]
+                signals["vector"] = memories.vector_search(scope, query_vec, filters, fetch)
+            except EmbedderError as exc:
+                if exc.fields.get("mismatch"):
+                    raise  # searching another model's vectors would return nonsense
+                warnings.append(f"vector search unavailable, keyword results only: {exc}")
+        if keyword is not None:
+            signals["keyword"] = keyword.result()
+        elif "vector" not in signals:
+            signals["keyword"] = memories.keyword_search(scope, terms, filters, fetch)
+        effective = chosen
+        if "vector" not in signals and chosen.vector:
+            effective = get_recipe("keyword")
+        fused = [f for f in fuse(effective, signals) if threshold is None or f[1] >= threshold]
+        fused = fused[:limit]
+        items = {m.id: m for m in memories.get_memories(scope, [f[0] for f in fused])}
+        hits = [
+            SearchHit(memory=items[i], score=s, signals=sig) for i, s, sig in fused if i in items
+        ]
+        return SearchResult(
+            hits=hits, recipe=chosen.name, degraded=bool(warnings), warnings=warnings
+        )
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)

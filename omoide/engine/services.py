@@ -1,0 +1,63 @@
+"""``Services``: the engine's services, one per capability, as one value.
+
+Built by ``omoide.wiring.build_services``; each service got exactly the collaborators it uses in
+its constructor, so the graph below has a direction and no cycles (an arrow: "is given")::
+
+    ingest ──> memories ──> embedding, signal, chunk trigger
+    summaries ──> memories
+    context ──> search ──> embedding
+            └─> graph ──> embedding
+    chunks, consolidation ──> embedding, signal, llm
+    extraction, chunks ──> step deps ──> search, embedding
+    maintenance ──> graph, embedding, signal
+    sessions, projects, variables, scopes ──> store only
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from omoide.engine.chunks import ChunkService
+from omoide.engine.consolidate import ConsolidationService
+from omoide.engine.context import ContextService
+from omoide.engine.extraction import ExtractionService
+from omoide.engine.graph import GraphService
+from omoide.engine.ingest import IngestService
+from omoide.engine.maintenance import MaintenanceService
+from omoide.engine.memories import MemoryService
+from omoide.engine.policy import KnowledgeConfig
+from omoide.engine.projects import ProjectService
+from omoide.engine.scopes import ScopeService
+from omoide.engine.search import SearchService
+from omoide.engine.sessions import SessionService
+from omoide.engine.summaries import SummaryService
+from omoide.engine.variables import VariableService
+
+
+@dataclass(frozen=True)
+class Services:
+    memories: MemoryService
+    search: SearchService
+    ingest: IngestService
+    sessions: SessionService
+    projects: ProjectService
+    summaries: SummaryService
+    variables: VariableService
+    graph: GraphService
+    context: ContextService
+    chunks: ChunkService
+    consolidation: ConsolidationService
+    extraction: ExtractionService
+    maintenance: MaintenanceService
+    scopes: ScopeService
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    """The values the services are built with (``Settings`` reach them only through this)."""
+
+    knowledge: KnowledgeConfig
+    recipe: str = "hybrid"
+    max_text_chars: int = 100_000
+    max_llm_calls: int = 6
+    actor: str = "library"

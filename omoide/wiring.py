@@ -1,0 +1,162 @@
+"""The one place ``Settings`` become objects: the store, embedder, LLM, knowledge config and
+the engine's services.
+
+    >>> engine = build_engine(load_settings(), workers=0)   # nothing started yet
+    >>> engine.start()
+
+``build_services`` takes objects, not settings, so a test or an embedding application can
+compose the services over its own store, embedder and LLM.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Literal
+
+from omoide.config import Settings
+from omoide.embed import Embedder, build_embedder
+from omoide.engine.chunking import ChunkConfig
+from omoide.engine.chunks import ChunkService, ChunkTrigger
+from omoide.engine.consolidate import ConsolidationService
+from omoide.engine.context import ContextService
+from omoide.engine.core import Engine
+from omoide.engine.embedding import Embedding
+from omoide.engine.extraction import ExtractionService
+from omoide.engine.graph import GraphService
+from omoide.engine.ingest import IngestService
+from omoide.engine.maintenance import MaintenanceService
+from omoide.engine.memories import MemoryService
+from omoide.engine.policy import KnowledgeConfig
+from omoide.engine.projects import ProjectService
+from omoide.engine.scopes import ScopeService
+from omoide.engine.search import SearchService
+from omoide.engine.services import ServiceConfig, Services
+from omoide.engine.sessions import SessionService
+from omoide.engine.signal import JobSignal
+from omoide.engine.steps import StepDeps
+from omoide.engine.summaries import SummaryService
+from omoide.engine.variables import VariableService
+from omoide.llm import LLM, build_llm
+from omoide.store import open_store
+from omoide.store.protocol import Store
+
+log = logging.getLogger("omoide")
+
+
+def knowledge_config(settings: Settings) -> KnowledgeConfig:
+    """Chunking, summaries, context and consolidation from ``OMOIDE_*`` settings."""
+    return KnowledgeConfig(
+        chunks_enabled=settings.chunks_enabled,
+        chunks=ChunkConfig(
+            chunk_estimated_token_size=settings.chunk_token_size,
+            max_messages_between_chunks=settings.chunk_max_messages,
+            lookback_start_turn=settings.chunk_lookback,
+            max_response_size_in_tokens=settings.chunk_max_response_tokens,
+        ),
+        summary_trigger=settings.summary_trigger,
+        tokenizer=settings.context_tokenizer,
+        recent_turns=settings.context_recent_turns,
+        min_age_days=settings.consolidation_min_age_days,
+        min_session_episodes=settings.consolidation_min_episodes,
+        max_score=settings.consolidation_max_score,
+        consolidation_batch=settings.consolidation_batch,
+    )
+
+
+def build_engine(
+    settings: Settings,
+    *,
+    path: str | Path | None = None,
+    embedder: Embedder | None = None,
+    llm: LLM | None = None,
+    workers: int | None = None,
+    knowledge: KnowledgeConfig | None = None,
+) -> Engine:
+    """The engine the settings describe; given objects replace the ones they would name.
+
+    Opens (creating and migrating if new) the store; starts no thread.
+    """
+    db_path = Path(path).expanduser() if path is not None else settings.db_path
+    log.info("omoide store: %s", db_path)
+    built = build_llm(settings, timeout=settings.llm_timeout) if llm is None else None
+    chosen = llm if llm is not None else built
+    log.info("omoide LLM: %s", chosen.name if chosen else "none (extraction disabled)")
+    store = open_store(db_path)
+    embedding = Embedding(store, embedder or build_embedder(settings))
+    signal = JobSignal(store.jobs)
+    config = ServiceConfig(
+        knowledge=knowledge or knowledge_config(settings),
+        recipe=settings.search_recipe,
+        max_text_chars=settings.max_text_chars,
+        max_llm_calls=settings.llm_max_calls_per_episode,
+    )
+    on_close: list[Callable[[], None]] = [built.close] if built is not None else []
+    return Engine(
+        store,
+        embedding,
+        chosen,
+        signal,
+        partial(build_services, store, embedding, chosen, signal),
+        config,
+        workers=settings.workers if workers is None else workers,
+        on_close=on_close,
+    )
+
+
+def build_services(
+    store: Store,
+    embedding: Embedding,
+    llm: LLM | None,
+    signal: JobSignal,
+    config: ServiceConfig,
+) -> Services:
+    """Every service, each given exactly what it uses (the graph: ``omoide.engine.services``)."""
+    knowledge, actor, max_text_chars = config.knowledge, config.actor, config.max_text_chars
+    recipe, max_llm_calls = config.recipe, config.max_llm_calls
+    trigger = ChunkTrigger(knowledge)
+    memories = MemoryService(
+        store, embedding, signal, trigger, actor=actor, max_text_chars=max_text_chars
+    )
+    search = SearchService(store, embedding, recipe=recipe, max_text_chars=max_text_chars)
+    graph = GraphService(store, embedding)
+    deps = StepDeps(store, embedding, search, actor, max_text_chars)
+    trigger_kind: Literal["episode", "chunk"] = knowledge.summary_trigger
+    return Services(
+        memories=memories,
+        search=search,
+        ingest=IngestService(
+            store,
+            memories,
+            signal,
+            llm_enabled=llm is not None,
+            summary_trigger=trigger_kind,
+            max_text_chars=max_text_chars,
+        ),
+        sessions=SessionService(store),
+        projects=ProjectService(store),
+        summaries=SummaryService(
+            store, embedding, memories, signal, actor=actor, max_text_chars=max_text_chars
+        ),
+        variables=VariableService(store),
+        graph=graph,
+        context=ContextService(store, search, graph, knowledge, max_text_chars=max_text_chars),
+        chunks=ChunkService(
+            store,
+            embedding,
+            llm,
+            signal,
+            deps,
+            knowledge,
+            actor=actor,
+            max_text_chars=max_text_chars,
+        ),
+        consolidation=ConsolidationService(store, embedding, llm, signal, knowledge),
+        extraction=ExtractionService(store, llm, deps, max_llm_calls=max_llm_calls),
+        maintenance=MaintenanceService(
+            store, embedding, graph, signal, llm_name=llm.name if llm else None
+        ),
+        scopes=ScopeService(store),
+    )
