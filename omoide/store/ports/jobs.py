@@ -95,8 +95,9 @@ class JobWrites(Protocol):
     def enqueue_job(
         self, scope: Scope, kind: str, payload: dict[str, Any], max_attempts: int = 5
     ) -> int:
-        """Add a ``pending`` job of the tenant, due now; return its id (increasing). It
-        becomes claimable when the transaction commits, never before."""
+        """Add a ``pending`` job of the tenant, due now, with up to ``max_attempts``
+        attempts; return its id. It becomes claimable when the transaction commits, never
+        before, and vanishes if the transaction rolls back."""
         ...
 
     def finish_job(self, job_id: int, result: dict[str, Any] | None = None) -> None:
