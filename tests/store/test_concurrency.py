@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from omoide.errors import Conflict
+from omoide.errors import Conflict, NotFound
 from omoide.store.ports.jobs import JobQueue, JobWrites
 from omoide.store.ports.ledger import ChunkCursor, LedgerWrites, NewChunk
 from omoide.store.ports.memories import MemoryWrites
@@ -247,3 +247,32 @@ def test_an_expired_job_goes_to_exactly_one_of_its_claimers(
     outcomes = race([partial(claim, h) for h in handles(3)])
     assert sorted(len(o.value) for o in outcomes) == [0, 0, 1]
     assert store.jobs.get_job(job_id).attempts == 2
+
+
+@covers(LedgerWrites.apply_consolidation, LedgerWrites.consolidation_plan)
+def test_two_writers_consolidating_the_same_episodes_one_conflicts(
+    store: Store, handles: Callable[[int], list[Store]]
+) -> None:
+    episodes = session_with_episodes(store, ALICE, "s1", ["a"], ["b"])
+    memory_id = add(store, ALICE, "a", session_id="s1", source_episodes=episodes[:1])
+    both_planned = threading.Barrier(2, timeout=WAIT_S)
+
+    def consolidate(handle: Store, consolidation_id: str) -> str:
+        plan = handle.ledger.consolidation_plan(ALICE, episodes)
+        both_planned.wait()
+        with handle.transaction() as tx:  # no re-check of the plan: the store must refuse
+            tx.ledger.apply_consolidation(
+                ALICE, "s1", consolidation_id, plan, {"memories": plan.memories}, "t"
+            )
+        return consolidation_id
+
+    first, second = handles(2)
+    won, [lost] = _winner(
+        race([partial(consolidate, first, "c-first"), partial(consolidate, second, "c-second")])
+    )
+    assert isinstance(lost.error, Conflict)
+    loser_id = "c-second" if won.value == "c-first" else "c-first"
+    with pytest.raises(NotFound), store.transaction() as tx:
+        tx.ledger.revert_consolidation(ALICE, loser_id, "t")  # never recorded
+    with store.transaction() as tx:
+        assert tx.ledger.revert_consolidation(ALICE, won.value, "t")["memories"] == [memory_id]
