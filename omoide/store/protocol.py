@@ -77,19 +77,39 @@ class Tx(Protocol):
     valid only inside its ``with`` block. All ports share the one transaction."""
 
     @property
-    def memories(self) -> MemoryWrites: ...
+    def memories(self) -> MemoryWrites:
+        """Memory inserts, versions, edits and vectors."""
+        ...
+
     @property
-    def sessions(self) -> SessionWrites: ...
+    def sessions(self) -> SessionWrites:
+        """Sessions, episodes and projects."""
+        ...
+
     @property
-    def jobs(self) -> JobWrites: ...
+    def jobs(self) -> JobWrites:
+        """Enqueueing and finishing jobs with the data they concern."""
+        ...
+
     @property
-    def graph(self) -> GraphWrites: ...
+    def graph(self) -> GraphWrites:
+        """Entity and relationship upserts."""
+        ...
+
     @property
-    def ledger(self) -> LedgerWrites: ...
+    def ledger(self) -> LedgerWrites:
+        """Chunks, access counters and consolidations."""
+        ...
+
     @property
-    def variables(self) -> VariableWrites: ...
+    def variables(self) -> VariableWrites:
+        """Variables and token counters."""
+        ...
+
     @property
-    def admin(self) -> AdminWrites: ...
+    def admin(self) -> AdminWrites:
+        """Store-wide settings and whole-tenant deletes."""
+        ...
 
 
 class Store(Protocol):
@@ -102,19 +122,39 @@ class Store(Protocol):
     location: str
 
     @property
-    def memories(self) -> MemoryReads: ...
+    def memories(self) -> MemoryReads:
+        """Memory lookups, lists and searches."""
+        ...
+
     @property
-    def sessions(self) -> SessionReads: ...
+    def sessions(self) -> SessionReads:
+        """Sessions, episodes and projects."""
+        ...
+
     @property
-    def jobs(self) -> JobQueue: ...
+    def jobs(self) -> JobQueue:
+        """The job queue: claims, failures, retries and job reads (global by id)."""
+        ...
+
     @property
-    def graph(self) -> GraphReads: ...
+    def graph(self) -> GraphReads:
+        """Entities, relationships and walks."""
+        ...
+
     @property
-    def ledger(self) -> LedgerReads: ...
+    def ledger(self) -> LedgerReads:
+        """Chunk state, session messages, episode stats, consolidation plans."""
+        ...
+
     @property
-    def variables(self) -> VariableReads: ...
+    def variables(self) -> VariableReads:
+        """Variables and token usage."""
+        ...
+
     @property
-    def admin(self) -> AdminReads: ...
+    def admin(self) -> AdminReads:
+        """Schema version, settings, counts and backups."""
+        ...
 
     def transaction(self) -> AbstractContextManager[Tx]:
         """A write transaction: commits when the block ends, rolls back if it raises.
