@@ -6,7 +6,7 @@
 
 Each turn ``<speaker>: <text>`` (+ `` [image: <caption>]``) is one memory of that conversation's
 user (user_id = sample id), session_id ``session_<n>``, metadata ``{dia_id, session,
-session_date}``, ingested with ``Engine.add_many``, one call per session, in session order.
+session_date}``, ingested with ``Memory.add_many``, one call per session, in session order.
 Metrics per question, averaged: evidence recall@k (k = 1, 5, 10, 20), NDCG@10 (binary), and
 session-level recall@10; query latency includes embedding the query. Every recipe is measured
 over the same store, with the recipes interleaved question by question so that machine load hits
@@ -43,7 +43,6 @@ from common import (
 
 from omoide.config import Settings
 from omoide.embed import build_embedder
-from omoide.engine import Engine
 from omoide.memory import Memory
 from omoide.store.protocol import NewMemory
 
@@ -67,7 +66,7 @@ class TimedEmbedder:
         return vectors
 
 
-def open_engine(db_path: Path, embedder: Any = None) -> tuple[Engine, TimedEmbedder]:
+def open_engine(db_path: Path, embedder: Any = None) -> tuple[Memory, TimedEmbedder]:
     """A ``Memory`` on ``db_path`` with the default embedder (timed), no background workers."""
     timed = TimedEmbedder(embedder or build_embedder(Settings()))
     return Memory(db_path, embedder=timed, workers=0), timed
@@ -109,7 +108,7 @@ def session_records(conv: Conversation, context: str = "engine") -> list[list[Ne
 
 
 def ingest(
-    engine: Engine,
+    engine: Memory,
     timed: TimedEmbedder,
     convs: list[Conversation],
     batch: int = 0,
@@ -147,7 +146,7 @@ def ingest(
 
 
 def evaluate(
-    engine: Engine,
+    engine: Memory,
     timed: TimedEmbedder,
     convs: list[Conversation],
     recipes: list[str],

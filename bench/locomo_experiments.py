@@ -41,7 +41,7 @@ from locomo import TimedEmbedder, evaluate, ingest, open_engine, warm_up
 
 from omoide.config import Settings
 from omoide.embed import build_embedder
-from omoide.engine import Engine
+from omoide.memory import Memory
 from omoide.retrieval.recipes import RECIPES, SearchRecipe
 
 # The change this script's findings argue for (chosen on this dev set: see the cross-check).
@@ -83,7 +83,7 @@ class _RewritingConnection:
         return getattr(self._conn, name)
 
 
-def set_context_weight(engine: Engine, weight: float | None) -> bool:
+def set_context_weight(engine: Memory, weight: float | None) -> bool:
     """Route the store's reads through a rewriting connection (None: restore)."""
     store: Any = engine.store
     if not hasattr(store, "_reader_orig"):
@@ -157,7 +157,7 @@ def bootstrap(base: list[float], other: list[float], n: int, seed: int = 7) -> t
 
 def build_store(
     tmp: Path, name: str, convs: list[Conversation], embedder: CachedEmbedder, context: str
-) -> tuple[Engine, TimedEmbedder, dict[str, Any]]:
+) -> tuple[Memory, TimedEmbedder, dict[str, Any]]:
     engine, timed = open_engine(tmp / f"{name}.db", embedder)
     stats = ingest(engine, timed, convs, 0, context)
     print(f"  store {name}: {stats['items']} items in {stats['seconds']:.1f} s", flush=True)

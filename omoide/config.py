@@ -1,7 +1,8 @@
 """Settings from the environment and .env files (pydantic-settings).
 
-Built in exactly three places (the HTTP app, ``Memory()`` when asked to read the environment, and
-the CLI callback) and passed down; nothing reads the environment at import time.
+Built by ``load_settings`` in exactly three places (the CLI callback, ``memory-server``, and
+``Memory()`` when given none, so the library reads the same ``.env`` files as the server) and
+passed down; nothing reads the environment at import time.
 
 Every variable has an ``OMOIDE_*`` name; where the JiuwenMemory seed has a name for the same thing
 (``IP``, ``PORT``, ``MEMORY_API_KEY``, ``MEMORY_DATA_DIR``, ``DB_URL``, ``MODEL_*``, ``API_*``,
@@ -183,7 +184,7 @@ def load_settings(home: Path | None = None, **overrides: Any) -> Settings:
     home_env = (home or Path.home()) / ".omoide" / ".env"
     env_files = [p for p in (Path(".env"), home_env) if p.is_file()]
     try:
-        return Settings(_env_file=env_files or None, **overrides)  # type: ignore[call-arg]
+        return Settings(_env_file=env_files or None, **overrides)
     except ValidationError as exc:
         raise InvalidInput(_describe(exc, env_files)) from None
     except SettingsError as exc:

@@ -6,13 +6,13 @@ id within a tenant; there is no separate integer id), so ``/sessions/:id`` and
 the tenant. Entity, relationship, episode and summary ids are omoide's own. Session ids
 containing ``/`` are percent-encoded (``chat%2F1``).
 
-Every route is thin: it resolves the tenant and calls one ``Engine`` method; errors keep
+Every route is thin: it resolves the tenant and calls one ``Memory`` method; errors keep
 omoide's shape (404 unknown id, 409 conflict, 422 bad input).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
@@ -61,7 +61,9 @@ from omoide.types import (
 )
 
 router = APIRouter(tags=["nexusAI"], responses=ERROR_RESPONSES)
-conflict = {409: _error_doc("The id or name is already taken in this tenant.")}
+conflict: dict[int | str, dict[str, Any]] = {
+    409: _error_doc("The id or name is already taken in this tenant.")
+}
 TenantQ = Annotated[TenantQuery, Query()]
 KEYWORD = "keyword"
 
