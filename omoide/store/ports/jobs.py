@@ -83,9 +83,10 @@ class JobQueue(Protocol):
         ...
 
     def job_steps(self, job_id: int) -> dict[str, dict[str, Any]]:
-        """The job's recorded steps in recording order:
-        ``{step: {status, detail, calls, prompt_tokens, completion_tokens}}``; ``{}`` for a
-        job without steps or an unknown id."""
+        """The job's recorded steps:
+        ``{step: {status, detail, calls, prompt_tokens, completion_tokens}}``, ordered by the
+        millisecond each was recorded (no order promised within one millisecond); ``{}`` for
+        a job without steps or an unknown id."""
         ...
 
 
