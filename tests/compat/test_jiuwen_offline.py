@@ -5,16 +5,13 @@ LLM configured the extracted types take over and raw turns are not returned."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import pytest
 
 from omoide.types import MemoryType
 from tests.api.conftest import KEY, Running
 from tests.compat.conftest import StartServer
-from tests.fakes import FakeLLMServer
 
 # The seed document's "Minimal Example", steps 2 and 3.
 ADD = {
@@ -83,17 +80,6 @@ def test_health_says_extraction_is_off_and_why(start_server: StartServer) -> Non
         assert llm["status"] == "disabled" and "LLM" in llm["reason"]
     with keyed.http() as anonymous:  # without the key: only the status
         assert _ok(anonymous.get("/health"))["llm"] == {"status": "disabled"}
-
-
-@pytest.fixture
-def llm_server(start_server: StartServer, fake_llm: FakeLLMServer) -> Running:
-    return start_server(llm=fake_llm)
-
-
-@pytest.fixture
-def llm_http(llm_server: Running) -> Iterator[httpx.Client]:
-    with llm_server.http() as client:
-        yield client
 
 
 def test_with_an_llm_raw_turns_are_not_returned(

@@ -5,7 +5,6 @@ FastAPI's standard 422 body."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -15,7 +14,6 @@ from omoide.store.protocol import NewMemory
 from omoide.types import MemoryType
 from tests.api.conftest import KEY, Running
 from tests.compat.conftest import StartServer
-from tests.fakes import FakeLLMServer
 
 D = "__default__"
 
@@ -23,17 +21,6 @@ D = "__default__"
 def _ok(response: httpx.Response) -> Any:
     assert response.status_code == 200, response.text
     return response.json()
-
-
-@pytest.fixture
-def llm_server(start_server: StartServer, fake_llm: FakeLLMServer) -> Running:
-    return start_server(llm=fake_llm)
-
-
-@pytest.fixture
-def llm_http(llm_server: Running) -> Iterator[httpx.Client]:
-    with llm_server.http() as client:
-        yield client
 
 
 def _facts(server: Running, *texts: str, user: str = D, scope: str = D) -> list[str]:
