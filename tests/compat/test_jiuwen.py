@@ -28,7 +28,7 @@ ADD_BASIC = {
     "user_id": "user_001",
     "scope_id": "demo",
 }
-ADD_WITH_VARIABLES = {
+ADD_WITH_VARIABLES: dict[str, Any] = {
     "messages": [
         {"role": "user", "content": "I like jasmine tea and live in Shenzhen"},
         {"role": "assistant", "content": "Noted."},

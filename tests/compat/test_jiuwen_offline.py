@@ -86,8 +86,12 @@ def test_with_an_llm_raw_turns_are_not_returned(
     llm_server: Running, llm_http: httpx.Client
 ) -> None:
     messages = [{"role": "user", "content": "I like jasmine tea"}]
-    llm_server.engine.add(messages, **TENANT, session_id="s", infer=False)
-    llm_server.engine.add(messages, **TENANT, type=MemoryType.SEMANTIC, infer=False)
+    llm_server.engine.add(
+        messages, user_id="user_001", scope_id="demo", session_id="s", infer=False
+    )
+    llm_server.engine.add(
+        messages, user_id="user_001", scope_id="demo", type=MemoryType.SEMANTIC, infer=False
+    )
     hits = _ok(llm_http.post("/search_memory/", json=SEARCH | {"threshold": 0}))["results"]
     assert [h["type"] for h in hits] == ["semantic_memory"]
     page = _ok(llm_http.post("/get_user_mem_by_page/", json=TENANT))

@@ -45,8 +45,8 @@ def test_delete_mem_by_id(server: Running, http: httpx.Client) -> None:
     [keep, gone] = _facts(server, "kept", "deleted")
     reply = _ok(http.post("/delete_mem_by_id/", json={"mem_id": gone, **TENANT}))
     assert reply == {"status": "success", "message": f"Memory {gone} deleted successfully"}
-    assert [m.id for m in server.engine.get_all(**TENANT).items] == [keep]
-    assert server.engine.history(gone, **TENANT)[-1].event is HistoryEvent.DELETE
+    assert [m.id for m in server.engine.get_all(user_id="u", scope_id="s").items] == [keep]
+    assert server.engine.history(gone, user_id="u", scope_id="s")[-1].event is HistoryEvent.DELETE
     again = http.post("/delete_mem_by_id/", json={"mem_id": gone, **TENANT})
     assert again.status_code == 404 and gone in again.json()["detail"]
 
@@ -60,7 +60,7 @@ def test_delete_mem_by_id_of_another_tenant_is_404(server: Running, http: httpx.
 def test_delete_mem_by_id_of_a_variable(server: Running, http: httpx.Client) -> None:
     _ok(http.post("/update_variables/", json={"variables": {"city": "Shenzhen"}, **TENANT}))
     _ok(http.post("/delete_mem_by_id/", json={"mem_id": "var:city", **TENANT}))
-    assert server.engine.get_variables(**TENANT) == {}
+    assert server.engine.get_variables(user_id="u", scope_id="s") == {}
     assert http.post("/delete_mem_by_id/", json={"mem_id": "var:city"}).status_code == 404
 
 
@@ -70,7 +70,7 @@ def test_batch_delete_mem(server: Running, http: httpx.Client) -> None:
     reply = _ok(http.post("/batch_delete_mem/", json=body))
     assert reply["status"] == "success" and (reply["deleted"], reply["failed"]) == (2, 1)
     assert [e["mem_id"] for e in reply["errors"]] == ["nope"] and reply["errors"][0]["error"]
-    assert [m.id for m in server.engine.get_all(**TENANT).items] == [ids[2]]
+    assert [m.id for m in server.engine.get_all(user_id="u", scope_id="s").items] == [ids[2]]
     empty = _ok(http.post("/batch_delete_mem/", json={"mem_ids": [], **TENANT}))
     assert empty == {"status": "success", "deleted": 0, "failed": 0}  # upstream: no errors key
     missing = http.post("/batch_delete_mem/", json=TENANT)
@@ -115,7 +115,7 @@ def chats(server: Running, http: httpx.Client) -> Running:
 
 
 def test_get_message_by_id(chats: Running, http: httpx.Client) -> None:
-    turn = chats.engine.get_all(**TENANT, filters=_raw("s1")).items[-1]
+    turn = chats.engine.get_all(user_id="u", scope_id="s", filters=_raw("s1")).items[-1]
     found = _ok(http.post("/get_message_by_id/", json={"message_id": turn.id, **TENANT}))
     assert found == {
         "found": True,
@@ -124,7 +124,7 @@ def test_get_message_by_id(chats: Running, http: httpx.Client) -> None:
         "content": "I like jasmine tea",
         "timestamp": turn.created_at.isoformat(),
     }
-    [episode] = chats.engine.list_episodes("s1", **TENANT)[0]
+    [episode] = chats.engine.list_episodes("s1", user_id="u", scope_id="s")[0]
     whole = _ok(http.post("/get_message_by_id/", json={"message_id": episode.id, **TENANT}))
     assert whole["found"] and whole["role"] == "user"
     assert whole["content"] == "user: I like jasmine tea\nassistant: Noted."
@@ -191,7 +191,7 @@ def test_export_messages_as_csv_oldest_first(chats: Running, http: httpx.Client)
 
 
 def test_message_detail(chats: Running, http: httpx.Client) -> None:
-    turn = chats.engine.get_all(**TENANT, filters=_raw("s2")).items[0]
+    turn = chats.engine.get_all(user_id="u", scope_id="s", filters=_raw("s2")).items[0]
     detail = _ok(http.get(f"/admin/messages/detail/{turn.id}", params=TENANT))
     assert detail["message_id"] == turn.id and detail["content"] == "be brief"
     assert (detail["session_id"], detail["role"]) == ("s2", "system")
@@ -202,7 +202,7 @@ def test_message_detail(chats: Running, http: httpx.Client) -> None:
 
 
 # authentication and tenants ----------------------------------------------------------------
-NEW_POSTS = {
+NEW_POSTS: dict[str, dict[str, Any]] = {
     "/delete_mem_by_id/": {"mem_id": "x"},
     "/batch_delete_mem/": {"mem_ids": []},
     "/get_user_mem_by_page_with_total/": {},
