@@ -161,6 +161,7 @@ def test_query_messages_pages_newest_first(chats: Running, http: httpx.Client) -
     assert excluded["total"] == 0
     bad_time = http.post("/admin/messages/query", json={**TENANT, "start_time": "soon"})
     assert bad_time.status_code == 422
+    assert bad_time.json()["detail"][0]["loc"] == ["body", "start_time"]  # FastAPI's body
 
 
 def test_message_stats(chats: Running, http: httpx.Client) -> None:
@@ -183,6 +184,8 @@ def test_export_messages_as_csv_oldest_first(chats: Running, http: httpx.Client)
     assert [r[6] for r in rows[1:]] == [
         "I like jasmine tea", "Noted.", "I live in Shenzhen", "Nice city.", "be brief"
     ]  # fmt: skip
+    bad = http.get("/admin/messages/export", params=TENANT | {"limit": "many"})
+    assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["query", "limit"]
     two = http.get("/admin/messages/export", params=TENANT | {"limit": 2})
     assert [r[6] for r in list(csv.reader(io.StringIO(two.text)))[1:]] == [
         "I like jasmine tea",

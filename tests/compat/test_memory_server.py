@@ -103,6 +103,19 @@ def test_a_public_ip_without_a_key_is_refused_before_listening(tmp_path: Path, i
     assert not (tmp_path / "data" / "omoide.db").exists()
 
 
+def test_other_invalid_settings_exit_with_code_2(tmp_path: Path) -> None:
+    done = subprocess.run(
+        SERVER,
+        env=_env(tmp_path, IP="127.0.0.1", PORT="eighty"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "PORT" in done.stderr and "Traceback" not in done.stderr
+
+
 def _lines(stream: object, into: queue.Queue[str]) -> None:
     for line in stream:  # type: ignore[attr-defined]
         into.put(line)
