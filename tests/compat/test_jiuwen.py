@@ -328,6 +328,8 @@ def test_unknown_fields_are_ignored_as_upstream(http: httpx.Client, path: str) -
         {"name": "birthday", "description": "Birthday", "type": "date"},
         {"name": "city", "description": "City", "type": "STRING"},  # exact, as upstream
         {"name": "vip", "description": "VIP", "type": " boolean"},
+        {"name": " ", "description": "blank"},
+        {"name": "age", "description": "Age", "type": "integer", "default": "old"},
         {"name": "city", "descripton": "typo"},
         {"name": "city"},
     ],

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from omoide.extract import MemVariable
 from omoide.types import ExtractionStatus, VariableValue
@@ -49,12 +49,10 @@ class JiuwenVariable(BaseModel):
     def to_omoide(self) -> MemVariable:
         return MemVariable.model_validate(self.model_dump())
 
-    @field_validator("name")
-    @classmethod
-    def _valid_for_omoide(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("name must not be blank")
-        return value
+    @model_validator(mode="after")
+    def _valid_for_omoide(self) -> JiuwenVariable:
+        self.to_omoide()  # a blank name or a bad default is a 422 here, not a 500 later
+        return self
 
 
 # requests ----------------------------------------------------------------------------------
@@ -94,13 +92,6 @@ class AddMessagesRequest(_Tenant):
 
     def variables(self) -> list[MemVariable]:
         return [v.to_omoide() for v in self.mem_variables]
-
-    @field_validator("mem_variables")
-    @classmethod
-    def _omoide_accepts(cls, value: list[JiuwenVariable]) -> list[JiuwenVariable]:
-        for variable in value:
-            variable.to_omoide()  # a bad default is a 422 here, not a 500 at extraction
-        return value
 
 
 class UpdateMemRequest(_Tenant):
