@@ -67,6 +67,21 @@ class _Filter(BaseModel):
 
 
 class MessageQuery(_Filter):
+    model_config = ConfigDict(
+        extra="ignore",
+        json_schema_extra={
+            "examples": [
+                {"user_id": "user_001", "scope_id": "demo", "page_idx": 1, "page_size": 20},
+                {
+                    "user_id": "user_001",
+                    "scope_id": "demo",
+                    "session_id": "chat-1",
+                    "start_time": "2026-01-01T00:00:00Z",
+                },
+            ]
+        },
+    )
+
     page_idx: int = Field(1, description="From 1; below 1 is 1.")
     page_size: int = Field(20, description="Clamped to 1..200.")
     exclude_scopes: list[str] | None = None
@@ -77,7 +92,12 @@ class ExportQuery(_Filter):
 
 
 class GetMessageRequest(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(
+        extra="ignore",
+        json_schema_extra={
+            "examples": [{"message_id": "3f2a...", "user_id": "user_001", "scope_id": "demo"}]
+        },
+    )
 
     message_id: str = Field(min_length=1)
     user_id: str | None = Field(None, description='omoide\'s addition; "__default__".')
