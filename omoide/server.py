@@ -7,7 +7,8 @@
 It is ``omoide serve`` with the JiuwenMemory endpoints always on: settings come from the same
 environment variables and ``.env`` files (``IP``, ``PORT``, ``MEMORY_API_KEY``, ``MODEL_*``,
 ``EMBED_*`` ... or their ``OMOIDE_*`` names). A non-loopback ``IP`` without ``MEMORY_API_KEY``
-stops the process with exit code 2 before it listens.
+stops the process before it listens with upstream's message and exit code 1 (upstream's
+``sys.exit(1)``); other invalid settings exit with omoide's code 2.
 """
 
 from __future__ import annotations
@@ -15,17 +16,33 @@ from __future__ import annotations
 import sys
 
 from omoide.api.server import serve
-from omoide.config import load_settings
+from omoide.config import Settings, load_settings
 from omoide.errors import InvalidInput
+
+EXPOSED = (
+    "IP={host} exposes the service to the network, but MEMORY_API_KEY is not set. "
+    "Set MEMORY_API_KEY in ~/.omoide/.env (or the environment), or use IP=127.0.0.1 for "
+    "local-only access."
+)
+
+
+def _refuse_exposure(settings: Settings) -> None:
+    try:
+        settings.check_exposure()
+    except InvalidInput:
+        sys.stderr.write(f"memory-server: {EXPOSED.format(host=settings.host)}\n")
+        sys.exit(1)
 
 
 def main() -> None:
-    """Run the server until interrupted; exit code 2 for invalid or unsafe settings."""
+    """Run the server until interrupted; exit code 1 when exposed without a key, 2 for other
+    invalid or unsafe settings."""
     try:
         settings = load_settings()
     except InvalidInput as exc:
         sys.stderr.write(f"memory-server: {exc.message}\n")
         sys.exit(2)
+    _refuse_exposure(settings)
     serve(settings.model_copy(update={"compat_jiuwen": True}))
 
 

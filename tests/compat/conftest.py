@@ -51,3 +51,15 @@ def server(start_server: StartServer) -> Running:
 def http(server: Running) -> Iterator[httpx.Client]:
     with server.http() as client:
         yield client
+
+
+@pytest.fixture
+def llm_server(start_server: StartServer, fake_llm: FakeLLMServer) -> Running:
+    """A server with an LLM (the fake; searching and paging never call it)."""
+    return start_server(llm=fake_llm)
+
+
+@pytest.fixture
+def llm_http(llm_server: Running) -> Iterator[httpx.Client]:
+    with llm_server.http() as client:
+        yield client

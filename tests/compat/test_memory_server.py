@@ -95,10 +95,25 @@ def test_a_public_ip_without_a_key_is_refused_before_listening(tmp_path: Path, i
         text=True,
         timeout=60,
     )
-    assert done.returncode == 2, done.stderr
-    assert f"refusing to listen on {ip}" in done.stderr and "MEMORY_API_KEY" in done.stderr
+    assert done.returncode == 1, done.stderr  # upstream's sys.exit(1)
+    assert f"IP={ip} exposes the service to the network, but MEMORY_API_KEY is not set" in (
+        done.stderr
+    )
     assert "Traceback" not in done.stderr and "Uvicorn running" not in done.stderr
     assert not (tmp_path / "data" / "omoide.db").exists()
+
+
+def test_other_invalid_settings_exit_with_code_2(tmp_path: Path) -> None:
+    done = subprocess.run(
+        SERVER,
+        env=_env(tmp_path, IP="127.0.0.1", PORT="eighty"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "PORT" in done.stderr and "Traceback" not in done.stderr
 
 
 def _lines(stream: object, into: queue.Queue[str]) -> None:
@@ -169,4 +184,9 @@ def test_the_documented_examples_work_against_a_fresh_server(memory_server: str)
     for added in replies[:2]:
         assert added["status"] == "success" and added["message"] == "Messages added successfully"
         assert added["extraction"]["state"] == "disabled"
-    assert replies[2] == {"results": []}  # no LLM: nothing extracted, so no long-term memory
+        assert "API_BASE" in added["extraction"]["reason"]
+    # No LLM: nothing is extracted, and the stored turns answer as episodic_memory.
+    hits = replies[2]["results"]
+    assert "I like jasmine tea" in [h["content"] for h in hits]
+    assert {h["type"] for h in hits} == {"episodic_memory"}
+    assert all(h["score"] >= 0.3 for h in hits)

@@ -1,43 +1,64 @@
-"""The JiuwenMemory ``memory_server`` endpoints, as a thin router over the engine's services.
+"""The JiuwenMemory ``memory_server`` routes, as a thin router over the engine's services.
 
-An existing JiuwenMemory client keeps working when pointed at omoide: the same paths (trailing
-slashes included), request fields, defaults and response shapes. What each endpoint calls:
+A client written against upstream (openJiuwen-ai/agent-memory, ``jiuwen_memory/server``) keeps
+working when pointed at omoide: the same paths (trailing slashes included), request fields,
+defaults, type names, response shapes and error prefixes. What each route calls:
 
-    POST /add_messages/                  IngestService.add_messages with an ExtractionRequest
-                                         (session "jiuwen", waits ADD_WAIT_S)
-    POST /update_mem_by_id/              Memory.update (or update_variables for "var:<name>")
-    POST /update_variables/              Memory.update_variables
-    POST /delete_variables/              Memory.delete_variables
-    POST /delete_mem_by_scope/           Memory.delete_all, or delete_scope_id without user_id
-    POST /get_variables/                 Memory.get_variables
-    POST /search_memory/                 Memory.search: user_profile, semantic, episodic
-    POST /search_user_history_summary/   Memory.search: summary
-    POST /get_user_mem_by_page/          Memory.get_all (+ the variables, for UNKNOWN/variable)
+    POST /add_messages/                      IngestService.add_messages with an
+                                             ExtractionRequest (waits ADD_WAIT_S)
+    POST /update_mem_by_id/                  Memory.update (or update_variables, "var:<name>")
+    POST /delete_mem_by_id/                  Memory.delete (or delete_variables, "var:<name>")
+    POST /batch_delete_mem/                  Memory.delete, per id
+    POST /update_variables/                  Memory.update_variables
+    POST /delete_variables/                  Memory.delete_variables
+    POST /delete_mem_by_scope/               Memory.delete_all, or delete_scope_id without user_id
+    POST /get_variables/                     Memory.get_variables
+    POST /search_memory/                     Memory.search: user_profile, semantic, episodic
+    POST /search_user_history_summary/       Memory.search: summary
+    POST /get_user_mem_by_page/              Memory.get_all (+ the variables)
+    POST /get_user_mem_by_page_with_total/   the same, with timestamp and source_id
+    the message log                          omoide/api/compat/jiuwen_messages.py
 
-Jiuwen's memory types are omoide's (``user_profile``, ``semantic``, ``episodic``, ``summary``)
-plus ``variable`` (omoide's typed variables, listed with the id ``var:<name>``). omoide's own
-``raw`` messages and ``chunk`` memories are not Jiuwen types: they are stored and searchable
-through ``/v1`` but never returned here. Search uses the ``vector`` recipe, so ``score`` is the
-cosine similarity of query and memory and ``threshold`` means what it meant in JiuwenMemory.
+Types go out under upstream's names (``semantic_memory``, ``episodic_memory`` ...; see
+``jiuwen_common``). Without an LLM nothing is extracted, so the stored turns themselves are the
+episodes: ``raw`` memories are listed and searched (hybrid search) as ``episodic_memory``. With
+an LLM the extracted types take over and raw turns stay reachable through ``/v1`` only.
 
-Errors: a client error keeps its status and omoide's body (404, 403, 422); every other failure
-is a 500 whose ``detail`` has the endpoint's prefix, e.g. ``Error searching memory: ...``.
+Errors: a client error keeps its status and omoide's body (404, 403); a request that does not
+validate is FastAPI's standard 422; every other failure is a 500 whose ``detail`` has the
+route's prefix, e.g. ``Error searching memory: ...``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, Response
 
+from omoide.api.compat import jiuwen_messages
+from omoide.api.compat.jiuwen_common import (
+    DEFAULT,
+    UNKNOWN,
+    VARIABLE,
+    WIRE_NAMES,
+    JiuwenRoute,
+    failing_as,
+    is_recognised,
+    long_term,
+    memory_type,
+    resolve_scope,
+    stored_types,
+)
 from omoide.api.compat.jiuwen_models import (
     Added,
     AddMessagesRequest,
+    BatchDeleted,
+    BatchDeleteRequest,
     DeletedScope,
     DeletedVariables,
+    DeleteFailure,
+    DeleteMemRequest,
     DeleteScopeRequest,
     DeleteVariablesRequest,
     GetVariablesRequest,
@@ -48,79 +69,58 @@ from omoide.api.compat.jiuwen_models import (
     PageRequest,
     SearchRequest,
     Success,
+    TimedMemPage,
+    TimedPageItem,
     UpdateMemRequest,
     UpdateVariablesRequest,
     Variables,
 )
 from omoide.api.deps import EngineDep, ServicesDep, TenancyDep
-from omoide.api.errors import status_for
 from omoide.engine import ExtractionRequest
-from omoide.errors import NotFound, OmoideError
-from omoide.types import MemoryType, Message, SearchFilters, VariableValue
+from omoide.errors import NotFound
+from omoide.memory import Memory
+from omoide.types import ExtractionStatus, MemoryItem, MemoryType, Message, Scope, SearchFilters
+
+__all__ = ["memory_type", "router"]
 
 log = logging.getLogger("omoide.api")
 
-router = APIRouter(tags=["jiuwen"])
+router = APIRouter(tags=["jiuwen"], route_class=JiuwenRoute)
 
-SESSION = "jiuwen"  # the session every /add_messages/ goes to: its rolling summary is "summary"
 ADD_WAIT_S = 60.0  # /add_messages/ replies when extraction finished, or after this long
-RECIPE = "vector"
-VARIABLE = "variable"
-UNKNOWN = "UNKNOWN"
 VAR_PREFIX = "var:"
-LONG_TERM = [MemoryType.USER_PROFILE, MemoryType.SEMANTIC, MemoryType.EPISODIC]
-TYPES: dict[str, list[MemoryType]] = {
-    "user_profile": [MemoryType.USER_PROFILE],
-    "semantic": [MemoryType.SEMANTIC],
-    "episodic": [MemoryType.EPISODIC],
-    "summary": [MemoryType.SUMMARY],
-    VARIABLE: [],
-    UNKNOWN: [*LONG_TERM, MemoryType.SUMMARY],
-}
+NO_LLM = (
+    "no LLM configured (set API_BASE and MODEL_NAME, or OMOIDE_LLM_BASE_URL and "
+    "OMOIDE_LLM_MODEL): the messages are stored and found by /search_memory/ and the page "
+    "routes as episodic_memory, but nothing is extracted"
+)
+TYPE_WARNING = "X-Omoide-Warning"
 
 
-def memory_type(name: str) -> str:
-    """A Jiuwen ``MemoryType`` name or value, any case; anything unrecognised is ``UNKNOWN``.
-
-    >>> memory_type("USER_PROFILE"), memory_type("Summary"), memory_type("facts")
-    ('user_profile', 'summary', 'UNKNOWN')
-    """
-    key = name.strip().lower()
-    return key if key in TYPES else UNKNOWN
-
-
-@contextmanager
-def failing_as(prefix: str) -> Iterator[None]:
-    """Turn a server-side failure into the seed's 500: ``{"detail": "<prefix>: <message>"}``.
-
-    The 500 is the seed's wire contract, not a domain error, so it is an ``HTTPException``
-    (``omoide.api.errors`` gives it the common error shape) rather than a new ``OmoideError``.
-    """
-    try:
-        yield
-    except OmoideError as exc:
-        if status_for(exc) < 500:
-            raise  # a client error keeps its status: 404, 403, 422
-        log.error("%s: %s: %s", prefix, type(exc).__name__, exc.message)
-        raise HTTPException(500, f"{prefix}: {exc.message}") from exc
-    except Exception as exc:  # the seed's contract: any failure is a 500 naming its cause
-        log.exception("%s", prefix)
-        raise HTTPException(500, f"{prefix}: {str(exc) or type(exc).__name__}") from exc
+def _llm_off(engine: Memory) -> bool:
+    return engine.llm is None
 
 
 @router.post("/add_messages/")
 def add_messages(body: AddMessagesRequest, services: ServicesDep, tenancy: TenancyDep) -> Added:
-    """Store the messages and extract long-term memories (and `mem_variables`) from them.
+    """Store the messages in session `session_id` and extract long-term memories (and
+    `mem_variables`) from them.
 
     Replies once extraction finished (at most 60 s; it goes on in the background after that).
-    Without an LLM the messages are stored and `extraction.state` is `disabled`.
+    Without an LLM the messages are stored (and searchable as `episodic_memory`) and
+    `extraction.state` is `disabled`, with the reason.
     """
     with failing_as("Error adding messages"):
-        scope = tenancy.scope(body.user_id, body.scope_id)
+        scope = resolve_scope(tenancy, body.user_id, body.scope_id)
+        variables = body.variables()
         messages = [
             Message(role=m.get("role") or "user", content=m.get("content", ""))
             for m in body.messages
         ]
+        messages = [m for m in messages if m.content.strip()]
+        if not messages:  # upstream accepts an empty list: nothing to store, nothing to do
+            status = ExtractionStatus(state="off", reason="no message has content")
+            return Added(message="Messages added successfully", extraction=status)
         extraction = ExtractionRequest(
             long_term=body.enable_long_term_mem,
             user_profile=body.enable_user_profile,
@@ -129,22 +129,25 @@ def add_messages(body: AddMessagesRequest, services: ServicesDep, tenancy: Tenan
             summary=body.enable_summary_memory,
         )
         result = services.ingest.add_messages(
-            [m for m in messages if m.content.strip()] or messages,
+            messages,
             **scope.model_dump(),
-            session_id=SESSION,
-            mem_variables=body.mem_variables,
+            session_id=body.session_id or DEFAULT,
+            mem_variables=variables,
             extraction=extraction,
             wait=True,
             timeout=ADD_WAIT_S,
         )
-    return Added(message="Messages added successfully", extraction=result.extraction)
+    extraction = result.extraction
+    if extraction.state == "disabled":
+        extraction = extraction.model_copy(update={"reason": NO_LLM})
+    return Added(message="Messages added successfully", extraction=extraction)
 
 
 @router.post("/update_mem_by_id/")
 def update_mem_by_id(body: UpdateMemRequest, engine: EngineDep, tenancy: TenancyDep) -> Success:
     """Replace a memory's content (kept in its history); `var:<name>` sets that variable."""
     with failing_as("Error updating memory"):
-        scope = tenancy.scope(body.user_id, body.scope_id).model_dump()
+        scope = resolve_scope(tenancy, body.user_id, body.scope_id).model_dump()
         if body.mem_id.startswith(VAR_PREFIX):
             name = body.mem_id.removeprefix(VAR_PREFIX)
             if name not in engine.get_variables([name], **scope):
@@ -155,13 +158,51 @@ def update_mem_by_id(body: UpdateMemRequest, engine: EngineDep, tenancy: Tenancy
     return Success(message=f"Memory {body.mem_id} updated successfully")
 
 
+def _delete_one(engine: Memory, mem_id: str, scope: Scope) -> None:
+    if mem_id.startswith(VAR_PREFIX):
+        name = mem_id.removeprefix(VAR_PREFIX)
+        if not engine.delete_variables([name], **scope.model_dump()):
+            raise NotFound(f"variable {name!r} not found", id=mem_id)
+    else:
+        engine.delete(mem_id, **scope.model_dump())
+
+
+@router.post("/delete_mem_by_id/")
+def delete_mem_by_id(body: DeleteMemRequest, engine: EngineDep, tenancy: TenancyDep) -> Success:
+    """Delete one memory (its history records the delete); `var:<name>` deletes a variable.
+    An id the tenant does not have is a 404."""
+    with failing_as("Error deleting memory by id"):
+        _delete_one(engine, body.mem_id, resolve_scope(tenancy, body.user_id, body.scope_id))
+    return Success(message=f"Memory {body.mem_id} deleted successfully")
+
+
+@router.post("/batch_delete_mem/", response_model_exclude_none=True)
+def batch_delete_mem(
+    body: BatchDeleteRequest, engine: EngineDep, tenancy: TenancyDep
+) -> BatchDeleted:
+    """Delete each id; one that cannot be deleted (unknown, say) is counted in `failed` and
+    named in `errors` without stopping the others."""
+    with failing_as("Error batch deleting memory"):
+        scope = resolve_scope(tenancy, body.user_id, body.scope_id)
+        if not body.mem_ids:
+            return BatchDeleted(deleted=0, failed=0)
+        errors: list[DeleteFailure] = []
+        for mem_id in dict.fromkeys(body.mem_ids):
+            try:
+                _delete_one(engine, mem_id, scope)
+            except NotFound as exc:
+                errors.append(DeleteFailure(mem_id=mem_id, error=exc.message))
+        done = len(dict.fromkeys(body.mem_ids)) - len(errors)
+    return BatchDeleted(deleted=done, failed=len(errors), errors=errors)
+
+
 @router.post("/update_variables/")
 def update_variables(
     body: UpdateVariablesRequest, engine: EngineDep, tenancy: TenancyDep
 ) -> Success:
     """Set variables; a value is coerced to the type its variable has (or a 422)."""
     with failing_as("Error updating variables"):
-        scope = tenancy.scope(body.user_id, body.scope_id)
+        scope = resolve_scope(tenancy, body.user_id, body.scope_id)
         engine.update_variables(body.variables, **scope.model_dump())
     return Success(message="Variables updated successfully")
 
@@ -172,7 +213,7 @@ def delete_variables(
 ) -> DeletedVariables:
     """Delete variables; `deleted` lists the names that existed."""
     with failing_as("Error deleting variables"):
-        scope = tenancy.scope(body.user_id, body.scope_id)
+        scope = resolve_scope(tenancy, body.user_id, body.scope_id)
         deleted = engine.delete_variables(body.names, **scope.model_dump())
     return DeletedVariables(deleted=deleted)
 
@@ -198,36 +239,43 @@ def delete_mem_by_scope(
 def get_variables(body: GetVariablesRequest, engine: EngineDep, tenancy: TenancyDep) -> Variables:
     """The variables named (all when `names` is omitted); unknown names are absent."""
     with failing_as("Error getting variables"):
-        scope = tenancy.scope(body.user_id, body.scope_id)
+        scope = resolve_scope(tenancy, body.user_id, body.scope_id)
         found = engine.get_variables(body.names, **scope.model_dump())
     return Variables(variables=found)
 
 
-def _search(
-    body: SearchRequest, engine: EngineDep, tenancy: TenancyDep, types: list[MemoryType]
-) -> Hits:
-    scope = tenancy.scope(body.user_id, body.scope_id)
+def _search(body: SearchRequest, engine: Memory, tenancy: TenancyDep, summaries: bool) -> Hits:
+    scope = resolve_scope(tenancy, body.user_id, body.scope_id)
+    off = _llm_off(engine) and not summaries
+    types = [MemoryType.SUMMARY] if summaries else long_term(off)
     result = engine.search(
         body.query,
         **scope.model_dump(),
         filters=SearchFilters(types=types),
         limit=body.num,
-        threshold=body.threshold,
-        recipe=RECIPE,
+        threshold=body.min_score(),
+        # Cosine similarity is what upstream's threshold means; the raw turns of the no-LLM
+        # mode are conversation text, which the hybrid search finds far better (bench/).
+        recipe="hybrid" if off else "vector",
     )
     return Hits(
         results=[
-            Hit(mem_id=h.memory.id, content=h.memory.text, type=h.memory.type.value, score=h.score)
+            Hit(mem_id=h.memory.id, content=h.memory.text, type=_wire(h.memory), score=h.score)
             for h in result.hits
         ]
     )
 
 
+def _wire(memory: MemoryItem) -> str:
+    return WIRE_NAMES.get(memory.type, memory.type.value)
+
+
 @router.post("/search_memory/")
 def search_memory(body: SearchRequest, engine: EngineDep, tenancy: TenancyDep) -> Hits:
-    """Search the user's profile, semantic and episodic memories, most similar first."""
+    """Search the user's profile, semantic and episodic memories, best first (without an
+    LLM: the stored turns too, as episodic_memory)."""
     with failing_as("Error searching memory"):
-        return _search(body, engine, tenancy, LONG_TERM)
+        return _search(body, engine, tenancy, summaries=False)
 
 
 @router.post("/search_user_history_summary/")
@@ -236,32 +284,85 @@ def search_user_history_summary(
 ) -> Hits:
     """Search the user's conversation summaries, most similar first."""
     with failing_as("Error searching user history summary"):
-        return _search(body, engine, tenancy, [MemoryType.SUMMARY])
+        return _search(body, engine, tenancy, summaries=True)
+
+
+def _page(
+    body: PageRequest, engine: Memory, tenancy: TenancyDep, response: Response
+) -> tuple[list[MemoryItem], list[tuple[str, str]], int]:
+    """One page: the memories, then (for unknown and variable) the variables, by name."""
+    if not is_recognised(body.memory_type):
+        log.warning("memory_type %r is not a JiuwenMemory type: listing all", body.memory_type)
+        response.headers[TYPE_WARNING] = (
+            f"memory_type {body.memory_type!r} is not a JiuwenMemory type; "
+            "listed every type, as upstream does"
+        )
+    scope = resolve_scope(tenancy, body.user_id, body.scope_id).model_dump()
+    kind = memory_type(body.memory_type)
+    offset = (body.page_idx - 1) * body.page_size
+    memories: list[MemoryItem] = []
+    total = 0
+    if types := stored_types(kind, _llm_off(engine)):
+        filters = SearchFilters(types=types)
+        page = engine.get_all(**scope, filters=filters, limit=body.page_size, offset=offset)
+        memories, total = page.items, page.total
+    variables: list[tuple[str, str]] = []
+    if kind in (VARIABLE, UNKNOWN):
+        found = sorted(engine.get_variables(None, **scope).items())
+        start, room = max(0, offset - total), body.page_size - len(memories)
+        variables = [
+            (n, v if isinstance(v, str) else json.dumps(v)) for n, v in found[start : start + room]
+        ]
+        total += len(found)
+    return memories, variables, total
 
 
 @router.post("/get_user_mem_by_page/")
-def get_user_mem_by_page(body: PageRequest, engine: EngineDep, tenancy: TenancyDep) -> MemPage:
+def get_user_mem_by_page(
+    body: PageRequest, engine: EngineDep, tenancy: TenancyDep, response: Response
+) -> MemPage:
     """One page of the user's memories, newest first (variables after them, by name);
     `total` counts every match, not only this page."""
     with failing_as("Error getting user memory by page"):
-        scope = tenancy.scope(body.user_id, body.scope_id).model_dump()
-        kind = memory_type(body.memory_type)
-        offset = (body.page_idx - 1) * body.page_size
-        items: list[PageItem] = []
-        total = 0
-        if TYPES[kind]:
-            filters = SearchFilters(types=TYPES[kind])
-            page = engine.get_all(**scope, filters=filters, limit=body.page_size, offset=offset)
-            items = [PageItem(mem_id=m.id, content=m.text, type=m.type.value) for m in page.items]
-            total = page.total
-        if kind in (VARIABLE, UNKNOWN):
-            variables = sorted(engine.get_variables(None, **scope).items())
-            start, room = max(0, offset - total), body.page_size - len(items)
-            items += [_variable_item(n, v) for n, v in variables[start : start + room]]
-            total += len(variables)
+        memories, variables, total = _page(body, engine, tenancy, response)
+    items = [PageItem(mem_id=m.id, content=m.text, type=_wire(m)) for m in memories]
+    items += [_variable(name, text) for name, text in variables]
     return MemPage(results=items, total=total)
 
 
-def _variable_item(name: str, value: VariableValue) -> PageItem:
-    text = value if isinstance(value, str) else json.dumps(value)
+@router.post("/get_user_mem_by_page_with_total/")
+def get_user_mem_by_page_with_total(
+    body: PageRequest, engine: EngineDep, tenancy: TenancyDep, response: Response
+) -> TimedMemPage:
+    """`/get_user_mem_by_page/` with each memory's `timestamp` and `source_id`."""
+    with failing_as("Error getting user memory by page"):
+        memories, variables, total = _page(body, engine, tenancy, response)
+    items = [
+        TimedPageItem(
+            mem_id=m.id,
+            content=m.text,
+            type=_wire(m),
+            timestamp=m.created_at.isoformat(),
+            source_id=_source_id(m),
+        )
+        for m in memories
+    ]
+    items += [
+        TimedPageItem(**_variable(n, t).model_dump(), timestamp=None, source_id=None)
+        for n, t in variables
+    ]
+    return TimedMemPage(results=items, total=total)
+
+
+def _source_id(memory: MemoryItem) -> str | None:
+    if memory.type is MemoryType.RAW:
+        return memory.id
+    return memory.source_episodes[0] if memory.source_episodes else None
+
+
+def _variable(name: str, text: str) -> PageItem:
     return PageItem(mem_id=f"{VAR_PREFIX}{name}", content=f"{name}: {text}", type=VARIABLE)
+
+
+# after the routes above, so that GET / lists them in upstream's order
+router.include_router(jiuwen_messages.router)

@@ -1,31 +1,58 @@
-"""Request and response bodies of the JiuwenMemory ``memory_server`` interface, field for field.
+"""Request and response bodies of the JiuwenMemory ``memory_server`` routes, field for field.
 
-Requests forbid unknown fields (a typo such as ``descripton`` is a 422, never silently ignored).
-``user_id`` and ``scope_id`` omitted mean ``"default"`` (the seed's ``DEFAULT_VALUE``), or the
-tenant a bound API key is limited to. The examples are the seed document's.
+As upstream's pydantic models do, requests ignore fields they do not know (a client sending
+``session_id`` or a newer field is never refused), except ``mem_variables`` entries, which
+forbid them so that a typo such as ``descripton`` is a 422. Omitted ``user_id`` / ``scope_id``
+mean ``"__default__"`` (upstream's ``DEFAULT_VALUE``), or the tenant a bound API key is limited
+to. The examples are upstream's documentation's.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from omoide.extract import MemVariable
 from omoide.types import ExtractionStatus, VariableValue
 
-Id = Annotated[str | None, Field(min_length=1, max_length=256, description='Default "default".')]
+Id = Annotated[
+    str | None, Field(min_length=1, max_length=256, description='Default "__default__".')
+]
+DEFAULT_PAGE_SIZE = 10
+MAX_PAGE_SIZE = 100
+DEFAULT_THRESHOLD = 0.3
 
 
 def _examples(*examples: dict[str, Any]) -> ConfigDict:
-    return ConfigDict(extra="forbid", json_schema_extra={"examples": list(examples)})
+    return ConfigDict(extra="ignore", json_schema_extra={"examples": list(examples)})
 
 
 class _Tenant(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="ignore")
 
     user_id: Id = None
     scope_id: Id = None
+
+
+class JiuwenVariable(BaseModel):
+    """Upstream's narrow ``MemVariable``: ``type`` exactly one of the four simple names."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str
+    type: Literal["string", "boolean", "integer", "number"] = "string"
+    required: bool = True
+    default: Any = None
+
+    def to_omoide(self) -> MemVariable:
+        return MemVariable.model_validate(self.model_dump())
+
+    @model_validator(mode="after")
+    def _valid_for_omoide(self) -> JiuwenVariable:
+        self.to_omoide()  # a blank name or a bad default is a 422 here, not a 500 later
+        return self
 
 
 # requests ----------------------------------------------------------------------------------
@@ -48,19 +75,23 @@ class AddMessagesRequest(_Tenant):
     )
 
     messages: list[dict[str, str]] = Field(
-        min_length=1,
-        description='Each {"role", "content"}; a missing role is "user", other keys are ignored.',
+        description='Each {"role", "content"}: role defaults to "user", content to "" (a '
+        "message without content is not stored); other keys are ignored."
     )
-    mem_variables: list[MemVariable] = Field(
+    session_id: Id = Field(None, description='The session the messages belong to; "__default__".')
+    mem_variables: list[JiuwenVariable] = Field(
         default_factory=list,
         description="Variables to extract: name + description; type string, boolean, integer "
-        "or number (array and object are a 422).",
+        "or number, exactly (anything else is a 422).",
     )
     enable_long_term_mem: bool = True
     enable_user_profile: bool = True
     enable_semantic_memory: bool = True
     enable_episodic_memory: bool = True
     enable_summary_memory: bool = True
+
+    def variables(self) -> list[MemVariable]:
+        return [v.to_omoide() for v in self.mem_variables]
 
 
 class UpdateMemRequest(_Tenant):
@@ -75,6 +106,20 @@ class UpdateMemRequest(_Tenant):
 
     mem_id: str = Field(min_length=1, description='A memory id, or "var:<name>" for a variable.')
     memory: str = Field(description="The new content.")
+
+
+class DeleteMemRequest(_Tenant):
+    model_config = _examples({"mem_id": "mem_123", "user_id": "user_001", "scope_id": "demo"})
+
+    mem_id: str = Field(min_length=1, description='A memory id, or "var:<name>" for a variable.')
+
+
+class BatchDeleteRequest(_Tenant):
+    model_config = _examples(
+        {"mem_ids": ["mem_123", "mem_456"], "user_id": "user_001", "scope_id": "demo"}
+    )
+
+    mem_ids: list[str] = Field(max_length=10_000)
 
 
 class UpdateVariablesRequest(_Tenant):
@@ -129,11 +174,15 @@ class SearchRequest(_Tenant):
 
     query: str
     num: int = Field(10, ge=1, le=1000, description="Results to return.")
-    threshold: float = Field(
-        0.3,
+    threshold: float | None = Field(
+        DEFAULT_THRESHOLD,
         allow_inf_nan=False,
-        description="Minimum cosine similarity of query and memory (negative counts as 0).",
+        description="Minimum score (null: 0.3). With an LLM, the cosine similarity of query "
+        "and memory; without one, the hybrid search score (both 0 to 1).",
     )
+
+    def min_score(self) -> float:
+        return DEFAULT_THRESHOLD if self.threshold is None else self.threshold
 
 
 class PageRequest(_Tenant):
@@ -147,13 +196,31 @@ class PageRequest(_Tenant):
         }
     )
 
-    page_size: int = Field(10, ge=1, le=10_000)
-    page_idx: int = Field(1, ge=1, description="Starts from 1.")
-    memory_type: str = Field(
-        "UNKNOWN",
-        description="user_profile, semantic, episodic, summary or variable (any case); "
-        "anything else is UNKNOWN: all of them.",
+    page_size: int = Field(
+        DEFAULT_PAGE_SIZE,
+        description="Missing, null, not a number or 0 and below: 10; above 100: 100.",
     )
+    page_idx: int = Field(1, ge=1, description="Starts from 1.")
+    memory_type: str | None = Field(
+        "UNKNOWN",
+        description="user_profile, semantic_memory, episodic_memory, summary, variable, "
+        "middle_term_memory or unknown (any case; semantic and episodic work too); anything "
+        "else is unknown: every type, as upstream.",
+    )
+
+    @field_validator("page_size", mode="before")
+    @classmethod
+    def _clamp(cls, value: object) -> int:
+        """Upstream's fallback: never a 422 for a page size, a usable one instead."""
+        if value is None or isinstance(value, bool):
+            return DEFAULT_PAGE_SIZE
+        try:
+            number: int = int(value)  # type: ignore[call-overload]
+        except (TypeError, ValueError, OverflowError):
+            return DEFAULT_PAGE_SIZE
+        if number <= 0:
+            return DEFAULT_PAGE_SIZE
+        return min(number, MAX_PAGE_SIZE)
 
 
 # responses ---------------------------------------------------------------------------------
@@ -165,7 +232,7 @@ class Success(BaseModel):
 class Added(Success):
     extraction: ExtractionStatus = Field(
         description="omoide's addition: what became of the LLM extraction "
-        "(disabled without an LLM; pending when it outlasted the wait)."
+        "(disabled without an LLM, with the reason; pending when it outlasted the wait)."
     )
 
 
@@ -179,6 +246,20 @@ class DeletedScope(BaseModel):
     deleted: int = Field(description="Memories deleted.")
 
 
+class DeleteFailure(BaseModel):
+    mem_id: str
+    error: str
+
+
+class BatchDeleted(BaseModel):
+    status: Literal["success"] = "success"
+    deleted: int
+    failed: int
+    errors: list[DeleteFailure] | None = Field(
+        None, description="Absent for an empty mem_ids, as upstream."
+    )
+
+
 class Variables(BaseModel):
     variables: dict[str, VariableValue]
 
@@ -189,8 +270,16 @@ class PageItem(BaseModel):
     type: str
 
 
+class TimedPageItem(PageItem):
+    timestamp: str | None = Field(description="When the memory was written (ISO 8601).")
+    source_id: str | None = Field(
+        description="The message it came from: a raw turn's own id, else its episode's id "
+        "(both resolve with /get_message_by_id/)."
+    )
+
+
 class Hit(PageItem):
-    score: float = Field(description="Cosine similarity of query and memory, 0 to 1.")
+    score: float = Field(description="0 to 1, best first.")
 
 
 class Hits(BaseModel):
@@ -199,4 +288,9 @@ class Hits(BaseModel):
 
 class MemPage(BaseModel):
     results: list[PageItem]
+    total: int = Field(description="Every matching memory, not only this page.")
+
+
+class TimedMemPage(BaseModel):
+    results: list[TimedPageItem]
     total: int = Field(description="Every matching memory, not only this page.")

@@ -1,0 +1,136 @@
+"""What every JiuwenMemory route shares: its defaults, type names, 422 and 500 bodies.
+
+Upstream (openJiuwen-ai/agent-memory ``jiuwen_memory/server/memory_server.py``) is a plain
+FastAPI app, so a client of it sees FastAPI's standard validation body and ``"__default__"``
+for an omitted ``user_id`` / ``scope_id`` / ``session_id``; these routes do the same, whatever
+omoide's own ``/v1`` does.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from fastapi import HTTPException, Request, Response
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
+
+from omoide.api.deps import Tenancy
+from omoide.api.errors import status_for
+from omoide.errors import OmoideError
+from omoide.types import MemoryType, Scope
+
+log = logging.getLogger("omoide.api")
+
+DEFAULT = "__default__"  # upstream's LongTermMemory.DEFAULT_VALUE
+
+# Upstream's MemoryType values (memory_core/manage/mem_model/memory_unit.py).
+USER_PROFILE = "user_profile"
+SEMANTIC = "semantic_memory"
+EPISODIC = "episodic_memory"
+VARIABLE = "variable"
+SUMMARY = "summary"
+MIDDLE_TERM = "middle_term_memory"
+UNKNOWN = "unknown"
+
+# The name a memory of each omoide type has on the wire. ``raw`` turns only ever reach a
+# JiuwenMemory client when no LLM is configured: they are the episodes then.
+WIRE_NAMES: dict[MemoryType, str] = {
+    MemoryType.USER_PROFILE: USER_PROFILE,
+    MemoryType.SEMANTIC: SEMANTIC,
+    MemoryType.EPISODIC: EPISODIC,
+    MemoryType.RAW: EPISODIC,
+    MemoryType.SUMMARY: SUMMARY,
+}
+# omoide's short names stay accepted as aliases of upstream's.
+ALIASES = {"semantic": SEMANTIC, "episodic": EPISODIC}
+NAMES = frozenset({USER_PROFILE, SEMANTIC, EPISODIC, VARIABLE, SUMMARY, MIDDLE_TERM, UNKNOWN})
+
+
+def memory_type(name: str | None) -> str:
+    """Upstream's ``MemoryType(name.lower())``, falling back to ``unknown`` as it does.
+
+    >>> memory_type("USER_PROFILE"), memory_type("Semantic"), memory_type("facts")
+    ('user_profile', 'semantic_memory', 'unknown')
+    """
+    key = (name or UNKNOWN).strip().lower()
+    key = ALIASES.get(key, key)
+    return key if key in NAMES else UNKNOWN
+
+
+def is_recognised(name: str | None) -> bool:
+    key = (name or UNKNOWN).strip().lower()
+    return key in NAMES or key in ALIASES
+
+
+def stored_types(kind: str, llm_off: bool) -> list[MemoryType]:
+    """The omoide types a Jiuwen type name lists; ``unknown`` is every one of them."""
+    episodic = [MemoryType.EPISODIC, MemoryType.RAW] if llm_off else [MemoryType.EPISODIC]
+    table: dict[str, list[MemoryType]] = {
+        USER_PROFILE: [MemoryType.USER_PROFILE],
+        SEMANTIC: [MemoryType.SEMANTIC],
+        EPISODIC: episodic,
+        SUMMARY: [MemoryType.SUMMARY],
+        VARIABLE: [],
+        MIDDLE_TERM: [],  # omoide has no middle-term memory: the type is known and empty
+    }
+    if kind == UNKNOWN:
+        return [MemoryType.USER_PROFILE, MemoryType.SEMANTIC, *episodic, MemoryType.SUMMARY]
+    return table[kind]
+
+
+def long_term(llm_off: bool) -> list[MemoryType]:
+    """What ``/search_memory/`` searches: without an LLM the raw turns stand in for episodes."""
+    types = [MemoryType.USER_PROFILE, MemoryType.SEMANTIC, MemoryType.EPISODIC]
+    return [*types, MemoryType.RAW] if llm_off else types
+
+
+def resolve_scope(tenancy: Tenancy, user_id: str | None, scope_id: str | None) -> Scope:
+    """The tenant a request names: an omitted id is ``"__default__"``, or the bound one."""
+    bound = tenancy.bound
+    if user_id is None and bound is None:
+        user_id = DEFAULT
+    if scope_id is None and (bound is None or bound.scope_id is None):
+        scope_id = DEFAULT
+    return tenancy.scope(user_id, scope_id)
+
+
+class JiuwenRoute(APIRoute):
+    """A route whose request-validation 422 is FastAPI's standard ``{"detail": [...]}`` body,
+    as upstream's clients parse it (omoide's own routes answer in omoide's error shape)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def route(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except RequestValidationError as exc:
+                return JSONResponse({"detail": jsonable_encoder(exc.errors())}, status_code=422)
+
+        return route
+
+
+@contextmanager
+def failing_as(prefix: str) -> Iterator[None]:
+    """Turn a server-side failure into upstream's 500: ``{"detail": "<prefix>: <message>"}``.
+
+    The 500 is upstream's wire contract, not a domain error, so it is an ``HTTPException``
+    (``omoide.api.errors`` gives it the common error shape) rather than a new ``OmoideError``.
+    """
+    try:
+        yield
+    except OmoideError as exc:
+        if status_for(exc) < 500:
+            raise  # a client error keeps its status: 404, 403, 422
+        log.error("%s: %s: %s", prefix, type(exc).__name__, exc.message)
+        raise HTTPException(500, f"{prefix}: {exc.message}") from exc
+    except HTTPException:
+        raise
+    except Exception as exc:  # upstream's contract: any failure is a 500 naming its cause
+        log.exception("%s", prefix)
+        raise HTTPException(500, f"{prefix}: {str(exc) or type(exc).__name__}") from exc
