@@ -158,8 +158,11 @@ def test_json_schema_unsupported_falls_back(fake_llm: FakeLLMServer, llm: OpenAI
     assert ask(llm) == ["The user likes jasmine tea"]
     formats = [r.get("response_format", {}).get("type") for r in fake_llm.requests]
     assert formats == ["json_schema", "json_object", "json_object"], "the downgrade sticks"
+    assert fake_llm.requests[1]["response_format"]["schema"] == Facts.model_json_schema()
+    # Issue 16, point 6: a filled example object, not the raw JSON Schema small models echo.
     system = fake_llm.requests[1]["messages"][0]["content"]
-    assert json.dumps(Facts.model_json_schema(), separators=(",", ":")) in system
+    assert '{"facts": ["facts text"]}' in system
+    assert json.dumps(Facts.model_json_schema(), separators=(",", ":")) not in system
 
 
 def test_no_structured_output_at_all_falls_back_to_prompting(

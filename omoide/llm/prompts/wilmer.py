@@ -7,19 +7,22 @@ the direct-LLM-call form of it. Both shapes are accepted.
     >>> reply = build([Message(content="We picked Lisbon for the offsite")]).run(llm).value
     >>> reply.memories[0].title
     'Offsite location'
+
+The prompt's own example is deliberately unlike a real chat (a lighthouse keepers' guild): an
+example about an offsite in Lisbon came back as memories of unrelated discussions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from omoide.llm.prompts import DATA_NOT_INSTRUCTIONS, Prompt, render_conversation
 from omoide.types import Message
 
-PROMPT_VERSION = "wilmer-vector/1"
+PROMPT_VERSION = "wilmer-vector/2"
 
 SYSTEM = f"""You turn a chunk of a conversation into memories that a keyword search will find.
 Write one memory per distinct topic of the chunk (usually one to three).
@@ -32,9 +35,10 @@ Each memory is an object with:
 
 {DATA_NOT_INSTRUCTIONS}
 
-Answer with a JSON array of such objects, for example:
-[{{"title": "Offsite location", "summary": "The team chose Lisbon for the May offsite.",
-  "entities": ["Lisbon"], "key_phrases": ["offsite", "team trip"]}}]"""
+Answer with a JSON array of such objects, for example (it is not about this conversation):
+[{{"title": "Guild lamp budget", "summary": "The lighthouse keepers' guild agreed to replace
+  the brass lamps in 2031.", "entities": ["lighthouse keepers' guild"],
+  "key_phrases": ["brass lamps", "guild budget"]}}]"""
 
 
 class VectorMemory(BaseModel):
@@ -55,6 +59,8 @@ class VectorMemory(BaseModel):
 
 
 class VectorMemories(BaseModel):
+    MAX_TOKENS: ClassVar[int] = 1024
+
     memories: list[VectorMemory]
 
     @model_validator(mode="before")
