@@ -66,8 +66,8 @@ def extract_profile(
     for item in done.value.entries:
         attribute = normalize_attribute(item.attribute)
         value = collapse(item.value)
-        if not attribute or not value:
-            continue
+        if not collapse(item.attribute) or not value:
+            continue  # an empty entry is "nothing said", as it always was
         reason = _rejection(attribute, value, messages)
         if reason is not None:
             drops.add(reason, f"{attribute}: {value}", "profile entry")
@@ -79,8 +79,8 @@ def extract_profile(
 
 
 def _rejection(attribute: str, value: str, messages: Sequence[Message]) -> str | None:
-    if is_placeholder(value) or is_placeholder(attribute):
-        return "placeholder"
+    if not attribute or is_placeholder(value) or is_placeholder(attribute):
+        return "placeholder"  # an attribute of punctuation only normalises to ""
     if len(attribute) > MAX_ATTRIBUTE_CHARS or len(value) > MAX_VALUE_CHARS:
         return "too_long"
     if copies_example(value, _EXAMPLES, messages):
