@@ -29,7 +29,7 @@ class Graph(BaseModel):
         ('{"facts": ["tab\there", "bell\x07"]}', ["tab\there", "bell\x07"]),
         ('{"facts": ["a", "b",]}', ["a", "b"]),
         ('{"facts": ["a",\n  ],\n}', ["a"]),
-        ('```json\n{\n  "facts": [\n    "line one\nline two",\n  ]\n}\n```', ["line one\nline two"]),
+        ('```json\n{\n  "facts": [\n    "one\ntwo",\n  ]\n}\n```', ["one\ntwo"]),
         ('Here: ["a", "b",]', ["a", "b"]),
         ('{"facts": ["a \\"quoted\\", still, one, fact",]}', ['a "quoted", still, one, fact']),
     ],

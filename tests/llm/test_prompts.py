@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from omoide.errors import LLMError
 from omoide.extract import (
+    Drops,
     FactOp,
     MemVariable,
     extract_facts,
@@ -20,12 +21,11 @@ from omoide.extract import (
     reconcile,
     summarize,
 )
-from omoide.extract._common import Drops
 from omoide.extract.facts import MAX_FACT_CHARS
 from omoide.llm.client import OpenAICompatLLM
 from omoide.llm.formats import with_example_hint
-from omoide.llm.prompts import facts, graph, profile, reconcile as reconcile_prompt
-from omoide.llm.prompts import summary, variables, wilmer
+from omoide.llm.prompts import facts, graph, profile, summary, variables, wilmer
+from omoide.llm.prompts import reconcile as reconcile_prompt
 from omoide.types import Message
 from tests.fakes import FakeLLMServer
 
