@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from omoide import Memory, MemoryType, SearchFilters
 from omoide.embed import HashEmbedder
@@ -15,13 +16,13 @@ from tests.extraction.conftest import CHAT, script
 from tests.fakes import FakeLLMServer
 from tests.fakes.profiles import Profile
 
-FACTS_ONLY = {
+FACTS_ONLY: dict[str, Any] = {
     "enable_user_profile": False,
     "enable_episodic_memory": False,
     "enable_summary_memory": False,
     "enable_graph": False,
 }
-GRAPH_ONLY = {
+GRAPH_ONLY: dict[str, Any] = {
     "enable_semantic_memory": False,
     "enable_user_profile": False,
     "enable_episodic_memory": False,

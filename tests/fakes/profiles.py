@@ -36,7 +36,8 @@ class Profile:
 
     def rejection(self, form: Form, fmt_type: str) -> dict[str, Any]:
         body = self.reject_body or {"error": {"message": "unsupported response_format {type}"}}
-        return _fill(body, form=form, type=fmt_type)
+        filled: dict[str, Any] = _fill(body, form=form, type=fmt_type)
+        return filled
 
 
 def _fill(value: Any, **names: str) -> Any:

@@ -131,4 +131,4 @@ def test_settings_choose_the_form_and_the_budget(
     assert "response_format" not in fake_llm.requests[0]
     assert fake_llm.requests[0]["max_tokens"] == 100
     with pytest.raises(ValueError, match="json_schema"):
-        Settings(llm_response_format="grammar")  # type: ignore[arg-type]
+        Settings(llm_response_format="grammar")  # type: ignore[arg-type,call-arg]
