@@ -9,7 +9,8 @@ fallback costs one request per form; ``response_format=`` other than "auto" forc
 Every request carries ``max_tokens``: the response model's ``MAX_TOKENS`` (plus
 ``thinking_tokens`` for reasoning models), capped by ``max_tokens``. A server left without a cap
 generates until its context is full, long after the client has given up. A reply cut at the
-budget (``finish_reason="length"``) raises ``LLMTruncated``, not a parse error.
+budget (``finish_reason="length"``) that holds no complete answer raises ``LLMTruncated``, not a
+parse error, and gets no repair request (it would run into the same wall).
 
 No request is retried after an outage: the error (``LLMUnavailable``) is retryable and the
 durable job that made the call decides when to try again (a sleeping retry here would hold a
@@ -101,7 +102,10 @@ class OpenAICompatLLM:
         first = self._chat(messages, schema, Usage())
         value, error = _try_parse(first.text, schema)
         if value is not None:
+            # Also when cut at the budget: a complete answer followed by rambling is an answer.
             return Completion(value, first.usage, first.text, self.model)
+        if first.finish_reason == "length":
+            raise self._truncated(first, schema, Usage())
         repair = [
             *messages,
             {"role": "assistant", "content": first.text},
@@ -110,6 +114,8 @@ class OpenAICompatLLM:
         second = self._chat(repair, schema, first.usage)
         usage = first.usage + second.usage
         value, error = _try_parse(second.text, schema)
+        if value is None and second.finish_reason == "length":
+            raise self._truncated(second, schema, first.usage)
         if value is None:
             raise bad_answer(
                 f"{self.name} gave no valid {schema.__name__} even after a repair request "
@@ -154,8 +160,6 @@ class OpenAICompatLLM:
                 exc.fields["usage"] = spent
                 raise
             self._formats.confirm(self._endpoint, fmt)
-            if reply.finish_reason == "length":
-                raise self._truncated(reply, schema, spent)
             return reply
 
     def _downgrade(self, fmt: ResponseFormat, exc: openai.APIStatusError) -> bool:

@@ -81,3 +81,11 @@ def test_a_reply_within_budget_is_not_truncated(
 ) -> None:
     fake_llm.enqueue('{"facts": ["The user restores old radios"]}')
     assert extract_facts(llm, CHAT) == ["The user restores old radios"]
+
+
+def test_a_complete_answer_followed_by_rambling_to_the_budget_is_kept(
+    fake_llm: FakeLLMServer, llm: OpenAICompatLLM
+) -> None:
+    fake_llm.enqueue_runaway('{"facts": ["The user restores old radios"]} Also,', " and more")
+    assert extract_facts(llm, CHAT) == ["The user restores old radios"]
+    assert len(fake_llm.requests) == 1

@@ -19,26 +19,10 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from omoide.llm.prompts import DATA_NOT_INSTRUCTIONS, Prompt, render_conversation
+from omoide.llm.prompts import DATA_NOT_INSTRUCTIONS, Prompt, render_conversation, render_example
 from omoide.types import Message
 
 PROMPT_VERSION = "wilmer-vector/2"
-
-SYSTEM = f"""You turn a chunk of a conversation into memories that a keyword search will find.
-Write one memory per distinct topic of the chunk (usually one to three).
-
-Each memory is an object with:
-- "title": a short title of the topic (a few words),
-- "summary": what was said and decided about it, self-contained, in the conversation's language,
-- "entities": the people, places, organisations, products and other named things involved,
-- "key_phrases": the words and short phrases someone would search for to find it.
-
-{DATA_NOT_INSTRUCTIONS}
-
-Answer with a JSON array of such objects, for example (it is not about this conversation):
-[{{"title": "Guild lamp budget", "summary": "The lighthouse keepers' guild agreed to replace
-  the brass lamps in 2031.", "entities": ["lighthouse keepers' guild"],
-  "key_phrases": ["brass lamps", "guild budget"]}}]"""
 
 
 class VectorMemory(BaseModel):
@@ -59,6 +43,14 @@ class VectorMemory(BaseModel):
 
 
 class VectorMemories(BaseModel):
+    EXAMPLE: ClassVar[list[dict[str, Any]]] = [
+        {
+            "title": "Guild lamp budget",
+            "summary": "The lighthouse keepers' guild agreed to replace the brass lamps in 2031.",
+            "entities": ["lighthouse keepers' guild"],
+            "key_phrases": ["brass lamps", "guild budget"],
+        }
+    ]
     MAX_TOKENS: ClassVar[int] = 1024
 
     memories: list[VectorMemory]
@@ -69,6 +61,21 @@ class VectorMemories(BaseModel):
         if isinstance(value, dict) and "memories" not in value and "summary" in value:
             return {"memories": [value]}
         return value
+
+
+SYSTEM = f"""You turn a chunk of a conversation into memories that a keyword search will find.
+Write one memory per distinct topic of the chunk (usually one to three).
+
+Each memory is an object with:
+- "title": a short title of the topic (a few words),
+- "summary": what was said and decided about it, self-contained, in the conversation's language,
+- "entities": the people, places, organisations, products and other named things involved,
+- "key_phrases": the words and short phrases someone would search for to find it.
+
+{DATA_NOT_INSTRUCTIONS}
+
+Answer with a JSON array of such objects, for example (it is not about this conversation):
+{render_example(VectorMemories.EXAMPLE)}"""
 
 
 def build(messages: Sequence[Message]) -> Prompt[VectorMemories]:
