@@ -149,7 +149,12 @@ class OpenAICompatLLM:
             try:
                 reply = self._request(messages, schema, fmt)
             except openai.APIStatusError as exc:
-                if not formats.rejects_format(exc.status_code, exc.response.text):
+                body = exc.response.text
+                if formats.refuses_max_tokens(
+                    exc.status_code, body
+                ) and self._formats.use_completion_tokens(self._endpoint):
+                    continue
+                if not formats.rejects_format(exc.status_code, body):
                     raise _llm_error(exc, spent) from exc
                 if not self._downgrade(fmt, exc):
                     raise _rejected(exc, fmt, spent, forced=self._forced is not None) from exc
@@ -182,7 +187,7 @@ class OpenAICompatLLM:
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": [hinted, *rest],
-            "max_tokens": self.budget(schema),
+            self._formats.budget_field(self._endpoint): self.budget(schema),
             **formats.request_fields(fmt, schema),
         }
         if self.temperature is not None:

@@ -54,6 +54,7 @@ class FormatMemory:
         self._lock = threading.Lock()
         self._formats: dict[Endpoint, ResponseFormat] = {}
         self._confirmed: set[Endpoint] = set()
+        self._completion_tokens: set[Endpoint] = set()
 
     def current(self, endpoint: Endpoint) -> ResponseFormat:
         with self._lock:
@@ -68,6 +69,20 @@ class FormatMemory:
         with self._lock:
             if self._formats.get(endpoint, CHAIN[0]) == fmt:
                 self._confirmed.add(endpoint)
+
+    def budget_field(self, endpoint: Endpoint) -> str:
+        """``max_tokens``, or ``max_completion_tokens`` for an endpoint that refused the first
+        (OpenAI's reasoning models)."""
+        with self._lock:
+            return "max_completion_tokens" if endpoint in self._completion_tokens else "max_tokens"
+
+    def use_completion_tokens(self, endpoint: Endpoint) -> bool:
+        """Switch ``endpoint`` to ``max_completion_tokens``; False when it already was."""
+        with self._lock:
+            if endpoint in self._completion_tokens:
+                return False
+            self._completion_tokens.add(endpoint)
+            return True
 
     def downgrade(self, endpoint: Endpoint, rejected: ResponseFormat) -> ResponseFormat | None:
         """The form to try after ``rejected``, or None when even ``prompt`` was rejected.
@@ -92,6 +107,12 @@ def rejects_format(status: int, body: str) -> bool:
     """True when an error response refuses the ``response_format`` rather than failing."""
     text = body.lower()
     return status in _REJECTION_STATUSES and any(word in text for word in _FORMAT_WORDS)
+
+
+def refuses_max_tokens(status: int, body: str) -> bool:
+    """OpenAI's reasoning models: 400 "Unsupported parameter: 'max_tokens' ... Use
+    'max_completion_tokens' instead"."""
+    return status == 400 and "max_completion_tokens" in body
 
 
 def request_fields(fmt: ResponseFormat, schema: type[BaseModel]) -> dict[str, Any]:

@@ -197,6 +197,12 @@ class FakeLLMServer:
             return _json(profile.outage_status, profile.outage_body or default)
         if form not in profile.accepts:
             return _json(profile.reject_status, profile.rejection(form, kind))
+        if profile.completion_tokens_only and "max_tokens" in body:
+            message = (
+                "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                "Use 'max_completion_tokens' instead."
+            )
+            return _json(400, {"error": {"message": message, "type": "invalid_request_error"}})
         said = " ".join(str(m.get("content", "")) for m in body.get("messages", []))
         if profile.json_word_required and kind == "json_object" and "json" not in said.lower():
             message = (
@@ -236,7 +242,8 @@ class FakeLLMServer:
         return _error(504, "FakeLLMServer: hung")
 
     def _completion(self, body: dict[str, Any], reply: _Reply) -> dict[str, Any]:
-        budget = body.get("max_tokens") or self.profile.default_max_tokens
+        asked = body.get("max_tokens") or body.get("max_completion_tokens")
+        budget = asked or self.profile.default_max_tokens
         content = reply.content or ""
         if reply.runaway is not None:
             start, unit = reply.runaway

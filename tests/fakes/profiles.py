@@ -33,6 +33,7 @@ class Profile:
     outage_status: int = 503
     outage_body: dict[str, Any] | None = None
     json_word_required: bool = False  # json_object needs "json" in the messages (OpenAI)
+    completion_tokens_only: bool = False  # max_tokens refused: OpenAI's reasoning models
 
     def rejection(self, form: Form, fmt_type: str) -> dict[str, Any]:
         body = self.reject_body or {"error": {"message": "unsupported response_format {type}"}}

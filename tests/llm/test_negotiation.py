@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from pydantic import BaseModel
 
@@ -132,3 +134,19 @@ def test_settings_choose_the_form_and_the_budget(
     assert fake_llm.requests[0]["max_tokens"] == 100
     with pytest.raises(ValueError, match="json_schema"):
         Settings(llm_response_format="grammar")  # type: ignore[arg-type,call-arg]
+
+
+@pytest.mark.profiles("openai")
+def test_a_reasoning_model_gets_max_completion_tokens(
+    fake_llm: FakeLLMServer, llm_profile: Profile
+) -> None:
+    fake_llm.use(dataclasses.replace(llm_profile, completion_tokens_only=True))
+    memory = FormatMemory()
+    fake_llm.enqueue(GOOD)
+    fake_llm.enqueue(GOOD)
+    for _ in range(2):
+        with OpenAICompatLLM(fake_llm.url, "o3-mini", timeout=2, formats=memory) as llm:
+            assert ask(llm) == ["The user likes jasmine tea"]
+    budgets = [(r.get("max_tokens"), r.get("max_completion_tokens")) for r in fake_llm.requests]
+    assert budgets == [(1024, None), (None, 1024), (None, 1024)], "refused once, then remembered"
+    assert forms(fake_llm) == ["json_schema"] * 3
