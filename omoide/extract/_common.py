@@ -67,7 +67,7 @@ def copies_example(text: str, examples: frozenset[str], messages: Sequence[Messa
 
 @dataclass
 class Drops:
-    """What an extractor threw away, by reason ("placeholder", "example", "too_long", ...).
+    """What an extractor threw away, by reason: "empty", "placeholder", "example", "too_long".
 
     >>> drops = Drops()
     >>> facts = extract_facts(llm, messages, drops=drops)

@@ -114,7 +114,8 @@ def _keep(
     for raw in texts:
         text = collapse(raw)
         if not text:
-            continue  # an empty string is "no fact", as it always was
+            drops.add("empty", raw, "fact")
+            continue
         reason = _rejection(text, max_chars)
         if reason is None and copies_example(text, _EXAMPLES, messages):
             reason = "example"

@@ -95,6 +95,7 @@ def _entities(
     for item in items:
         name = normalize_name(item.name)
         if not name:
+            drops.add("empty", item.name, "entity")
             continue
         reason = _name_rejection(name, messages)
         if reason is not None:

@@ -67,7 +67,8 @@ def extract_profile(
         attribute = normalize_attribute(item.attribute)
         value = collapse(item.value)
         if not collapse(item.attribute) or not value:
-            continue  # an empty entry is "nothing said", as it always was
+            drops.add("empty", f"{item.attribute}: {item.value}", "profile entry")
+            continue
         reason = _rejection(attribute, value, messages)
         if reason is not None:
             drops.add(reason, f"{attribute}: {value}", "profile entry")

@@ -7,10 +7,12 @@ a filled example object in the system message. What works is remembered per endp
 fallback costs one request per form; ``response_format=`` other than "auto" forces one form.
 
 Every request carries ``max_tokens``: the response model's ``MAX_TOKENS`` (plus
-``thinking_tokens`` for reasoning models), capped by ``max_tokens``. A server left without a cap
-generates until its context is full, long after the client has given up. A reply cut at the
-budget (``finish_reason="length"``) that holds no complete answer raises ``LLMTruncated``, not a
-parse error, and gets no repair request (it would run into the same wall).
+``thinking_tokens`` for reasoning models), capped by ``max_tokens``; an endpoint that refuses
+the field for ``max_completion_tokens`` (OpenAI's reasoning models) gets that from then on. A
+server left without a cap generates until its context is full, long after the client has given
+up. A reply cut at the budget (``finish_reason="length"``) that holds no complete answer raises
+``LLMTruncated``, not a parse error, and gets no repair request (it would run into the same
+wall).
 
 No request is retried after an outage: the error (``LLMUnavailable``) is retryable and the
 durable job that made the call decides when to try again (a sleeping retry here would hold a

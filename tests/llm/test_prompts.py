@@ -85,7 +85,7 @@ def test_placeholders_examples_and_overlong_facts_are_dropped_alone(
         "The user repairs old radios",
         "The user's brother Piotr lives in Gdynia",
     ]
-    assert drops.counts == {"placeholder": 2, "example": 1, "too_long": 1}
+    assert drops.counts == {"placeholder": 2, "empty": 1, "example": 1, "too_long": 1}
     assert len(long_fact) > MAX_FACT_CHARS
 
 
