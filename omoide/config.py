@@ -87,6 +87,25 @@ class Settings(BaseSettings):
         None, validation_alias=_alias("OMOIDE_LLM_PROVIDER", "MODEL_PROVIDER")
     )
     llm_timeout: float = Field(60.0, gt=0, description="Seconds per LLM request.")
+    llm_response_format: Literal[
+        "auto", "json_schema", "json_object_schema", "json_object", "prompt"
+    ] = Field(
+        "auto",
+        description="Structured output: auto negotiates (json_schema, then json_object with "
+        "the schema, then json_object, then prompting); any other value forces that form.",
+    )
+    llm_max_tokens: int = Field(
+        4096,
+        ge=16,
+        description="Upper bound of any request's max_tokens; each task asks for less "
+        "(facts 512, graph 1024, ...).",
+    )
+    llm_thinking_tokens: int = Field(
+        0,
+        ge=0,
+        description="Tokens added to every output budget, for reasoning models that think "
+        "before they answer.",
+    )
     llm_max_calls_per_episode: int = Field(
         6,
         ge=0,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from omoide.errors import InvalidInput
-from omoide.extract._common import has_content, unusable
+from omoide.extract._common import collapse, has_content, is_placeholder, unusable
 from omoide.llm.prompts import summary as summary_prompt
 from omoide.llm.protocol import LLM
 from omoide.types import Message
@@ -17,8 +17,8 @@ def summarize(
     """The summary of ``previous`` followed by ``messages``.
 
     Without new text the previous summary is returned unchanged and no call is made; with
-    neither, ``InvalidInput``. An empty summary from the model is an ``LLMError``, since storing
-    it would erase the previous one.
+    neither, ``InvalidInput``. An empty or placeholder summary, or the prompt's example, is an
+    ``LLMError``, since storing it would erase the previous one.
 
         >>> summarize(llm, [Message(content="Let's meet Friday")], previous="Planning a trip.")
         'Planning a trip; meeting set for Friday.'
@@ -31,4 +31,11 @@ def summarize(
     text = done.value.summary.strip()
     if not text:
         raise unusable("empty summary", done)
+    if is_placeholder(text):
+        raise unusable(f"the summary is a placeholder ({text[:40]!r})", done)
+    if collapse(text).casefold() == collapse(_EXAMPLE).casefold():
+        raise unusable("the summary repeats the prompt's example", done)
     return text
+
+
+_EXAMPLE = summary_prompt.SummaryResponse.EXAMPLE["summary"]

@@ -18,7 +18,14 @@ from typing import Any, Literal, TypeAlias
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from omoide.errors import InvalidInput
-from omoide.extract._common import has_content, unusable
+from omoide.extract._common import (
+    Drops,
+    copies_example,
+    folded_set,
+    has_content,
+    is_placeholder,
+    unusable,
+)
 from omoide.llm.prompts import variables as variables_prompt
 from omoide.llm.protocol import LLM
 from omoide.types import Message
@@ -31,6 +38,11 @@ _FALSE = frozenset({"false", "no", "n", "off", "0", "f"})
 _INTEGER = re.compile(r"[+-]?\d{1,30}")
 # What models write instead of null when the conversation does not say.
 _NOT_STATED = frozenset({"", "null", "none", "n/a", "unknown"})
+_EXAMPLES = folded_set(
+    str(v["value"])
+    for v in variables_prompt.VariablesResponse.EXAMPLE["values"]
+    if isinstance(v["value"], str)
+)
 
 
 class MemVariable(BaseModel):
@@ -98,6 +110,8 @@ def extract_variables(
     messages: Sequence[Message],
     variables: Sequence[MemVariable],
     current: Mapping[str, Any] | None = None,
+    *,
+    drops: Drops | None = None,
 ) -> dict[str, VariableValue]:
     """The values ``messages`` state for ``variables``, coerced to their declared types.
 
@@ -105,8 +119,10 @@ def extract_variables(
     (it is not in ``current``, the tenant's stored values); otherwise it is absent from the result,
     so writing the result never overwrites a known value with a default. ``required`` is advisory:
     a required variable that is neither stated nor defaulted is absent, not an error, since most
-    conversations mention few variables. Names the model invents are ignored; a stated value that
-    cannot be coerced raises ``LLMError(retryable=False)`` with the raw answer.
+    conversations mention few variables. Names the model invents are ignored; a placeholder
+    (``"..."``, ``"<value>"``) or the prompt's example value counts as not stated (and in
+    ``drops``); a stated value that cannot be coerced raises ``LLMError(retryable=False)``
+    with the raw answer.
 
         >>> extract_variables(llm, [Message(content="I'm 41")], [MemVariable(
         ...     name="age", description="The user's age", type="integer")])
@@ -115,7 +131,8 @@ def extract_variables(
     names = [v.name for v in variables]
     if len(set(names)) != len(names):
         raise InvalidInput("mem_variables: duplicate variable names")
-    found = _stated_values(llm, messages, variables) if variables else {}
+    drops = drops if drops is not None else Drops()
+    found = _stated_values(llm, messages, variables, drops) if variables else {}
     known = current or {}
     for var in variables:
         if var.name not in found and var.name not in known and var.default is not None:
@@ -124,7 +141,7 @@ def extract_variables(
 
 
 def _stated_values(
-    llm: LLM, messages: Sequence[Message], variables: Sequence[MemVariable]
+    llm: LLM, messages: Sequence[Message], variables: Sequence[MemVariable], drops: Drops
 ) -> dict[str, VariableValue]:
     if not has_content(messages):
         return {}
@@ -135,11 +152,24 @@ def _stated_values(
         var = declared.get(item.name.strip().casefold())
         if var is None or _not_stated(item.value):
             continue
+        if isinstance(item.value, str):
+            reason = _rejection(item.value, messages)
+            if reason is not None:
+                drops.add(reason, f"{var.name}={item.value}", "variable value")
+                continue
         try:
             found[var.name] = coerce(item.value, var.type)
         except InvalidInput as exc:
             raise unusable(f"variable {var.name!r}: {exc.message}", done) from exc
     return found
+
+
+def _rejection(value: str, messages: Sequence[Message]) -> str | None:
+    if is_placeholder(value):
+        return "placeholder"
+    if copies_example(value, _EXAMPLES, messages):
+        return "example"
+    return None
 
 
 def _not_stated(value: object) -> bool:

@@ -14,19 +14,32 @@ from typing import TYPE_CHECKING
 
 from omoide.config import Settings
 from omoide.errors import FeatureDisabled, InvalidInput
+from omoide.llm.errors import LLMRejected, LLMTruncated, LLMUnavailable, kind_of
 from omoide.llm.protocol import LLM, Completion, MeteredLLM, Usage
 
 if TYPE_CHECKING:
     from omoide.llm.client import OpenAICompatLLM
 
-__all__ = ["LLM", "Completion", "MeteredLLM", "Usage", "build_llm", "require_llm"]
+__all__ = [
+    "LLM",
+    "Completion",
+    "LLMRejected",
+    "LLMTruncated",
+    "LLMUnavailable",
+    "MeteredLLM",
+    "Usage",
+    "build_llm",
+    "kind_of",
+    "require_llm",
+]
 
 
 def build_llm(settings: Settings, timeout: float = 60.0) -> OpenAICompatLLM | None:
     """The configured LLM, or None when ``llm_base_url`` is unset.
 
     Every provider (``llm_provider``: openai, ollama, vllm, ...) is reached through its
-    OpenAI-compatible ``/v1`` endpoint, so the provider name selects nothing yet.
+    OpenAI-compatible ``/v1`` endpoint, so the provider name selects nothing yet. Clients built
+    here share one ``FormatMemory``: an endpoint's response format is negotiated once a process.
     """
     if not settings.llm_base_url:
         return None
@@ -38,8 +51,19 @@ def build_llm(settings: Settings, timeout: float = 60.0) -> OpenAICompatLLM | No
         raise FeatureDisabled(
             "LLM features need the openai package: pip install 'openai>=1.40'"
         ) from exc
+    from omoide.llm.formats import SHARED
+
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
-    return OpenAICompatLLM(settings.llm_base_url, settings.llm_model, key, timeout=timeout)
+    return OpenAICompatLLM(
+        settings.llm_base_url,
+        settings.llm_model,
+        key,
+        timeout=timeout,
+        response_format=settings.llm_response_format,
+        max_tokens=settings.llm_max_tokens,
+        thinking_tokens=settings.llm_thinking_tokens,
+        formats=SHARED,
+    )
 
 
 def require_llm(llm: LLM | None, feature: str) -> LLM:

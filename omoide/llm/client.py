@@ -1,41 +1,56 @@
 """The chat client for any OpenAI-compatible endpoint: OpenAI, vLLM, llama.cpp, Ollama, LiteLLM.
 
-Structured output is negotiated, not assumed: the client asks for ``json_schema``; a server that
-answers 400 naming the parameter gets ``json_object`` next, then plain prompting with the schema
-in the system message. The downgrade sticks for the life of the client, so it costs one request.
+Structured output is negotiated, not assumed (``omoide.llm.formats``): the client asks for
+``json_schema``; a server whose error body refuses the ``response_format`` (HTTP 400, 422 or
+500) gets ``json_object`` with the schema next, then plain ``json_object``, then prompting with
+a filled example object in the system message. What works is remembered per endpoint, so the
+fallback costs one request per form; ``response_format=`` other than "auto" forces one form.
 
-No request is retried after an outage: the error says ``retryable`` and the durable job that made
-the call decides when to try again (a sleeping retry here would hold a worker and hide outages).
-The only second request is the repair of an unparseable answer, which is not an outage.
+Every request carries ``max_tokens``: the response model's ``MAX_TOKENS`` (plus
+``thinking_tokens`` for reasoning models), capped by ``max_tokens``; an endpoint that refuses
+the field for ``max_completion_tokens`` (OpenAI's reasoning models) gets that from then on. A
+server left without a cap generates until its context is full, long after the client has given
+up. A reply cut at the budget (``finish_reason="length"``) that holds no complete answer raises
+``LLMTruncated``, not a parse error, and gets no repair request (it would run into the same
+wall).
+
+No request is retried after an outage: the error (``LLMUnavailable``) is retryable and the
+durable job that made the call decides when to try again (a sleeping retry here would hold a
+worker and hide outages). The only second request is the repair of an unparseable answer.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any, ClassVar
 
 import openai
 from pydantic import BaseModel, Field, ValidationError
 
 from omoide.errors import LLMError
-from omoide.llm.parse import ParseError, parse_model
+from omoide.llm import formats
+from omoide.llm.errors import LLMRejected, LLMTruncated, LLMUnavailable, bad_answer
+from omoide.llm.formats import FormatMemory, FormatSetting, ResponseFormat
+from omoide.llm.parse import ParseError, parse_model, salvage_truncated
 from omoide.llm.protocol import Completion, T, Usage
 
 log = logging.getLogger(__name__)
 
-ResponseFormat: TypeAlias = Literal["json_schema", "json_object", "prompt"]
-_FALLBACK: dict[str, ResponseFormat] = {"json_schema": "json_object", "json_object": "prompt"}
-_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured output")
-_SCHEMA_HINT = (
-    "\n\nReply with one JSON object and nothing else (no prose, no markdown), "
-    "valid against this JSON Schema:\n{schema}"
-)
+DEFAULT_MAX_TOKENS = 1024  # for a response model that declares no MAX_TOKENS
 _REPAIR = (
     "Your previous reply could not be used: {error}\n"
     "Reply again with only the corrected JSON object, no prose and no markdown."
 )
+
+
+class Probe(BaseModel):
+    """The answer of ``OpenAICompatLLM.probe``."""
+
+    EXAMPLE: ClassVar[dict[str, Any]] = {"ok": True}
+    MAX_TOKENS: ClassVar[int] = 16
+
+    ok: bool
 
 
 class OpenAICompatLLM:
@@ -45,7 +60,8 @@ class OpenAICompatLLM:
         >>> llm.complete_json("Extract facts as JSON.", "I like tea", FactsResponse).value
 
     ``max_retries`` is passed to the SDK and defaults to 0 on purpose (see the module docstring).
-    ``temperature=None`` leaves it out, for reasoning models that reject it.
+    ``temperature=None`` leaves it out, for reasoning models that reject it. ``formats`` is where
+    the negotiated format is kept (one per client unless given; ``build_llm`` shares one).
     """
 
     def __init__(
@@ -56,22 +72,42 @@ class OpenAICompatLLM:
         timeout: float = 60.0,
         max_retries: int = 0,
         temperature: float | None = 0.0,
-        response_format: ResponseFormat = "json_schema",
+        response_format: FormatSetting = "auto",
+        max_tokens: int = 4096,
+        thinking_tokens: int = 0,
+        formats: FormatMemory | None = None,
     ) -> None:
         self.name = f"openai-compat/{model}"
         self.model = model
         self.temperature = temperature
-        self.response_format: ResponseFormat = response_format
+        self.max_tokens = max_tokens
+        self.thinking_tokens = thinking_tokens
+        self._forced: ResponseFormat | None = None if response_format == "auto" else response_format
+        self._formats = formats or FormatMemory()
+        self._endpoint = (base_url.rstrip("/"), model)
         self._client = openai.OpenAI(
             base_url=base_url, api_key=api_key or "none", timeout=timeout, max_retries=max_retries
         )
+
+    @property
+    def response_format(self) -> ResponseFormat:
+        """The form the next request will use."""
+        return self._forced or self._formats.current(self._endpoint)
+
+    def budget(self, schema: type[BaseModel]) -> int:
+        """The ``max_tokens`` of a request for ``schema``."""
+        wanted = getattr(schema, "MAX_TOKENS", DEFAULT_MAX_TOKENS) + self.thinking_tokens
+        return max(1, min(wanted, self.max_tokens))
 
     def complete_json(self, system: str, user: str, schema: type[T]) -> Completion[T]:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         first = self._chat(messages, schema, Usage())
         value, error = _try_parse(first.text, schema)
         if value is not None:
+            # Also when cut at the budget: a complete answer followed by rambling is an answer.
             return Completion(value, first.usage, first.text, self.model)
+        if first.finish_reason == "length":
+            raise self._truncated(first, schema, Usage())
         repair = [
             *messages,
             {"role": "assistant", "content": first.text},
@@ -80,16 +116,23 @@ class OpenAICompatLLM:
         second = self._chat(repair, schema, first.usage)
         usage = first.usage + second.usage
         value, error = _try_parse(second.text, schema)
+        if value is None and second.finish_reason == "length":
+            raise self._truncated(second, schema, first.usage)
         if value is None:
-            raise LLMError(
+            raise bad_answer(
                 f"{self.name} gave no valid {schema.__name__} even after a repair request "
                 f"({error}; finish_reason={second.finish_reason})",
-                retryable=False,
                 raw=first.text,
                 repair_raw=second.text,
                 usage=usage,
             )
         return Completion(value, usage, second.text, self.model)
+
+    def probe(self) -> ResponseFormat:
+        """Ask for a one-field answer; the response format the endpoint took. Raises the errors
+        of ``complete_json`` (``LLMUnavailable`` when it is down): a real health check."""
+        self.complete_json("Answer with JSON.", 'Reply with {"ok": true}.', Probe)
+        return self.response_format
 
     def close(self) -> None:
         self._client.close()
@@ -106,37 +149,66 @@ class OpenAICompatLLM:
         while True:
             fmt = self.response_format
             try:
-                return self._request(messages, schema, fmt)
-            except openai.BadRequestError as exc:
-                if fmt not in _FALLBACK or not _rejects_format(exc):
+                reply = self._request(messages, schema, fmt)
+            except openai.APIStatusError as exc:
+                body = exc.response.text
+                if formats.refuses_max_tokens(
+                    exc.status_code, body
+                ) and self._formats.use_completion_tokens(self._endpoint):
+                    continue
+                if not formats.rejects_format(exc.status_code, body):
                     raise _llm_error(exc, spent) from exc
-                log.warning(
-                    "%s rejected response_format %s; using %s", self.name, fmt, _FALLBACK[fmt]
-                )
-                self.response_format = _FALLBACK[fmt]
+                if not self._downgrade(fmt, exc):
+                    raise _rejected(exc, fmt, spent, forced=self._forced is not None) from exc
+                continue
             except openai.OpenAIError as exc:
                 raise _llm_error(exc, spent) from exc
             except LLMError as exc:
                 exc.fields["usage"] = spent
                 raise
+            self._formats.confirm(self._endpoint, fmt)
+            return reply
+
+    def _downgrade(self, fmt: ResponseFormat, exc: openai.APIStatusError) -> bool:
+        if self._forced is not None:
+            return False
+        following = self._formats.downgrade(self._endpoint, fmt)
+        if following is None:
+            return False
+        log.warning(
+            "%s rejected response_format %s (HTTP %s: %s); using %s",
+            self.name, fmt, exc.status_code, exc.response.text[:200], following,
+        )  # fmt: skip
+        return True
 
     def _request(
         self, messages: list[dict[str, str]], schema: type[BaseModel], fmt: ResponseFormat
     ) -> _Reply:
-        kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
+        system, *rest = messages
+        hinted = {**system, "content": formats.with_example_hint(system["content"], fmt, schema)}
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": [hinted, *rest],
+            self._formats.budget_field(self._endpoint): self.budget(schema),
+            **formats.request_fields(fmt, schema),
+        }
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
-        if fmt == "json_schema":
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema()},
-            }
-        else:
-            kwargs["messages"] = _with_schema_hint(messages, schema)
-        if fmt == "json_object":
-            kwargs["response_format"] = {"type": "json_object"}
         raw = self._client.chat.completions.with_raw_response.create(**kwargs)
         return _read_reply(raw.http_response.text)
+
+    def _truncated(self, reply: _Reply, schema: type[BaseModel], spent: Usage) -> LLMTruncated:
+        budget = self.budget(schema)
+        return LLMTruncated(
+            f"{self.name} used its whole output budget (max_tokens={budget}, "
+            f"finish_reason=length) before finishing a {schema.__name__}: the model ran on; "
+            "raise OMOIDE_LLM_MAX_TOKENS (or OMOIDE_LLM_THINKING_TOKENS for a reasoning model) "
+            "if the answer was merely long",
+            max_tokens=budget,
+            raw=reply.text,
+            partial=salvage_truncated(reply.text, schema),
+            usage=spent + reply.usage,
+        )
 
 
 @dataclass(frozen=True)
@@ -174,9 +246,9 @@ def _read_reply(body: str) -> _Reply:
         envelope = _Envelope.model_validate_json(body)
     except ValidationError as exc:
         # A gateway's HTML error page or a truncated body: a fault on the way, worth retrying.
-        raise LLMError(
+        raise LLMUnavailable(
             f"the LLM endpoint returned a malformed response: {body[:200]!r}",
-            retryable=True,
+            reason="malformed_response",
             raw=body,
         ) from exc
     choice = envelope.choices[0]
@@ -192,30 +264,31 @@ def _try_parse(text: str, schema: type[T]) -> tuple[T | None, str]:
         return None, str(exc)
 
 
-def _with_schema_hint(
-    messages: list[dict[str, str]], schema: type[BaseModel]
-) -> list[dict[str, str]]:
-    hint = _SCHEMA_HINT.format(schema=json.dumps(schema.model_json_schema(), separators=(",", ":")))
-    system, *rest = messages
-    return [{**system, "content": system["content"] + hint}, *rest]
-
-
-def _rejects_format(exc: openai.BadRequestError) -> bool:
-    text = f"{exc.message} {exc.body}".lower()
-    return any(word in text for word in _FORMAT_WORDS)
+def _rejected(
+    exc: openai.APIStatusError, fmt: ResponseFormat, spent: Usage, *, forced: bool
+) -> LLMRejected:
+    why = "forced by OMOIDE_LLM_RESPONSE_FORMAT" if forced else "the last form left"
+    return LLMRejected(
+        f"the LLM endpoint rejected response_format {fmt} ({why}): HTTP {exc.status_code} "
+        f"{exc.response.text[:300]}",
+        status=exc.status_code,
+        response_format=fmt,
+        usage=spent,
+    )
 
 
 def _llm_error(exc: openai.OpenAIError, spent: Usage) -> LLMError:
     if isinstance(exc, openai.APITimeoutError):
-        return LLMError("the LLM endpoint timed out", retryable=True, usage=spent)
+        return LLMUnavailable("the LLM endpoint timed out", reason="timeout", usage=spent)
     if isinstance(exc, openai.APIConnectionError):
-        return LLMError(f"the LLM endpoint is unreachable: {exc}", retryable=True, usage=spent)
+        return LLMUnavailable(
+            f"the LLM endpoint is unreachable: {exc}", reason="unreachable", usage=spent
+        )
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        return LLMError(
-            f"the LLM endpoint answered HTTP {status}: {exc.message[:300]}",
-            retryable=status in (408, 409, 429) or status >= 500,
-            status=status,
-            usage=spent,
-        )
-    return LLMError(f"the LLM call failed: {exc}", retryable=True, usage=spent)
+        message = f"the LLM endpoint answered HTTP {status}: {exc.message[:300]}"
+        if status in (408, 409, 429) or status >= 500:
+            reason = {429: "rate_limited", 503: "overloaded"}.get(status, "server_error")
+            return LLMUnavailable(message, reason=reason, status=status, usage=spent)
+        return LLMRejected(message, status=status, usage=spent)
+    return LLMUnavailable(f"the LLM call failed: {exc}", reason="server_error", usage=spent)

@@ -69,9 +69,11 @@ class LLM(Protocol):
     """A chat model that answers with JSON matching a pydantic model.
 
     Implementations raise ``LLMError``: ``retryable=True`` for outages (HTTP 429/5xx, timeouts,
-    refused connections), ``retryable=False`` when the model's answer cannot be parsed even after
-    a repair request. The error's ``fields`` hold ``raw`` (the unusable text) and ``usage`` (a
-    ``Usage``, since failed calls cost tokens too). A parse failure is never an empty answer.
+    refused connections), ``retryable=False`` when the model's answer cannot be parsed even
+    after a repair request (``omoide.llm.errors`` has the subclasses and ``kind_of``, which tell
+    an outage from a truncated or bad answer and from a refused request). The error's ``fields``
+    hold ``raw`` (the unusable text) and ``usage`` (a ``Usage``, since failed calls cost tokens
+    too). A parse failure is never an empty answer.
 
         >>> class Facts(BaseModel):
         ...     facts: list[str]

@@ -20,6 +20,15 @@ from omoide.config import Settings
 from omoide.embed import HashEmbedder
 from omoide.llm.client import OpenAICompatLLM
 from tests.fakes import FakeLLMServer
+from tests.fakes import fixtures as _profiles
+
+# Every test here runs once per server profile (tests/fakes/fixtures.py).
+fake_llm = _profiles.fake_llm
+llm = _profiles.llm
+llm_profile = _profiles.llm_profile
+pytest_configure = _profiles.pytest_configure
+pytest_generate_tests = _profiles.pytest_generate_tests
+
 
 CHAT = [
     {"role": "user", "content": "I'm Mei. I live in Shenzhen and my sister Lin works at Acme."},

@@ -12,6 +12,7 @@ from omoide.errors import LLMError
 from omoide.llm import MeteredLLM, Usage
 from omoide.llm.client import OpenAICompatLLM
 from tests.fakes import FakeLLMServer
+from tests.fakes.fixtures import JSON_SCHEMA_PROFILES
 
 GOOD = '{"facts": ["The user likes jasmine tea"]}'
 
@@ -45,6 +46,7 @@ def test_wrapped_replies_parse(fake_llm: FakeLLMServer, llm: OpenAICompatLLM, re
     assert len(fake_llm.requests) == 1
 
 
+@pytest.mark.profiles(*JSON_SCHEMA_PROFILES)
 def test_request_asks_for_json_schema(fake_llm: FakeLLMServer, llm: OpenAICompatLLM) -> None:
     fake_llm.enqueue(GOOD)
     ask(llm)
@@ -150,6 +152,7 @@ def test_client_errors_are_not_retryable(fake_llm: FakeLLMServer) -> None:
     assert caught.value.fields["status"] == 404
 
 
+@pytest.mark.profiles("generic")
 def test_json_schema_unsupported_falls_back(fake_llm: FakeLLMServer, llm: OpenAICompatLLM) -> None:
     fake_llm.reject_formats = {"json_schema"}
     fake_llm.enqueue(GOOD)
@@ -158,10 +161,14 @@ def test_json_schema_unsupported_falls_back(fake_llm: FakeLLMServer, llm: OpenAI
     assert ask(llm) == ["The user likes jasmine tea"]
     formats = [r.get("response_format", {}).get("type") for r in fake_llm.requests]
     assert formats == ["json_schema", "json_object", "json_object"], "the downgrade sticks"
+    assert fake_llm.requests[1]["response_format"]["schema"] == Facts.model_json_schema()
+    # Issue 16, point 6: a filled example object, not the raw JSON Schema small models echo.
     system = fake_llm.requests[1]["messages"][0]["content"]
-    assert json.dumps(Facts.model_json_schema(), separators=(",", ":")) in system
+    assert '{"facts": ["facts text"]}' in system
+    assert json.dumps(Facts.model_json_schema(), separators=(",", ":")) not in system
 
 
+@pytest.mark.profiles("generic")
 def test_no_structured_output_at_all_falls_back_to_prompting(
     fake_llm: FakeLLMServer, llm: OpenAICompatLLM
 ) -> None:

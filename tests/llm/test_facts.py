@@ -55,7 +55,7 @@ def test_extract_facts_without_text_makes_no_call(
 
 def test_prompt_is_versioned_and_pure() -> None:
     prompt = facts_prompt.build([Message(content="hi")])
-    assert prompt.version == facts_prompt.PROMPT_VERSION == "facts/1"
+    assert prompt.version == facts_prompt.PROMPT_VERSION == "facts/2"
     assert prompt.schema is facts_prompt.FactsResponse
     assert "<conversation>\nuser: hi\n</conversation>" in prompt.user
 

@@ -12,6 +12,8 @@ from omoide.llm import build_llm, require_llm
 from omoide.llm.client import OpenAICompatLLM
 from tests.fakes import FakeLLMServer, hash_vector
 
+pytestmark = pytest.mark.profiles("generic")  # the fake itself, not a server's behaviour
+
 
 def test_embeddings_are_deterministic(fake_llm: FakeLLMServer) -> None:
     body = {"model": "fake-embed", "input": ["tea", "coffee", "tea"]}

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from omoide.extract import GraphEntity, GraphRelation, extract_graph
 from omoide.llm.client import OpenAICompatLLM
 from omoide.types import Message
 from tests.fakes import FakeLLMServer
+from tests.fakes.fixtures import JSON_SCHEMA_PROFILES
 
 MESSAGES = [Message(content="My sister Mei Lin works at Acme in Osaka.")]
 
@@ -67,6 +70,7 @@ def test_relationships_may_be_omitted(fake_llm: FakeLLMServer, llm: OpenAICompat
     assert extract_graph(llm, MESSAGES).relationships == []
 
 
+@pytest.mark.profiles(*JSON_SCHEMA_PROFILES)
 def test_schema_uses_from_and_to(fake_llm: FakeLLMServer, llm: OpenAICompatLLM) -> None:
     fake_llm.enqueue('{"entities": [], "relationships": []}')
     assert extract_graph(llm, MESSAGES) == ([], [])

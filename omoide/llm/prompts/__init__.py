@@ -3,9 +3,13 @@
 ``build`` is pure: it turns domain data into a ``Prompt`` and never calls the model, so prompts
 are testable without a server and the version can be stored with whatever a prompt produced.
 
+Each response model carries ``EXAMPLE``, a filled answer shown in the prompt (a template with
+``"..."`` slots gets its slots copied back), and ``MAX_TOKENS``, its output budget. Examples are
+deliberately unlike real conversations, and the extractors drop any answer that repeats them.
+
     >>> prompt = facts.build(messages)
     >>> prompt.run(llm).value.facts
-    ['The user likes jasmine tea']
+    ['The user restores antique typewriters']
 """
 
 from __future__ import annotations
@@ -48,6 +52,11 @@ def render_conversation(messages: Sequence[Message]) -> str:
 def render_json_block(tag: str, value: Any) -> str:
     # JSON rather than bullet lists: quotes and newlines in memories cannot break the framing.
     return f"<{tag}>\n{json.dumps(value, ensure_ascii=False, indent=1)}\n</{tag}>"
+
+
+def render_example(value: Any) -> str:
+    """The example answer as the prompt shows it (and as the client's fallback hint looks for)."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def today_line(today: str | None) -> str:

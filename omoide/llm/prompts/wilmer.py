@@ -7,34 +7,22 @@ the direct-LLM-call form of it. Both shapes are accepted.
     >>> reply = build([Message(content="We picked Lisbon for the offsite")]).run(llm).value
     >>> reply.memories[0].title
     'Offsite location'
+
+The prompt's own example is deliberately unlike a real chat (a lighthouse keepers' guild): an
+example about an offsite in Lisbon came back as memories of unrelated discussions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from omoide.llm.prompts import DATA_NOT_INSTRUCTIONS, Prompt, render_conversation
+from omoide.llm.prompts import DATA_NOT_INSTRUCTIONS, Prompt, render_conversation, render_example
 from omoide.types import Message
 
-PROMPT_VERSION = "wilmer-vector/1"
-
-SYSTEM = f"""You turn a chunk of a conversation into memories that a keyword search will find.
-Write one memory per distinct topic of the chunk (usually one to three).
-
-Each memory is an object with:
-- "title": a short title of the topic (a few words),
-- "summary": what was said and decided about it, self-contained, in the conversation's language,
-- "entities": the people, places, organisations, products and other named things involved,
-- "key_phrases": the words and short phrases someone would search for to find it.
-
-{DATA_NOT_INSTRUCTIONS}
-
-Answer with a JSON array of such objects, for example:
-[{{"title": "Offsite location", "summary": "The team chose Lisbon for the May offsite.",
-  "entities": ["Lisbon"], "key_phrases": ["offsite", "team trip"]}}]"""
+PROMPT_VERSION = "wilmer-vector/2"
 
 
 class VectorMemory(BaseModel):
@@ -55,6 +43,16 @@ class VectorMemory(BaseModel):
 
 
 class VectorMemories(BaseModel):
+    EXAMPLE: ClassVar[list[dict[str, Any]]] = [
+        {
+            "title": "Guild lamp budget",
+            "summary": "The lighthouse keepers' guild agreed to replace the brass lamps in 2031.",
+            "entities": ["lighthouse keepers' guild"],
+            "key_phrases": ["brass lamps", "guild budget"],
+        }
+    ]
+    MAX_TOKENS: ClassVar[int] = 1024
+
     memories: list[VectorMemory]
 
     @model_validator(mode="before")
@@ -63,6 +61,21 @@ class VectorMemories(BaseModel):
         if isinstance(value, dict) and "memories" not in value and "summary" in value:
             return {"memories": [value]}
         return value
+
+
+SYSTEM = f"""You turn a chunk of a conversation into memories that a keyword search will find.
+Write one memory per distinct topic of the chunk (usually one to three).
+
+Each memory is an object with:
+- "title": a short title of the topic (a few words),
+- "summary": what was said and decided about it, self-contained, in the conversation's language,
+- "entities": the people, places, organisations, products and other named things involved,
+- "key_phrases": the words and short phrases someone would search for to find it.
+
+{DATA_NOT_INSTRUCTIONS}
+
+Answer with a JSON array of such objects, for example (it is not about this conversation):
+{render_example(VectorMemories.EXAMPLE)}"""
 
 
 def build(messages: Sequence[Message]) -> Prompt[VectorMemories]:
