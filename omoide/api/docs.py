@@ -48,7 +48,8 @@ def install(app: FastAPI) -> None:
             swagger_css_url=base + "/docs/swagger-ui.css",
             swagger_favicon_url=base + "/docs/favicon.png",
             oauth2_redirect_url=base + "/docs/oauth2-redirect.html",
-            swagger_ui_parameters={"persistAuthorization": True},
+            # no online validator: Swagger UI would send the spec to validator.swagger.io
+            swagger_ui_parameters={"persistAuthorization": True, "validatorUrl": None},
         )
 
     @app.get("/redoc", include_in_schema=False)
