@@ -5,7 +5,8 @@ registry, so several apps in one process (tests, embedding) never collide.
 
 Recorded per request (``RequestMetrics``, a pure ASGI middleware outside authentication, so
 refused calls count too), labelled by method, route template (``/v1/memories/{memory_id}``;
-``unmatched`` for a path no route took, so a scan cannot blow up the label set) and status:
+``unmatched`` for an unknown path, or a parameterised one refused before routing with 401,
+413 or 415, so a scan cannot blow up the label set) and status:
 
     omoide_http_requests_total, omoide_http_request_duration_seconds
 
@@ -82,6 +83,7 @@ class RequestMetrics:
     def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
         self.app = app
         self.metrics = metrics
+        self._exact: frozenset[str] | None = None  # the app's parameterless route paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -99,14 +101,20 @@ class RequestMetrics:
         try:
             await self.app(scope, receive, send_status)
         finally:
-            route = _template(scope.get("route"))
             elapsed = time.perf_counter() - started
-            self.metrics.observe(scope["method"], route, status, elapsed)
+            self.metrics.observe(scope["method"], self._template(scope), status, elapsed)
 
-
-def _template(route: BaseRoute | None) -> str:
-    path = getattr(route, "path", None)
-    return path if isinstance(path, str) else "unmatched"
+    def _template(self, scope: Scope) -> str:
+        path = getattr(scope.get("route"), "path", None)
+        if isinstance(path, str):
+            return path
+        # FastAPI records only its own routes in the scope; a plain route (/mcp) and a request
+        # refused before routing (401) are known by their path when it is a fixed one.
+        if self._exact is None:
+            routes: list[BaseRoute] = getattr(scope.get("app"), "routes", [])
+            paths = (getattr(route, "path", None) for route in routes)
+            self._exact = frozenset(p for p in paths if isinstance(p, str) and "{" not in p)
+        return str(scope["path"]) if scope["path"] in self._exact else "unmatched"
 
 
 class EngineCollector(Collector):

@@ -12,6 +12,8 @@ from omoide import Memory
 from omoide.embed.protocol import Embedder
 from tests.api.conftest import KEY, Running
 
+LIST_TOOLS = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+
 
 def _samples(text: str) -> list[Sample]:
     return [s for family in text_string_to_metric_families(text) for s in family.samples]
@@ -32,7 +34,10 @@ def test_metrics_need_the_key(start_server: Callable[..., Running]) -> None:
     keyed = start_server(api_key=KEY, metrics=True)
     with keyed.http() as anonymous, keyed.http(KEY) as admin:
         assert anonymous.get("/metrics").status_code == 401
-        assert admin.get("/metrics").status_code == 200
+        scrape = admin.get("/metrics")
+    assert scrape.status_code == 200
+    refused = {"method": "GET", "route": "/metrics", "status": "401"}  # refused before routing
+    assert _value(_samples(scrape.text), "omoide_http_requests_total", **refused) == 1
 
 
 def test_scrape_counts_requests_by_route_template_and_status(
@@ -49,6 +54,10 @@ def test_scrape_counts_requests_by_route_template_and_status(
         assert http.get("/no/such/route").status_code == 404
         queued = http.post("/v1/consolidation/jobs", json={"session_id": "s1"})
         assert queued.status_code == 202
+        mcp = http.post(
+            "/mcp", json=LIST_TOOLS, headers={"Accept": "application/json, text/event-stream"}
+        )
+        assert mcp.status_code == 200
         scrape = http.get("/metrics")
     assert scrape.status_code == 200 and scrape.headers["content-type"].startswith("text/plain")
     samples = _samples(scrape.text)
@@ -60,6 +69,7 @@ def test_scrape_counts_requests_by_route_template_and_status(
     assert _value(samples, "omoide_http_requests_total", **created) == 1
     assert _value(samples, "omoide_http_requests_total", route="unmatched", status="404") == 1
     assert not [s for s in samples if "nope" in s.labels.get("route", "")]
+    assert _value(samples, "omoide_http_requests_total", route="/mcp", status="200") == 1
 
     assert _value(samples, "omoide_jobs", state="pending") >= 1
     pending = [
