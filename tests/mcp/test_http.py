@@ -31,8 +31,8 @@ JIUWEN_TOOLS = {
 }
 
 
-def _semantic(server: Running, text: str, **tenant: str) -> str:
-    items = server.engine.add(text, type=MemoryType.SEMANTIC, **tenant)
+def _semantic(server: Running, text: str, user_id: str, scope_id: str = "default") -> str:
+    items = server.engine.add(text, type=MemoryType.SEMANTIC, user_id=user_id, scope_id=scope_id)
     return items[0].id
 
 
