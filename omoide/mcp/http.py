@@ -13,6 +13,7 @@ from typing import Any
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.routing import BaseRoute
 
@@ -43,9 +44,20 @@ class HttpMount:
             stateless_http=True,
             json_response=True,
             max_request_body_size=settings.max_body_bytes,
-            host=settings.host,  # loopback: the SDK's DNS-rebinding guard on Host and Origin
+            transport_security=_guard(settings),
+            host=settings.host,
         )
         self.routes: list[BaseRoute] = list(app.routes)
 
     def run(self) -> AbstractAsyncContextManager[None]:
         return self.server.session_manager.run()
+
+
+def _guard(settings: Settings) -> TransportSecuritySettings | None:
+    """Without a key, on loopback, the SDK's DNS-rebinding guard (``None``: only loopback
+    ``Host`` and ``Origin`` headers), since a page a browser opens could otherwise reach the
+    tools through a rebound name. With a key that page has no key to send, so any ``Host`` is
+    accepted and a reverse proxy in front works."""
+    if settings.api_key or settings.tenant_keys:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    return None

@@ -197,6 +197,25 @@ def test_a_keyed_server_refuses_mcp_without_the_key(keyed: Running) -> None:
     assert refused.group_contains(MCPError, match="error response")
 
 
+def _post(server: Running, host: str, key: str | None = None) -> httpx.Response:
+    headers = {"Host": host, "Accept": "application/json, text/event-stream"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    return httpx.post(f"{server.url}/mcp", json=request, headers=headers)
+
+
+def test_without_a_key_only_loopback_host_names_reach_the_tools(
+    serve: Callable[..., Running], keyed: Running
+) -> None:
+    open_server = serve()
+    port = open_server.url.rsplit(":", 1)[1]
+    assert _post(open_server, f"127.0.0.1:{port}").status_code == 200
+    assert _post(open_server, f"localhost:{port}").status_code == 200
+    assert _post(open_server, "rebound.example").status_code == 421  # DNS rebinding refused
+    assert _post(keyed, "memory.example", KEY).status_code == 200  # e.g. behind a proxy
+
+
 def test_a_bound_keys_tenant_is_the_tool_calls_tenant(keyed: Running) -> None:
     _semantic(keyed, "alice likes oolong tea", user_id="alice")
     _semantic(keyed, "bob likes oolong tea", user_id="bob", scope_id="demo")
