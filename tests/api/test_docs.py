@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from omoide.config import load_settings
 from tests.api.conftest import KEY, Running
 
 REFERENCE = re.compile(r"""(?:src|href|spec-url)\s*=\s*["']([^"']+)["']|url:\s*'([^']+)'""")
@@ -96,3 +98,14 @@ def test_cors_is_off_by_default(server: Running) -> None:
     with server.http() as http:
         real = http.get("/health", headers={"Origin": "http://localhost:5173"})
     assert "access-control-allow-origin" not in real.headers
+
+
+def test_cors_origins_and_metrics_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OMOIDE_CORS_ORIGINS", " http://localhost:5173/ ,https://app.example")
+    monkeypatch.setenv("OMOIDE_METRICS", "true")
+    settings = load_settings(home=tmp_path)
+    assert settings.cors_origins == ["http://localhost:5173", "https://app.example"]
+    assert settings.metrics is True
