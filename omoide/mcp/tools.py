@@ -52,13 +52,13 @@ class Caller:
         """The tenant of a call. A bound key fixes the user (naming another is ``Forbidden``);
         otherwise an omitted id is the deployment's default."""
         user, scope = clean_id(user_id), clean_id(scope_id)
+        default_scope = clean_id(self.default_scope_id) or DEFAULT_ID
         bound = self.tenancy.bound
         if bound is None:
-            return Scope(
-                user_id=user or self.default_user_id, scope_id=scope or self.default_scope_id
-            )
+            default_user = clean_id(self.default_user_id) or DEFAULT_ID
+            return Scope(user_id=user or default_user, scope_id=scope or default_scope)
         if scope is None and bound.scope_id is None:
-            scope = self.default_scope_id
+            scope = default_scope
         return self.tenancy.scope(user, scope)
 
     def tenant(self, user_id: str | None, scope_id: str | None) -> dict[str, Any]:
@@ -203,10 +203,10 @@ def delete_all_memories(
             "status": "aborted",
             "reason": "confirm must be true to delete all memories in a scope "
             "(this cannot be undone)",
-            "scope_id": clean_id(scope_id) or caller.default_scope_id,
+            "scope_id": caller.scope(None, scope_id).scope_id,
         }
     if caller.tenancy.bound is None and clean_id(user_id) is None:
-        scope = clean_id(scope_id) or caller.default_scope_id
+        scope = caller.scope(None, scope_id).scope_id
         return {
             "status": "deleted",
             "scope_id": scope,
