@@ -46,11 +46,25 @@ class _State:
 state = _State()
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from omoide._version import __version__
+
+        out.print(f"omoide {__version__}", markup=False, highlight=False)
+        raise typer.Exit()
+
+
 @app.callback()
 def _main(
     db: Annotated[
         Path | None, typer.Option(help="SQLite file (default ~/.omoide/omoide.db).")
     ] = None,
+    version: Annotated[  # noqa: ARG001  # handled by its eager callback
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", is_eager=True, callback=_print_version
+        ),
+    ] = False,
 ) -> None:
     """omoide: long-term memory for LLM applications and agents."""
     state.db = db
@@ -214,11 +228,20 @@ def migrate(
 @app.command()
 @_errors
 def doctor(as_json: JsonOpt = False) -> None:
-    """Check the store, the embedder and the job backlog.  Example: omoide doctor"""
+    """Check the store, the embedder, the LLM (for real) and the job backlog.
+
+    Exits 1 when the embedder or a configured LLM is down.  Example: omoide doctor
+    """
     with _memory() as memory:
         report = memory.health(probe_embedder=True)
+    settings = _settings()
+    if settings.llm_base_url:
+        from omoide.llm.probe import probe
+
+        key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+        report["llm"] = probe(settings.llm_base_url, settings.llm_model, key)
     _emit(report, as_json, lambda: out.print_json(json.dumps(report, default=str)))
-    if report["embedder"]["status"] == "down":
+    if "down" in (report["embedder"]["status"], report["llm"].get("status")):
         raise typer.Exit(1)
 
 
@@ -246,6 +269,19 @@ def serve(
     if state.db is not None:
         settings = settings.model_copy(update={"db_url": f"sqlite:///{state.db}"})
     run_server(settings)
+
+
+@app.command("mcp")
+@_errors
+def mcp_() -> None:
+    """Serve the MCP tools over stdin/stdout, for an agent that starts omoide itself.
+
+    Example (Claude Code): claude mcp add omoide -- omoide mcp
+    """
+    from omoide.mcp.stdio import run_stdio
+
+    with _memory(workers=_settings().workers) as memory:
+        run_stdio(memory, _settings())
 
 
 @jobs_app.command("list")

@@ -24,6 +24,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
 from omoide.errors import InvalidInput
+from omoide.types import DEFAULT_ID
 
 
 def _alias(*names: str) -> AliasChoices:
@@ -147,6 +148,30 @@ class Settings(BaseSettings):
     max_text_chars: int = Field(100_000, ge=1)
     workers: int = Field(1, ge=0, le=32, description="Background job worker threads.")
     log_level: str = "INFO"
+
+    # operations: MCP tool defaults (JiuwenMemory's names), /metrics, CORS
+    mcp_default_user_id: str = Field(
+        DEFAULT_ID,
+        description="The user of MCP tool calls that name none.",
+        validation_alias=_alias("OMOIDE_MCP_DEFAULT_USER_ID", "MCP_DEFAULT_USER_ID"),
+    )
+    mcp_default_scope_id: str = Field(
+        DEFAULT_ID,
+        description="The scope of MCP tool calls that name none.",
+        validation_alias=_alias("OMOIDE_MCP_DEFAULT_SCOPE_ID", "MCP_DEFAULT_SCOPE_ID"),
+    )
+    metrics: bool = Field(False, description="Serve Prometheus metrics at /metrics.")
+    cors_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Origins allowed to call the API from a browser: comma-separated, or *.",
+    )
+
+    @field_validator("cors_origins", mode="before")
+    @classmethod
+    def _parse_origins(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [o.strip().rstrip("/") for o in value.split(",") if o.strip()]
+        return value
 
     @field_validator("tenant_keys", mode="before")
     @classmethod

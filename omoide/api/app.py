@@ -6,7 +6,12 @@
 
 Routes are sync ``def`` functions: FastAPI runs them in its thread pool, so a slow embed or a
 long job never stops the server from answering. Middlewares, outermost first: request id and
-the 500 handler, authentication, body guard.
+the 500 handler, request metrics (``OMOIDE_METRICS``), CORS (``OMOIDE_CORS_ORIGINS``; answers
+preflights before authentication, which they cannot pass), authentication, body guard.
+
+Besides the REST routes: MCP over streamable HTTP at ``/mcp`` (``omoide.mcp.http``), Prometheus
+metrics at ``/metrics`` when enabled (``omoide.api.metrics``), and ``/docs`` and ``/redoc`` with
+their assets served locally (``omoide.api.docs``).
 """
 
 from __future__ import annotations
@@ -17,14 +22,18 @@ from contextlib import asynccontextmanager
 import anyio.to_thread
 from fastapi import FastAPI
 from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 
-from omoide.api import errors
+from omoide.api import docs, errors, openapi
 from omoide.api.auth import AuthMiddleware
 from omoide.api.compat import jiuwen, nexus, wilmer
+from omoide.api.metrics import Metrics, RequestMetrics
+from omoide.api.metrics import install as install_metrics
 from omoide.api.middleware import BodyGuard, RequestContext
 from omoide.api.system import router as system_router
 from omoide.api.v1 import jobs, knowledge, memories, sessions
 from omoide.config import Settings
+from omoide.mcp.http import HttpMount
 from omoide.memory import Memory
 
 DESCRIPTION = """Long-term memory for LLM applications and agents.
@@ -55,17 +64,21 @@ def create_app(settings: Settings, engine: Memory | None = None) -> FastAPI:
     (starting its job workers) and closes it at shutdown; a given engine is left to its owner.
     """
 
+    mcp = HttpMount(settings)
+    metrics = Metrics() if settings.metrics else None
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if engine is not None:
-            yield
-            return
-        app.state.engine = await anyio.to_thread.run_sync(lambda: Memory(settings=settings))
-        try:
-            yield
-        finally:
-            # Workers finish the batch in hand; unfinished jobs stay queued in the database.
-            await anyio.to_thread.run_sync(app.state.engine.close)
+        async with mcp.run():
+            if engine is not None:
+                yield
+                return
+            app.state.engine = await anyio.to_thread.run_sync(lambda: Memory(settings=settings))
+            try:
+                yield
+            finally:
+                # Workers finish the batch in hand; unfinished jobs stay queued in the database.
+                await anyio.to_thread.run_sync(app.state.engine.close)
 
     from omoide._version import __version__
 
@@ -75,15 +88,18 @@ def create_app(settings: Settings, engine: Memory | None = None) -> FastAPI:
         description=DESCRIPTION,
         openapi_tags=TAGS,
         lifespan=lifespan,
-        middleware=[
-            Middleware(RequestContext),
-            Middleware(AuthMiddleware, settings=settings),
-            Middleware(BodyGuard, max_bytes=settings.max_body_bytes),
-        ],
+        docs_url=None,
+        redoc_url=None,
+        middleware=_middleware(settings, metrics),
     )
     app.state.settings = settings
     app.state.engine = engine
     errors.install(app)
+    docs.install(app)
+    openapi.install(app)
+    if metrics is not None:
+        install_metrics(app, metrics)
+    app.router.routes.extend(mcp.routes)
     for router in (system_router, memories.router, sessions.router, jobs.router, knowledge.router):
         app.include_router(router)
     if settings.compat_jiuwen:
@@ -93,3 +109,23 @@ def create_app(settings: Settings, engine: Memory | None = None) -> FastAPI:
     if settings.compat_wilmer:
         app.include_router(wilmer.router)
     return app
+
+
+def _middleware(settings: Settings, metrics: Metrics | None) -> list[Middleware]:
+    stack = [Middleware(RequestContext)]
+    if metrics is not None:
+        stack.append(Middleware(RequestMetrics, metrics=metrics))
+    if settings.cors_origins:
+        stack.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=settings.cors_origins,
+                allow_methods=["*"],
+                allow_headers=["Authorization", "Content-Type", "X-Request-ID"],
+                expose_headers=["X-Request-ID"],
+                max_age=600,
+            )
+        )
+    stack.append(Middleware(AuthMiddleware, settings=settings))
+    stack.append(Middleware(BodyGuard, max_bytes=settings.max_body_bytes))
+    return stack

@@ -1,7 +1,7 @@
 """API-key authentication as a pure ASGI middleware, so it runs before any body is parsed.
 
 With a key configured (``MEMORY_API_KEY`` / ``OMOIDE_API_KEY``, or tenant-bound keys in
-``OMOIDE_TENANT_KEYS``) every request except ``GET /`` and ``GET /health`` needs
+``OMOIDE_TENANT_KEYS``) every request except ``GET /``, ``GET /health`` and the API docs needs
 ``Authorization: Bearer <key>``; otherwise it gets 401 ``Unauthorized: invalid or missing API
 key``. Keys are compared with ``hmac.compare_digest`` against every configured key, so the time
 taken does not reveal which key, or how much of one, matched.
@@ -17,10 +17,13 @@ import hmac
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from omoide.api.docs import OPEN_PATHS as DOCS
 from omoide.api.errors import UNAUTHORIZED, error_response, request_id_of
 from omoide.config import Settings, TenantKey
 
-OPEN_ROUTES = frozenset({("GET", "/"), ("GET", "/health")})
+# The docs pages, their assets and the OpenAPI document are open so a browser can load them
+# and "Authorize" there (omoide.api.docs).
+OPEN_ROUTES = frozenset({("GET", "/"), ("GET", "/health")} | {("GET", path) for path in DOCS})
 
 
 class Keys:

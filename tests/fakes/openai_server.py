@@ -58,7 +58,8 @@ _WORD = re.compile(r"\S+")
 
 
 class FakeLLMServer:
-    """Serves ``POST /v1/chat/completions`` and ``POST /v1/embeddings`` on 127.0.0.1.
+    """Serves ``POST /v1/chat/completions``, ``POST /v1/embeddings`` and ``GET /v1/models`` on
+    127.0.0.1.
 
     ``reject_formats`` holds ``response_format`` types answered with HTTP 400 the way servers
     without structured output do, without consuming a scripted reply; the profile's own
@@ -169,8 +170,14 @@ class FakeLLMServer:
             routes=[
                 Route("/v1/chat/completions", self._chat, methods=["POST"]),
                 Route("/v1/embeddings", self._embeddings, methods=["POST"]),
+                Route("/v1/models", self._models, methods=["GET"]),
             ]
         )
+
+    async def _models(self, _request: Request) -> Response:
+        """The model list, for clients that check the server is there (``omoide doctor``)."""
+        model = {"id": self.model, "object": "model", "created": 0, "owned_by": "fake"}
+        return JSONResponse({"object": "list", "data": [model]})
 
     async def _chat(self, request: Request) -> Response:
         body = await request.json()

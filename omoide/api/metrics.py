@@ -1,0 +1,190 @@
+"""``GET /metrics`` in the Prometheus text format (``prometheus-client``), when enabled.
+
+Off unless ``OMOIDE_METRICS=true``; behind the API key like every route. Each app has its own
+registry, so several apps in one process (tests, embedding) never collide.
+
+Recorded per request (``RequestMetrics``, a pure ASGI middleware outside authentication, so
+refused calls count too), labelled by method, route template (``/v1/memories/{memory_id}``;
+``unmatched`` for an unknown path, or a parameterised one refused before routing with 401,
+413 or 415, so a scan cannot blow up the label set) and status:
+
+    omoide_http_requests_total, omoide_http_request_duration_seconds
+
+Read from the engine at each scrape (``EngineCollector``), through the calls the routes use:
+
+    omoide_jobs{state}                     jobs per state (pending, running, done, failed)
+    omoide_job_queue{kind,state}           unfinished and failed jobs per kind (first 1000
+                                           of each state)
+    omoide_component_up{component}         1 ok, 0 down: store, embedder, llm
+    omoide_store_bytes                     the SQLite file with its -wal and -shm files
+
+Embed and LLM call latency and job run times need the engine to report each call (a hook
+called with the kind, duration and outcome); until it does they are not exported here.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter as Tally
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.responses import Response
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.exposition import generate_latest
+from prometheus_client.registry import Collector
+from starlette.routing import BaseRoute
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from omoide.engine import Engine
+from omoide.types import JobState
+
+log = logging.getLogger("omoide.api")
+
+PATH = "/metrics"
+QUEUE_STATES = (JobState.PENDING, JobState.RUNNING, JobState.FAILED)
+QUEUE_SAMPLE = 1000
+BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+
+
+class Metrics:
+    """The app's registry and the request instruments."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        labels = ("method", "route", "status")
+        self.requests = Counter(
+            "omoide_http_requests",
+            "HTTP requests answered.",
+            labels,
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "omoide_http_request_duration_seconds",
+            "Time from request to the end of the response.",
+            labels,
+            buckets=BUCKETS,
+            registry=self.registry,
+        )
+
+    def observe(self, method: str, route: str, status: int, seconds: float) -> None:
+        labels = (method, route, str(status))
+        self.requests.labels(*labels).inc()
+        self.latency.labels(*labels).observe(seconds)
+
+
+class RequestMetrics:
+    """Times every HTTP request and counts it by route template and status."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+        self._exact: frozenset[str] | None = None  # the app's parameterless route paths
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500  # what the client gets if the app raises before it answers
+
+        async def send_status(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_status)
+        finally:
+            elapsed = time.perf_counter() - started
+            self.metrics.observe(scope["method"], self._template(scope), status, elapsed)
+
+    def _template(self, scope: Scope) -> str:
+        path = getattr(scope.get("route"), "path", None)
+        if isinstance(path, str):
+            return path
+        # FastAPI records only its own routes in the scope; a plain route (/mcp) and a request
+        # refused before routing (401) are known by their path when it is a fixed one.
+        if self._exact is None:
+            routes: list[BaseRoute] = getattr(scope.get("app"), "routes", [])
+            paths = (getattr(route, "path", None) for route in routes)
+            self._exact = frozenset(p for p in paths if isinstance(p, str) and "{" not in p)
+        return str(scope["path"]) if scope["path"] in self._exact else "unmatched"
+
+
+class EngineCollector(Collector):
+    """Gauges read from the engine at scrape time; a failing read is logged, not raised."""
+
+    def __init__(self, engine_of: Callable[[], Engine | None]) -> None:
+        self.engine_of = engine_of
+
+    def collect(self) -> Iterator[Metric]:
+        engine = self.engine_of()
+        if engine is None:  # not started yet
+            return
+        try:
+            report = engine.health()
+            queue = _queue(engine)
+        except Exception:  # a scrape must not fail because the store is down
+            log.exception("metrics: reading the engine failed")
+            return
+        yield from _health_metrics(report)
+        family = GaugeMetricFamily(
+            "omoide_job_queue",
+            f"Unfinished and failed jobs per kind (first {QUEUE_SAMPLE} of each state).",
+            labels=["kind", "state"],
+        )
+        for (kind, state), count in sorted(queue.items()):
+            family.add_metric([kind, state], count)
+        yield family
+
+
+def _queue(engine: Engine) -> Tally[tuple[str, str]]:
+    tally: Tally[tuple[str, str]] = Tally()
+    for state in QUEUE_STATES:
+        for job in engine.list_jobs(state=state, limit=QUEUE_SAMPLE):
+            tally[(job.kind, state.value)] += 1
+    return tally
+
+
+def _health_metrics(report: dict[str, Any]) -> Iterator[Metric]:
+    jobs = GaugeMetricFamily("omoide_jobs", "Jobs per state.", labels=["state"])
+    for state, count in sorted(report.get("jobs", {}).items()):
+        jobs.add_metric([state], count)
+    yield jobs
+    up = GaugeMetricFamily(
+        "omoide_component_up", "1 when the part is ok, 0 when down.", labels=["component"]
+    )
+    for part in ("store", "embedder", "llm"):
+        status = report.get(part, {}).get("status")
+        if status in ("ok", "down"):
+            up.add_metric([part], 1.0 if status == "ok" else 0.0)
+    yield up
+    size = _store_bytes(report.get("store", {}).get("location"))
+    if size is not None:
+        yield GaugeMetricFamily(
+            "omoide_store_bytes", "Size of the store's files on disk.", value=size
+        )
+
+
+def _store_bytes(location: Any) -> float | None:
+    if not isinstance(location, str) or not location:
+        return None
+    path = Path(location.removeprefix("sqlite:///"))
+    files = [path, *(path.with_name(path.name + s) for s in ("-wal", "-shm"))]
+    sizes = [f.stat().st_size for f in files if f.is_file()]
+    return float(sum(sizes)) if sizes else None
+
+
+def install(app: FastAPI, metrics: Metrics) -> None:
+    """Serve ``GET /metrics`` from ``metrics.registry``, with the engine's gauges."""
+    metrics.registry.register(EngineCollector(lambda: getattr(app.state, "engine", None)))
+
+    @app.get(PATH, include_in_schema=False)
+    def scrape() -> Response:
+        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
