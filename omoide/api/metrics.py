@@ -40,7 +40,7 @@ from prometheus_client.registry import Collector
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from omoide.engine import Engine
+from omoide.memory import Memory
 from omoide.types import JobState
 
 log = logging.getLogger("omoide.api")
@@ -120,7 +120,7 @@ class RequestMetrics:
 class EngineCollector(Collector):
     """Gauges read from the engine at scrape time; a failing read is logged, not raised."""
 
-    def __init__(self, engine_of: Callable[[], Engine | None]) -> None:
+    def __init__(self, engine_of: Callable[[], Memory | None]) -> None:
         self.engine_of = engine_of
 
     def collect(self) -> Iterator[Metric]:
@@ -144,7 +144,7 @@ class EngineCollector(Collector):
         yield family
 
 
-def _queue(engine: Engine) -> Tally[tuple[str, str]]:
+def _queue(engine: Memory) -> Tally[tuple[str, str]]:
     tally: Tally[tuple[str, str]] = Tally()
     for state in QUEUE_STATES:
         for job in engine.list_jobs(state=state, limit=QUEUE_SAMPLE):

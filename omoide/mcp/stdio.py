@@ -12,12 +12,12 @@ import sys
 
 from omoide.api.deps import Tenancy
 from omoide.config import Settings
-from omoide.engine import Engine
 from omoide.mcp.server import build_server
 from omoide.mcp.tools import Caller
+from omoide.memory import Memory
 
 
-def run_stdio(engine: Engine, settings: Settings) -> None:
+def run_stdio(engine: Memory, settings: Settings) -> None:
     """Serve until stdin closes. Logs go to stderr: warnings and worse, or everything with
     ``OMOIDE_LOG_LEVEL=debug`` (an agent host shows a server's stderr as its log)."""
     debug = settings.log_level.lower() in ("debug", "trace")

@@ -15,10 +15,18 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from omoide.api.compat.jiuwen import LONG_TERM, TYPES, UNKNOWN, VAR_PREFIX, VARIABLE, memory_type
+from omoide.api.compat.jiuwen import VAR_PREFIX
+from omoide.api.compat.jiuwen_common import (
+    UNKNOWN,
+    VARIABLE,
+    WIRE_NAMES,
+    long_term,
+    memory_type,
+    stored_types,
+)
 from omoide.api.deps import Tenancy
-from omoide.engine import Engine
 from omoide.errors import InvalidInput, NotFound
+from omoide.memory import Memory
 from omoide.types import DEFAULT_ID, MemoryType, Message, Scope, SearchFilters
 
 MAX_ID = 128
@@ -43,7 +51,7 @@ def clean_id(value: str | None) -> str | None:
 class Caller:
     """Who calls: the engine, the key's tenancy, and the deployment's default ids."""
 
-    engine: Engine
+    engine: Memory
     tenancy: Tenancy
     default_user_id: str = DEFAULT_ID
     default_scope_id: str = DEFAULT_ID
@@ -65,9 +73,18 @@ class Caller:
         return self.scope(user_id, scope_id).model_dump()
 
 
-# JiuwenMemory's MCP spells two types with a suffix ("semantic_memory", "episodic_memory").
 def _kind(name: str) -> str:
-    return memory_type(name.strip().lower().removesuffix("_memory"))
+    """Upstream's type name (``semantic_memory``...; omoide's short names are aliases)."""
+    return memory_type(name)
+
+
+def _wire(kind: MemoryType) -> str:
+    return WIRE_NAMES.get(kind, kind.value)
+
+
+def _llm_off(caller: Caller) -> bool:
+    # Without an LLM nothing is extracted: the stored turns are the episodes then.
+    return caller.engine.llm is None
 
 
 def add_messages(
@@ -97,7 +114,7 @@ def add_messages(
         "infer": infer,
         "added": [item.id for item in result.items],
         "extraction": result.extraction.model_dump(mode="json"),
-        "extracted": [_hit(item.id, item.text, item.type.value) for item in result.extracted],
+        "extracted": [_hit(item.id, item.text, _wire(item.type)) for item in result.extracted],
     }
 
 
@@ -123,13 +140,13 @@ def search(
         recipe=RECIPE,
     )
     hits = [
-        _hit(h.memory.id, h.memory.text, h.memory.type.value, score=h.score) for h in result.hits
+        _hit(h.memory.id, h.memory.text, _wire(h.memory.type), score=h.score) for h in result.hits
     ]
     return {"results": hits, "count": len(hits), "warnings": result.warnings}
 
 
 def search_memories(caller: Caller, query: str, num: int, threshold: float, **ids: Any) -> Any:
-    return search(caller, query, LONG_TERM, num, threshold, **ids)
+    return search(caller, query, long_term(_llm_off(caller)), num, threshold, **ids)
 
 
 def search_summaries(caller: Caller, query: str, num: int, threshold: float, **ids: Any) -> Any:
@@ -152,12 +169,13 @@ def get_memories(
     offset = (page_idx - 1) * page_size
     items: list[dict[str, Any]] = []
     total = 0
-    if TYPES[kind]:
+    if types := stored_types(kind, _llm_off(caller)):
         page = caller.engine.get_all(
-            **tenant, filters=SearchFilters(types=TYPES[kind]), limit=page_size, offset=offset
+            **tenant, filters=SearchFilters(types=types), limit=page_size, offset=offset
         )
         items = [
-            _hit(m.id, m.text, m.type.value, timestamp=m.created_at.isoformat()) for m in page.items
+            _hit(m.id, m.text, _wire(m.type), timestamp=m.created_at.isoformat())
+            for m in page.items
         ]
         total = page.total
     if kind in (VARIABLE, UNKNOWN):

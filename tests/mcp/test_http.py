@@ -88,7 +88,9 @@ def test_add_search_page_update_and_delete(serve: Callable[..., Running]) -> Non
     assert added["status"] == "added" and added["extraction"]["state"] == "disabled"  # no LLM
     assert found["count"] == 1 and found["results"][0]["mem_id"] == tea
     assert set(found["results"][0]) >= {"mem_id", "content", "type", "score"}
-    assert [r["mem_id"] for r in page["results"]] == [tea] and page["total"] == 1
+    # Without an LLM the stored turn is an episode (as on the JiuwenMemory routes), newest first.
+    assert [r["mem_id"] for r in page["results"]] == [*added["added"], tea]
+    assert page["total"] == 2 and page["results"][0]["type"] == "episodic_memory"
     assert gone == {"status": "deleted", "mem_id": tea}
     assert "not found" in again
     assert [s["id"] for s in sessions["results"]] == ["mcp"]
