@@ -14,8 +14,9 @@ applies the kind's ``RetryPolicy`` to each error: retry after a backoff, or fail
 handler raises, every job of the batch that is still running fails with that error; a job the
 handler had already finished stays finished.
 
-A job the worker cannot run (an unknown kind, an invalid payload, a payload version newer than
-this code) fails at once with the reason on the row; it never stops the worker or the batch.
+A job the worker cannot run (an invalid payload, a payload version newer than this code) fails
+at once with the reason on the row; a kind it has no handler for is retried with backoff, since
+a newer version may know it. Neither stops the worker or the batch.
 """
 
 from __future__ import annotations
@@ -137,17 +138,15 @@ def _legacy_runner(handler: Handler) -> _Runner:
 
 
 def _unhandled(store: Store, name: str, group: list[Job]) -> None:
+    """A kind this worker has no handler for is retried with backoff, never failed at once: a
+    newer version (a rolling upgrade) or another worker process may know it. After the kind's
+    attempts it ends ``failed``, with the reason on the row."""
     kind = KINDS.get(name)
+    policy = kind.policy if kind is not None else DEFAULT_POLICY
+    known = ", ".join(sorted(KINDS))
     for job in group:
-        if kind is None:  # no code knows it: retrying cannot help
-            known = ", ".join(sorted(KINDS))
-            error = InvalidJobPayload(
-                f"job {job.id} has unknown kind {name!r} (known kinds: {known})", id=job.id
-            )
-            _fail(store, DEFAULT_POLICY, job, error)
-        else:  # a known kind this worker was not given a handler for: another may be
-            message = f"no handler registered for job kind {name!r}"
-            _fail(store, kind.policy, job, RuntimeError(message))
+        message = f"no handler for job kind {name!r} in this worker (it knows: {known})"
+        _fail(store, policy, job, RuntimeError(message))
 
 
 def _fail_running(
