@@ -26,7 +26,7 @@ const enc = encodeURIComponent;
 const table = (head, rows, attrs) =>
   rows.length ? h("table", attrs, h("thead", {}, h("tr", {}, head.map((c) => h("th", {}, c)))), h("tbody", {}, rows))
     : h("p", { class: "muted empty" }, "Nothing here yet.");
-const badge = (text, kind) => h("span", { class: `badge ${kind || text}` }, text);
+const badge = (text, kind) => h("span", { class: `badge b-${kind || text}` }, text);
 
 function toast(text, kind) {
   const el = document.getElementById("toast");
@@ -128,7 +128,7 @@ async function route() {
     nodes = [h("h1", {}, "Something went wrong"), h("p", { class: "error" }, err.message)];
   }
   if (mine !== renders) return; // a newer navigation won
-  main.replaceChildren(...[nodes].flat().filter(Boolean));
+  main.replaceChildren(...[nodes].flat(9).filter(Boolean));
   after.splice(0).forEach((f) => f());
   document.getElementById("tenant").textContent = `${state.tenant.user_id} / ${state.tenant.scope_id}`;
   main.removeAttribute("aria-busy");
@@ -260,7 +260,7 @@ async function searchView({ params }) {
   if (!q) return [h("h1", {}, "Search"), form];
   const result = await api("POST", "/v1/memories/search", { body: { query: q, recipe, limit: 20 } });
   const names = [...new Set(result.hits.flatMap((x) => Object.keys(x.signals)))].sort();
-  const bar = (v) => { const fill = h("span"); fill.style.width = `${Math.round(v * 100)}%`; return h("span", { class: "bar" }, fill, v.toFixed(3)); };
+  const bar = (v) => { const fill = h("span"); fill.style.width = `${Math.round(v * 80)}px`; return h("span", { class: "bar" }, fill, v.toFixed(3)); };
   const rows = result.hits.map((x, i) => h("tr", { class: "hit" }, h("td", {}, i + 1), h("td", {}, link(`#/memory/${x.memory.id}`, x.memory.text)),
     h("td", { class: "score" }, bar(x.score)),
     names.map((n) => h("td", { class: `signal ${n}` }, x.signals[n] ? `#${x.signals[n].rank + 1} · ${x.signals[n].score.toFixed(3)}` : "—"))));
@@ -309,21 +309,24 @@ function layout(nodes, edges, w, h_) {
 
 function drawGraph(graph, depth) {
   const W = 900, H = 560, at = Object.fromEntries(graph.nodes.map((n) => [n.id, n]));
+  graph.nodes.forEach((n) => (n.r = Math.min(22, 9 + 2 * Math.log2(1 + n.mention_count))));
   layout(graph.nodes, graph.edges, W, H);
   const svg = s("svg", { viewBox: `0 0 ${W} ${H}`, id: "graph-svg", role: "img", "aria-label": "entity graph" },
-    s("defs", {}, s("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 18, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" }, s("path", { d: "M0,0L10,5L0,10z" }))));
+    s("defs", {}, s("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" }, s("path", { d: "M0,0L10,5L0,10z" }))));
   const lines = graph.edges.filter((e) => at[e.from_id] && at[e.to_id]).map((e) => {
     const line = s("line", { "marker-end": "url(#arrow)" });
     const label = s("text", { class: "edge-label" }, e.label);
-    const place = () => { const a = at[e.from_id], b = at[e.to_id]; line.setAttribute("x1", a.x); line.setAttribute("y1", a.y); line.setAttribute("x2", b.x);
-      line.setAttribute("y2", b.y); label.setAttribute("x", (a.x + b.x) / 2); label.setAttribute("y", (a.y + b.y) / 2 - 4); };
+    const place = () => { // the line stops at the target's rim, so its arrowhead shows
+      const a = at[e.from_id], b = at[e.to_id], d = Math.hypot(b.x - a.x, b.y - a.y) || 1, cut = (d - b.r - 3) / d;
+      line.setAttribute("x1", a.x); line.setAttribute("y1", a.y); line.setAttribute("x2", a.x + (b.x - a.x) * cut);
+      line.setAttribute("y2", a.y + (b.y - a.y) * cut); label.setAttribute("x", (a.x + b.x) / 2); label.setAttribute("y", (a.y + b.y) / 2 - 4); };
     place();
     return { e, place, el: s("g", { class: "edge" }, line, label) };
   });
   const nodes = graph.nodes.map((n) => {
     const g = s("g", { class: `node depth-${Math.min(n.depth, 4)}`, "data-name": n.name, "data-id": n.id, transform: `translate(${n.x},${n.y})`, tabindex: 0 },
       s("title", {}, `${n.name} (${n.type}) · ${n.mention_count} mentions · depth ${n.depth}`),
-      s("circle", { r: Math.min(22, 9 + 2 * Math.log2(1 + n.mention_count)) }), s("text", { y: -14 }, n.name));
+      s("circle", { r: n.r }), s("text", { y: -n.r - 5 }, n.name));
     let drag = null;
     g.addEventListener("pointerdown", (ev) => { drag = { x: ev.clientX, y: ev.clientY, moved: false }; g.setPointerCapture(ev.pointerId); });
     g.addEventListener("pointermove", (ev) => {
@@ -344,7 +347,7 @@ function drawGraph(graph, depth) {
 async function graphView({ arg, params }) {
   const q = params.get("q") || "";
   const input = h("input", { type: "search", name: "q", value: q, placeholder: "find an entity", id: "entity-search" });
-  const form = h("form", { class: "inline", onsubmit: (e) => { e.preventDefault(); go(`#/graph${arg ? `/${arg}` : ""}?q=${enc(input.value)}`); } }, input, h("button", {}, "Find"));
+  const form = h("form", { class: "find", onsubmit: (e) => { e.preventDefault(); go(`#/graph${arg ? `/${arg}` : ""}?q=${enc(input.value)}`); } }, input, h("button", {}, "Find"));
   const found = q ? (await api("GET", "/v1/graph/search", { query: { query: q, limit: 30 } })).hits.map((x) => x.entity)
     : (await api("GET", "/v1/graph/entities", { query: { limit: 100 } })).items;
   const side = h("aside", { id: "entities" }, form,
