@@ -71,23 +71,37 @@ def _seed_facts(memory: Memory, episodes: list[str]) -> dict[str, str]:
     with memory.store.transaction() as tx:
         old = tx.memories.insert_memory(
             ALICE,
-            NewMemory("Mei lives in Beijing", MemoryType.SEMANTIC, session_id=SESSION,
-                      source_episodes=[episodes[0]]),
+            NewMemory(
+                "Mei lives in Beijing",
+                MemoryType.SEMANTIC,
+                session_id=SESSION,
+                source_episodes=[episodes[0]],
+            ),
             actor="extraction",
         )
         new = tx.memories.supersede_memory(
-            ALICE, old.id,
-            NewMemory("Mei lives in Shenzhen", MemoryType.SEMANTIC, session_id=SESSION,
-                      source_episodes=[episodes[1]]),
-            now_ms(), actor="extraction",
+            ALICE,
+            old.id,
+            NewMemory(
+                "Mei lives in Shenzhen",
+                MemoryType.SEMANTIC,
+                session_id=SESSION,
+                source_episodes=[episodes[1]],
+            ),
+            now_ms(),
+            actor="extraction",
         )
     return {"old_fact": old.id, "new_fact": new.id}
 
 
 def _seed_graph(memory: Memory, episode: str) -> dict[str, str]:
     """Mei -lives in-> Shenzhen -in-> Guangdong -in-> China; Mei -drinks-> jasmine tea."""
-    edges = [("Mei", "lives in", "Shenzhen"), ("Shenzhen", "in", "Guangdong"),
-             ("Guangdong", "in", "China"), ("Mei", "drinks", "jasmine tea")]
+    edges = [
+        ("Mei", "lives in", "Shenzhen"),
+        ("Shenzhen", "in", "Guangdong"),
+        ("Guangdong", "in", "China"),
+        ("Mei", "drinks", "jasmine tea"),
+    ]
     with memory.store.transaction() as tx:
         found = {}
         for name in dict.fromkeys(n for a, _, b in edges for n in (a, b)):
@@ -114,8 +128,9 @@ def seed(memory: Memory) -> tuple[dict[str, str], dict[str, str], int]:
     entities = _seed_graph(memory, episodes[1].id)
     memory.update_variables({"city": "Shenzhen", "cups_per_day": 2}, user_id="alice")
     memory.create_summary(SESSION, "Alice lived in Beijing.", user_id="alice")
-    memory.create_summary(SESSION, "Alice moved from Beijing to Shenzhen; jasmine tea.",
-                          user_id="alice")
+    memory.create_summary(
+        SESSION, "Alice moved from Beijing to Shenzhen; jasmine tea.", user_id="alice"
+    )
     return ids, entities, _failed_job(memory)
 
 

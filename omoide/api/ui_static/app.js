@@ -337,7 +337,9 @@ function drawGraph(graph, depth) {
       g.setAttribute("transform", `translate(${n.x},${n.y})`);
       lines.forEach((l) => (l.e.from_id === n.id || l.e.to_id === n.id) && l.place());
     });
-    g.addEventListener("pointerup", () => { const moved = drag && drag.moved; drag = null; if (!moved && n.depth > 0) go(`#/graph/${n.id}?depth=${depth}`); });
+    const centre = () => n.depth > 0 && go(`#/graph/${n.id}?depth=${depth}`);
+    g.addEventListener("pointerup", () => { const moved = drag && drag.moved; drag = null; if (!moved) centre(); });
+    g.addEventListener("keydown", (ev) => ev.key === "Enter" && centre());
     return g;
   });
   svg.append(s("g", {}, lines.map((l) => l.el)), s("g", {}, nodes));
