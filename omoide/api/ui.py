@@ -1,7 +1,7 @@
-"""``GET /ui``: the memory browser, a static page (HTML, one JS module, CSS) served from the
-package, so it works offline. It calls the ``/v1`` API from the browser with the key the user
-types in; the page and its assets hold no data, so they are open without a key (see
-``omoide.api.auth.OPEN_PREFIXES``).
+"""``GET /ui/``: the memory browser, a static page (HTML, a JS module with the graph drawing it
+imports, CSS) served from the package, so it works offline. It calls the ``/v1`` API from the
+browser with the key the user types in; the page and its assets hold no data, so they are open
+without a key (``omoide.api.auth.OPEN_PREFIXES``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,12 @@ from omoide.errors import NotFound
 
 STATIC = Path(__file__).with_name("ui_static")
 # A fixed set: a request can only ever name one of these files, never a path to walk.
-ASSETS = {"app.js": "text/javascript", "app.css": "text/css", "favicon.svg": "image/svg+xml"}
+ASSETS = {
+    "app.js": "text/javascript",
+    "graph.js": "text/javascript",
+    "app.css": "text/css",
+    "favicon.svg": "image/svg+xml",
+}
 # The page reads nothing from the server but /v1 JSON; no inline script or style runs.
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "

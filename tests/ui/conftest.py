@@ -162,7 +162,8 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def page(browser: Any, seeded: Seeded) -> Iterator[Any]:
-    """A fresh tab (empty sessionStorage) that records every URL it requests."""
+    """A fresh tab (empty sessionStorage) that records every request it makes; the test fails
+    if the page's script raises."""
     from playwright.sync_api import expect
 
     expect.set_options(timeout=TIMEOUT_MS)
@@ -171,8 +172,11 @@ def page(browser: Any, seeded: Seeded) -> Iterator[Any]:
     tab.set_default_timeout(TIMEOUT_MS)
     tab.requested = []
     tab.on("request", lambda request: tab.requested.append(request))
+    errors: list[str] = []
+    tab.on("pageerror", lambda error: errors.append(str(error)))
     yield tab
     context.close()
+    assert errors == [], "the page's script raised"
 
 
 def shot(page: Any, name: str) -> Path:

@@ -28,7 +28,12 @@ def test_the_page_and_its_assets_need_no_key(anonymous: httpx.Client) -> None:
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert "script-src 'self'" in page.headers["content-security-policy"]
     assert '<script type="module" src="app.js">' in page.text
-    for asset, kind in [("app.js", "text/javascript"), ("app.css", "text/css")]:
+    assets = [
+        ("app.js", "text/javascript"),
+        ("graph.js", "text/javascript"),
+        ("app.css", "text/css"),
+    ]
+    for asset, kind in assets:
         reply = anonymous.get(f"/ui/{asset}")
         assert reply.status_code == 200 and reply.headers["content-type"].startswith(kind)
     assert "http" not in anonymous.get("/ui/app.css").text  # nothing fetched from elsewhere
