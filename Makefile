@@ -23,9 +23,10 @@ run: install
 # The web UI tests (tests/ui) drive Debian's chromium through Playwright (dev extra); as root,
 # install it when missing. Without it those tests skip and say why.
 browser:
-	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	@if [ -x /usr/bin/chromium ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
-	fi
+	else echo "no /usr/bin/chromium (and not root with apt-get): the UI tests will skip"; fi
 
 test: install browser
 	$(VENV)/bin/python -m pytest -q

@@ -214,3 +214,22 @@ def test_a_bound_key_sees_only_its_tenant(page: Any, seeded: Seeded) -> None:
     page.fill("#tenant-form input[name='user_id']", "bob")
     page.click("#tenant-form button")
     expect(page.locator("main .error")).to_contain_text("cannot access user 'bob'")
+
+
+def test_delete_a_session_with_its_memories(page: Any, seeded: Seeded) -> None:
+    auth = {"Authorization": f"Bearer {KEY}"}
+    with httpx.Client(base_url=seeded.url, headers=auth, timeout=60) as http:
+        body = {"messages": [{"content": "a scratch note"}], "user_id": "alice"}
+        assert http.post("/v1/sessions/scratch/episodes", json=body).status_code == 201
+        login(page, seeded)
+        open_alice(page)
+        page.click("a.session-link:text-is('scratch')")
+        expect(page.locator("#episodes")).to_contain_text("a scratch note")
+        page.click("#delete-session")
+        expect(page.locator("#confirm-text")).to_contain_text("“scratch”")
+        page.click("#confirm-ok")
+        expect(page.locator("#toast")).to_have_text("Session deleted with 1 memory.")
+        expect(page.locator("a.session-link:text-is('scratch')")).to_have_count(0)
+        expect(page.locator(f"a.session-link:text-is('{SESSION}')")).to_be_visible()
+        gone = http.get("/v1/sessions/scratch", params={"user_id": "alice"})
+        assert gone.status_code == 404

@@ -214,7 +214,7 @@ async function sessionView({ arg, params, after }) {
   const remove = async () => {
     if (!(await confirmDelete(`Delete session “${arg}” with its episodes and every memory from it?`))) return;
     const { deleted } = await api("DELETE", path);
-    toast(`Session deleted with ${deleted} memories.`);
+    toast(`Session deleted with ${deleted} ${deleted === 1 ? "memory" : "memories"}.`);
     go("#/sessions");
   };
   const cards = episodes.items.map((ep) => episodeCard(ep, focus));
