@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install run test lint fmt bench clean
+.PHONY: install browser run test lint fmt bench clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,7 +20,15 @@ install: $(STAMP)
 run: install
 	$(VENV)/bin/omoide serve
 
-test: install
+# The web UI tests (tests/ui) drive Debian's chromium through Playwright (dev extra); as root,
+# install it when missing. Without it those tests skip and say why.
+browser:
+	@if [ -x /usr/bin/chromium ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
+	else echo "no /usr/bin/chromium (and not root with apt-get): the UI tests will skip"; fi
+
+test: install browser
 	$(VENV)/bin/python -m pytest -q
 
 lint: install

@@ -31,7 +31,8 @@ from omoide.api.metrics import Metrics, RequestMetrics
 from omoide.api.metrics import install as install_metrics
 from omoide.api.middleware import BodyGuard, RequestContext
 from omoide.api.system import router as system_router
-from omoide.api.v1 import jobs, knowledge, memories, sessions
+from omoide.api.ui import router as ui_router
+from omoide.api.v1 import explore, jobs, knowledge, memories, sessions
 from omoide.config import Settings
 from omoide.mcp.http import HttpMount
 from omoide.memory import Memory
@@ -102,6 +103,8 @@ def create_app(settings: Settings, engine: Memory | None = None) -> FastAPI:
     app.router.routes.extend(mcp.routes)
     for router in (system_router, memories.router, sessions.router, jobs.router, knowledge.router):
         app.include_router(router)
+    app.include_router(explore.router)
+    app.include_router(ui_router)
     if settings.compat_jiuwen:
         app.include_router(jiuwen.router)
     if settings.compat_nexus:

@@ -1,10 +1,11 @@
 """API-key authentication as a pure ASGI middleware, so it runs before any body is parsed.
 
 With a key configured (``MEMORY_API_KEY`` / ``OMOIDE_API_KEY``, or tenant-bound keys in
-``OMOIDE_TENANT_KEYS``) every request except ``GET /``, ``GET /health`` and the API docs needs
-``Authorization: Bearer <key>``; otherwise it gets 401 ``Unauthorized: invalid or missing API
-key``. Keys are compared with ``hmac.compare_digest`` against every configured key, so the time
-taken does not reveal which key, or how much of one, matched.
+``OMOIDE_TENANT_KEYS``) every request except ``GET /``, ``GET /health``, the API docs and the
+web UI's page and assets (``GET /ui/...``) needs ``Authorization: Bearer <key>``; otherwise it
+gets 401 ``Unauthorized: invalid or missing API key``. Keys are compared with
+``hmac.compare_digest`` against every configured key, so the time taken does not reveal which
+key, or how much of one, matched.
 
 The middleware records who called in the request state: ``tenant`` is the ``TenantKey`` a bound
 key is limited to (``None`` for the full-access key), ``authenticated`` whether a key matched.
@@ -24,6 +25,9 @@ from omoide.config import Settings, TenantKey
 # The docs pages, their assets and the OpenAPI document are open so a browser can load them
 # and "Authorize" there (omoide.api.docs).
 OPEN_ROUTES = frozenset({("GET", "/"), ("GET", "/health")} | {("GET", path) for path in DOCS})
+# The web UI's page and assets (omoide.api.ui) hold no data: the browser must load them to ask
+# for the key that its /v1 calls then send.
+OPEN_PREFIXES = ("/ui",)
 
 
 class Keys:
@@ -70,6 +74,12 @@ def _route_path(scope: Scope) -> str:
     return path
 
 
+def _is_open(method: str, path: str) -> bool:
+    if (method, path) in OPEN_ROUTES:
+        return True
+    return method == "GET" and any(path == p or path.startswith(p + "/") for p in OPEN_PREFIXES)
+
+
 class AuthMiddleware:
     """Rejects unauthenticated requests with 401 before routing or body parsing."""
 
@@ -88,7 +98,7 @@ class AuthMiddleware:
             found = self.keys.match(Headers(scope=scope).get("authorization"))
             if found is not False:
                 state["tenant"], state["authenticated"] = found, True
-            elif (scope["method"], _route_path(scope)) not in OPEN_ROUTES:
+            elif not _is_open(scope["method"], _route_path(scope)):
                 headers = {"WWW-Authenticate": "Bearer"}
                 response = error_response(
                     401, "unauthorized", UNAUTHORIZED, request_id_of(state), headers=headers
