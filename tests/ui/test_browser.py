@@ -169,7 +169,7 @@ def test_retry_a_failed_job(page: Any, seeded: Seeded) -> None:
     page.click("#nav a[data-view='jobs']")
     row = page.locator(f"#jobs tr[data-job='{seeded.failed_job}']")
     expect(row).to_have_attribute("data-state", "failed")
-    expect(row).to_contain_text("unknown kind")
+    expect(row).to_contain_text("no handler for job kind")
     shot(page, "11-jobs")
     row.locator("button.retry").click()
     expect(row).to_have_attribute("data-state", "pending")
