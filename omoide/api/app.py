@@ -6,7 +6,8 @@
 
 Routes are sync ``def`` functions: FastAPI runs them in its thread pool, so a slow embed or a
 long job never stops the server from answering. Middlewares, outermost first: request id and
-the 500 handler, authentication, body guard.
+the 500 handler, authentication, body guard (size, media type, every string of the request),
+Host check (DNS rebinding).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from starlette.middleware import Middleware
 from omoide.api import errors
 from omoide.api.auth import AuthMiddleware
 from omoide.api.compat import jiuwen, nexus, wilmer
-from omoide.api.middleware import BodyGuard, RequestContext
+from omoide.api.middleware import BodyGuard, HostGuard, RequestContext
 from omoide.api.system import router as system_router
 from omoide.api.v1 import jobs, knowledge, memories, sessions
 from omoide.config import Settings
@@ -81,6 +82,7 @@ def create_app(settings: Settings, engine: Engine | None = None) -> FastAPI:
             Middleware(RequestContext),
             Middleware(AuthMiddleware, settings=settings),
             Middleware(BodyGuard, max_bytes=settings.max_body_bytes),
+            Middleware(HostGuard, allowed=settings.host_allowlist()),
         ],
     )
     app.state.settings = settings

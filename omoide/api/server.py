@@ -4,6 +4,9 @@ Unsafe or invalid settings stop the process before it binds, with one line on st
 code 2: a non-loopback address without an API key, a bad ``DB_URL``, an unknown log level, a
 store that cannot be opened. Shutdown (SIGINT/SIGTERM) is graceful: requests in flight finish,
 then the job workers finish their batch; queued jobs are rows in SQLite and run on next start.
+Serving without an API key is allowed on loopback, with a warning: every local process and
+user can then read and delete every tenant. Timeouts, the connection cap and the access log
+are set in ``omoide.api.transport``.
 """
 
 from __future__ import annotations
@@ -15,10 +18,29 @@ import sys
 import uvicorn
 
 from omoide.api.app import create_app
+from omoide.api.transport import uvicorn_config
 from omoide.config import Settings
 from omoide.errors import InvalidInput, OmoideError
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+log = logging.getLogger("omoide.api")
+
+
+def startup_warnings(settings: Settings) -> list[str]:
+    """What an operator should know before the first request; never a secret."""
+    warnings = []
+    if not (settings.api_key or settings.tenant_keys):
+        warnings.append(
+            f"serving on {settings.host}:{settings.port} without an API key: every local process"
+            " and user (and any web page, through a name on OMOIDE_ALLOWED_HOSTS) can read and"
+            " delete every tenant; set OMOIDE_API_KEY to a secret"
+        )
+    if settings.allowed_hosts is None and settings.host_allowlist() is None:
+        warnings.append(
+            f"answering requests for any Host name on {settings.host}: set OMOIDE_ALLOWED_HOSTS"
+            " to the names clients use"
+        )
+    return warnings
 
 
 def preflight(settings: Settings) -> None:
@@ -53,11 +75,6 @@ def serve(settings: Settings) -> None:
         level=logging.getLevelName(level.upper()) if level != "trace" else logging.DEBUG,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    uvicorn.run(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        log_level=level,
-        timeout_graceful_shutdown=30,
-        server_header=False,
-    )
+    for warning in startup_warnings(settings):
+        log.warning(warning)
+    uvicorn.Server(uvicorn_config(create_app(settings), settings)).run()

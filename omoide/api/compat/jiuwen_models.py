@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from omoide.extract import MemVariable
 from omoide.types import ExtractionStatus, VariableValue
 
+MAX_PAGE = 10**9  # (page_idx - 1) * page_size stays far inside SQLite's 64-bit OFFSET
+
 Id = Annotated[str | None, Field(min_length=1, max_length=256, description='Default "default".')]
 
 
@@ -148,7 +150,7 @@ class PageRequest(_Tenant):
     )
 
     page_size: int = Field(10, ge=1, le=10_000)
-    page_idx: int = Field(1, ge=1, description="Starts from 1.")
+    page_idx: int = Field(1, ge=1, le=MAX_PAGE, description="Starts from 1.")
     memory_type: str = Field(
         "UNKNOWN",
         description="user_profile, semantic, episodic, summary or variable (any case); "
