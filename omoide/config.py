@@ -172,10 +172,10 @@ class Settings(BaseSettings):
         rebinding); refusing Host names that are not ours keeps it from reading the answers.
         """
         if self.allowed_hosts is not None:
-            names = {name.lower().strip("[]").rstrip(".") for name in self.allowed_hosts}
+            names = {host_name(name) for name in self.allowed_hosts}
             return None if "*" in names else frozenset(names)
         if is_loopback(self.host):
-            return frozenset({"localhost", "127.0.0.1", "::1", self.host.lower().strip("[]")})
+            return frozenset({"localhost", "127.0.0.1", "::1", host_name(self.host)})
         return None
 
     @property
@@ -203,6 +203,16 @@ class Settings(BaseSettings):
             f"refusing to listen on {self.host} without an API key: set MEMORY_API_KEY "
             "(or OMOIDE_API_KEY) to a secret, or bind to 127.0.0.1"
         )
+
+
+def host_name(header: str) -> str:
+    """A ``Host`` value without its port, lower-case: ``[::1]:8000`` -> ``::1``."""
+    value = header.strip().lower()
+    if value.startswith("["):
+        return value[1:].partition("]")[0]
+    if value.count(":") == 1:
+        value = value.partition(":")[0]
+    return value.rstrip(".")
 
 
 def is_loopback(host: str) -> bool:

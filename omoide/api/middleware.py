@@ -24,6 +24,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from omoide.api.errors import error_response, request_id_of
+from omoide.config import host_name
 from omoide.validate import describe_location, find_invalid, string_problem
 
 log = logging.getLogger("omoide.api")
@@ -178,16 +179,6 @@ def check_strings(scope: Scope, body: bytes) -> tuple[int, str, str] | None:
         return None
     where, problem = found
     return _invalid(describe_location("body", where), problem)
-
-
-def host_name(header: str) -> str:
-    """``Host`` without its port, lower-case: ``[::1]:8000`` -> ``::1``."""
-    value = header.strip().lower()
-    if value.startswith("["):
-        return value[1:].partition("]")[0]
-    if value.count(":") == 1:
-        value = value.partition(":")[0]
-    return value.rstrip(".")
 
 
 class HostGuard:
