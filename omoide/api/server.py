@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from pathlib import Path
 
 import uvicorn
 
@@ -21,9 +22,11 @@ from omoide.api.app import create_app
 from omoide.api.transport import uvicorn_config
 from omoide.config import Settings
 from omoide.errors import InvalidInput, OmoideError
+from omoide.store.files import prepare_database, private_umask
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
 log = logging.getLogger("omoide.api")
+DEFAULT_DATA_DIR = Path("~/.omoide")
 
 
 def startup_warnings(settings: Settings) -> list[str]:
@@ -53,6 +56,10 @@ def preflight(settings: Settings) -> None:
         )
     from omoide.memory import Memory
 
+    # The database file is made 0600 (and a new data directory 0700) before SQLite creates it
+    # with the umask's 0644: it holds every tenant's conversations.
+    own_dir = settings.data_dir == DEFAULT_DATA_DIR and not settings.db_url
+    prepare_database(settings.db_path, default_dir=settings.db_path.parent if own_dir else None)
     Memory(settings=settings, workers=0).close()  # opens (and migrates) the store, then lets go
 
 
@@ -62,6 +69,7 @@ def serve(settings: Settings) -> None:
     # starves the event loop (measured on 2 cores: requests stalled ~500 ms behind each embed,
     # 14 ms once passive). Must be set before torch loads, which happens on the first embed.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    private_umask()  # the database, its WAL and backups: readable by this user only
     try:
         preflight(settings)
     except OmoideError as exc:
