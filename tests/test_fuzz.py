@@ -49,7 +49,9 @@ def _schemathesis(
         "--report=json",
         f"--report-json-path={report}",
     ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=900, check=False, cwd=report.parent
+    )
     assert report.exists(), (
         f"schemathesis did not run:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
     )
