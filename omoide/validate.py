@@ -115,7 +115,8 @@ def find_invalid(value: Any) -> tuple[Location, str] | None:
 
 
 def describe_location(prefix: str, where: Location) -> str:
-    return ".".join([prefix, *(str(part) for part in where)])
+    """``body.metadata.note``; without a prefix, relative: ``metadata.note``."""
+    return ".".join([*([prefix] if prefix else []), *(str(part) for part in where)]) or "value"
 
 
 def check_value(value: Any, what: str) -> None:

@@ -96,7 +96,7 @@ class MemoryListQuery(PageQuery):
                 parsed = json.loads(value)
             except (ValueError, RecursionError):
                 return value  # Json[...] names the syntax error
-            check_value(parsed, "filters")
+            check_value(parsed, "")  # pydantic names the parameter: query.filters
         return value
 
 

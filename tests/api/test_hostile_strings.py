@@ -204,3 +204,34 @@ def test_valid_unicode_is_untouched(live: Live) -> None:
         stored = response.json()["items"][0]
         assert stored["text"] == text and stored["metadata"]["note"] == text
         http.request("DELETE", "/v1/memories", params={"user_id": "bob", "scope_id": "default"})
+
+
+@pytest.mark.parametrize(
+    ("raw", "needle"),
+    [
+        (b"[" * 30_000 + b"]" * 30_000, "nested"),
+        (b'{"text": "x", "metadata": ' + b'{"a": ' * 70 + b"1" + b"}" * 71, "nested more than 64"),
+        (b'{"text": "x", "metadata": {"a": NaN}}', "finite"),
+        (b'{"text": "x", "metadata": {"a": -Infinity}}', "finite"),
+        (b'{"text": "x", "metadata": {"a": 1e999}}', "finite"),
+        (b'{"text": "x", "metadata": {"a": 123456789012345678901234567890}}', "out of range"),
+    ],
+)
+def test_unstorable_json_is_a_422(live: Live, raw: bytes, needle: str) -> None:
+    before = live.server.engine.store.admin.stats()
+    with live.server.http() as http:
+        response = http.post("/v1/memories", content=raw, headers=JSON)
+    assert response.status_code == 422, response.text[:300]
+    assert needle in response.json()["detail"]
+    assert live.server.engine.store.admin.stats() == before
+
+
+def test_a_surrogate_escaped_in_a_query_string_filter_is_a_422(live: Live) -> None:
+    filters = '{"metadata": {"note": "\\ud800"}}'  # the JSON escape, as a client would send it
+    with live.server.http() as http:
+        response = http.get("/v1/memories", params={"filters": filters})
+    assert response.status_code == 422, response.text
+    detail = response.json()["detail"]
+    assert (
+        detail.startswith("query.filters") and "metadata.note: contains a lone surrogate" in detail
+    )
