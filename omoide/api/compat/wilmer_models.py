@@ -63,7 +63,9 @@ class QualityMemoryRequest(BaseModel):
     messages: list[dict[str, str]] = Field(
         description="The whole conversation, as WilmerAI sends it; system messages are ignored."
     )
-    options: QualityMemoryOptions = Field(default_factory=QualityMemoryOptions)
+    options: QualityMemoryOptions = Field(
+        default_factory=lambda: QualityMemoryOptions.model_validate({})
+    )
     user_id: Id = None
     scope_id: Id = None
 
