@@ -141,6 +141,9 @@ class Settings(BaseSettings):
     header_timeout: float = Field(
         10.0, gt=0, le=600, description="Seconds a client has to send a request's headers."
     )
+    body_timeout: float = Field(
+        30.0, gt=0, le=3600, description="Seconds a client has to send a request's body."
+    )
     keep_alive_timeout: int = Field(
         5, ge=1, le=600, description="Seconds an idle keep-alive connection stays open."
     )

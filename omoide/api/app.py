@@ -81,7 +81,7 @@ def create_app(settings: Settings, engine: Engine | None = None) -> FastAPI:
         middleware=[
             Middleware(RequestContext),
             Middleware(AuthMiddleware, settings=settings),
-            Middleware(BodyGuard, max_bytes=settings.max_body_bytes),
+            Middleware(BodyGuard, max_bytes=settings.max_body_bytes, timeout=settings.body_timeout),
             Middleware(HostGuard, allowed=settings.host_allowlist()),
         ],
     )

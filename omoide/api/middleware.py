@@ -3,8 +3,9 @@
 ``RequestContext`` is the outermost: it gives each request an id (echoed as ``X-Request-ID``)
 and turns any unexpected exception into a logged 500 whose body carries the id but never the
 traceback. ``BodyGuard`` reads the body before the app does: it refuses a body over
-``max_body_bytes`` (by ``Content-Length`` and by the bytes actually streamed), a body that is
-not JSON by its ``Content-Type`` (which also stops browsers from posting "simple" cross-site
+``max_body_bytes`` (by ``Content-Length`` and by the bytes actually streamed), a body slower
+than ``body_timeout`` (408: a trickled body would hold its connection), a body that is not
+JSON by its ``Content-Type`` (which also stops browsers from posting "simple" cross-site
 requests to a local server), and bytes that are not UTF-8. It also checks every string of the
 request once, for every route of every interface: the path, each query parameter and every
 key and value of a JSON body at any depth. A lone surrogate or a NUL (or an integer outside
@@ -20,6 +21,7 @@ import re
 import uuid
 from urllib.parse import parse_qsl
 
+import anyio
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -64,9 +66,10 @@ class RequestContext:
 
 
 class BodyGuard:
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, timeout: float | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.timeout = timeout  # seconds for the whole body: a trickled body holds a connection
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -75,14 +78,23 @@ class BodyGuard:
         headers = Headers(scope=scope)
         problem = self._check_length(headers.get("content-length"))
         body = b""
+        headers_out = None
         if problem is None:
-            body, complete = await self._read(receive)
-            problem = self._check_body(headers.get("content-type"), body, complete)
+            try:
+                with anyio.fail_after(self.timeout):
+                    body, complete = await self._read(receive)
+            except TimeoutError:
+                message = f"the request body did not arrive within {self.timeout:g} s"
+                problem = 408, "request_timeout", message + " (OMOIDE_BODY_TIMEOUT)"
+                headers_out = {"Connection": "close"}
+            else:
+                problem = self._check_body(headers.get("content-type"), body, complete)
         if problem is None:
             problem = check_strings(scope, body)
         if problem is not None:
             status, code, message = problem
-            response = error_response(status, code, message, request_id_of(scope.get("state")))
+            rid = request_id_of(scope.get("state"))
+            response = error_response(status, code, message, rid, headers=headers_out)
             await response(scope, receive, send)
             return
         replayed = False

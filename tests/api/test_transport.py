@@ -153,3 +153,24 @@ def test_query_strings_can_be_logged_on_request(tmp_path: Path) -> None:
     with serving(tmp_path, log_level="info", log=access_lines, log_query_strings=True) as url:
         line = _access_line(url, access_lines, "/v1/memories?user_id=alice")
     assert "/v1/memories?user_id=alice" in line
+
+
+def test_a_client_sending_its_body_slowly_gets_a_408(tmp_path: Path) -> None:
+    with serving(tmp_path, body_timeout=1.0) as url:
+        head = (
+            b"POST /v1/memories HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 10000\r\n\r\n"
+        )
+        with socket.create_connection(_address(url), timeout=30) as sock:
+            sock.sendall(head + b'{"text": "')
+            reply = b""
+            for _ in range(300):  # one body byte per step, at most 30 s
+                readable, _, _ = select.select([sock], [], [], 0.1)
+                if readable:
+                    break
+                sock.sendall(b"y")
+            while chunk := sock.recv(65536):  # the reply, then the server hangs up
+                reply += chunk
+        assert reply.startswith(b"HTTP/1.1 408"), reply[:200]
+        assert b"OMOIDE_BODY_TIMEOUT" in reply
+        assert httpx.get(url + "/health", timeout=30).status_code == 200
