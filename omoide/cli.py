@@ -473,4 +473,7 @@ def import_wilmer(
 
 
 def main() -> None:
+    from omoide.store.files import private_umask
+
+    private_umask()  # databases, backups and exports this command creates are 0600 / 0700
     app()

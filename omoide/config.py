@@ -54,6 +54,7 @@ class Settings(BaseSettings):
     tenant_keys: Annotated[dict[str, TenantKey], NoDecode] = Field(
         default_factory=dict,
         description='JSON: {"<key>": {"user_id": "alice", "scope_id": "demo"}}',
+        repr=False,  # the keys are secrets: keep them out of reprs and logs
         validation_alias=_alias("OMOIDE_TENANT_KEYS"),
     )
     data_dir: Path = Field(
@@ -148,6 +149,28 @@ class Settings(BaseSettings):
     max_text_chars: int = Field(100_000, ge=1)
     workers: int = Field(1, ge=0, le=32, description="Background job worker threads.")
     log_level: str = "INFO"
+    log_query_strings: bool = Field(
+        False, description="Log query strings (search text, ids) in access lines; off: paths."
+    )
+
+    # transport: who may connect, and for how long
+    allowed_hosts: Annotated[list[str] | None, NoDecode] = Field(
+        None,
+        description="Comma-separated Host names the server answers ('*' for any). Default: "
+        "localhost, 127.0.0.1 and ::1 when bound to loopback, any otherwise (a key is required).",
+    )
+    header_timeout: float = Field(
+        10.0, gt=0, le=600, description="Seconds a client has to send a request's headers."
+    )
+    body_timeout: float = Field(
+        30.0, gt=0, le=3600, description="Seconds a client has to send a request's body."
+    )
+    keep_alive_timeout: int = Field(
+        5, ge=1, le=600, description="Seconds an idle keep-alive connection stays open."
+    )
+    max_connections: int = Field(
+        200, ge=1, description="Open connections and requests at once; beyond it a 503."
+    )
 
     # operations: MCP tool defaults (JiuwenMemory's names), /metrics, CORS
     mcp_default_user_id: str = Field(
@@ -183,6 +206,26 @@ class Settings(BaseSettings):
                 raise ValueError(f"not valid JSON: {exc}") from exc
         return value
 
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _split_hosts(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    def host_allowlist(self) -> frozenset[str] | None:
+        """Lower-case Host names to answer, without ports; ``None`` answers any Host.
+
+        A page on any site can make a browser send requests to 127.0.0.1 under its own name (DNS
+        rebinding); refusing Host names that are not ours keeps it from reading the answers.
+        """
+        if self.allowed_hosts is not None:
+            names = {host_name(name) for name in self.allowed_hosts}
+            return None if "*" in names else frozenset(names)
+        if is_loopback(self.host):
+            return frozenset({"localhost", "127.0.0.1", "::1", host_name(self.host)})
+        return None
+
     @property
     def db_path(self) -> Path:
         """The SQLite file: ``DB_URL`` (``sqlite:///path``) or ``<data_dir>/omoide.db``."""
@@ -208,6 +251,16 @@ class Settings(BaseSettings):
             f"refusing to listen on {self.host} without an API key: set MEMORY_API_KEY "
             "(or OMOIDE_API_KEY) to a secret, or bind to 127.0.0.1"
         )
+
+
+def host_name(header: str) -> str:
+    """A ``Host`` value without its port, lower-case: ``[::1]:8000`` -> ``::1``."""
+    value = header.strip().lower()
+    if value.startswith("["):
+        return value[1:].partition("]")[0]
+    if value.count(":") == 1:
+        value = value.partition(":")[0]
+    return value.rstrip(".")
 
 
 def is_loopback(host: str) -> bool:
@@ -260,6 +313,8 @@ def _describe(exc: ValidationError, env_files: list[Path]) -> str:
         field = by_name.get(head.upper())
         names = env_names(field) if field else [head]
         shown = [n for n in names if n.upper() in seen] or names
+        if field == "tenant_keys" and rest:
+            rest[0] = "<key>"  # the dict key IS the secret: never echo it
         where = f" (at {'.'.join(rest)})" if rest else ""
         plain = field not in _SECRET_FIELDS and isinstance(error["input"], str | int)
         value = f" (got {error['input']!r})" if plain else ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import ValidationError
@@ -50,3 +51,77 @@ def to_messages(value: Any, max_chars: int) -> list[Message]:
         check_text(message.content, max_chars, what=f"message {index} content")
         out.append(message)
     return out
+
+
+# Every stored integer is a SQLite INTEGER: a signed 64-bit number.
+MIN_INT = -(2**63)
+MAX_INT = 2**63 - 1
+MAX_DEPTH = 64  # nesting of JSON objects and arrays in one request
+Location = tuple[str | int, ...]
+
+
+def string_problem(text: str) -> str | None:
+    """Why ``text`` cannot be stored and read back, or ``None``.
+
+    A lone surrogate (``"\\ud800"``, which JSON escapes can carry) is not Unicode: SQLite, JSON
+    encoders and every reply that echoes it fail on it. NUL ends strings in C libraries.
+    """
+    if "\x00" in text:
+        return "must not contain NUL characters (U+0000)"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        code = ord(text[exc.start])
+        return f"contains a lone surrogate (U+{code:04X}); strings must be valid Unicode"
+    return None
+
+
+def _scalar_problem(value: Any) -> str | None:
+    if isinstance(value, str):
+        return string_problem(value)
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int) and not MIN_INT <= value <= MAX_INT:
+        return f"integer out of range: must be between {MIN_INT} and {MAX_INT}"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "must be a finite number, not NaN or Infinity"
+    return None
+
+
+def find_invalid(value: Any) -> tuple[Location, str] | None:
+    """The first string, key or number in a JSON value that cannot be stored, with its place.
+
+    Iterative, so a deeply nested value cannot exhaust the stack; nesting deeper than
+    ``MAX_DEPTH`` is itself a problem.
+    """
+    stack: list[tuple[Location, Any]] = [((), value)]
+    while stack:
+        where, item = stack.pop()
+        if len(where) > MAX_DEPTH:
+            return where[:MAX_DEPTH], f"nested more than {MAX_DEPTH} levels deep"
+        if isinstance(item, dict):
+            for key, child in reversed(item.items()):
+                problem = _scalar_problem(key)
+                if problem is not None:
+                    return (*where, ascii(key)), f"key {problem}"
+                stack.append(((*where, key), child))
+        elif isinstance(item, list | tuple):
+            stack.extend(((*where, i), child) for i, child in reversed(list(enumerate(item))))
+        else:
+            problem = _scalar_problem(item)
+            if problem is not None:
+                return where, problem
+    return None
+
+
+def describe_location(prefix: str, where: Location) -> str:
+    """``body.metadata.note``; without a prefix, relative: ``metadata.note``."""
+    return ".".join([*([prefix] if prefix else []), *(str(part) for part in where)]) or "value"
+
+
+def check_value(value: Any, what: str) -> None:
+    """Raise ``InvalidInput`` naming the first unstorable string or number in ``value``."""
+    found = find_invalid(value)
+    if found is not None:
+        where, problem = found
+        raise InvalidInput(f"{describe_location(what, where)}: {problem}")

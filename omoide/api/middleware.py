@@ -3,21 +3,31 @@
 ``RequestContext`` is the outermost: it gives each request an id (echoed as ``X-Request-ID``)
 and turns any unexpected exception into a logged 500 whose body carries the id but never the
 traceback. ``BodyGuard`` reads the body before the app does: it refuses a body over
-``max_body_bytes`` (by ``Content-Length`` and by the bytes actually streamed), a body that is
-not JSON by its ``Content-Type`` (which also stops browsers from posting "simple" cross-site
-requests to a local server), and bytes that are not UTF-8.
+``max_body_bytes`` (by ``Content-Length`` and by the bytes actually streamed), a body slower
+than ``body_timeout`` (408: a trickled body would hold its connection), a body that is not
+JSON by its ``Content-Type`` (which also stops browsers from posting "simple" cross-site
+requests to a local server), and bytes that are not UTF-8. It also checks every string of the
+request once, for every route of every interface: the path, each query parameter and every
+key and value of a JSON body at any depth. A lone surrogate or a NUL (or an integer outside
+SQLite's 64-bit range, a NaN, nesting deeper than 64 levels) is a 422 naming the field, before
+any route runs, so nothing is stored (``omoide.validate.find_invalid``).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import uuid
+from urllib.parse import parse_qsl
 
+import anyio
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from omoide.api.errors import error_response, request_id_of
+from omoide.config import host_name
+from omoide.validate import describe_location, find_invalid, string_problem
 
 log = logging.getLogger("omoide.api")
 
@@ -56,9 +66,10 @@ class RequestContext:
 
 
 class BodyGuard:
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, timeout: float | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.timeout = timeout  # seconds for the whole body: a trickled body holds a connection
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -67,12 +78,23 @@ class BodyGuard:
         headers = Headers(scope=scope)
         problem = self._check_length(headers.get("content-length"))
         body = b""
+        headers_out = None
         if problem is None:
-            body, complete = await self._read(receive)
-            problem = self._check_body(headers.get("content-type"), body, complete)
+            try:
+                with anyio.fail_after(self.timeout):
+                    body, complete = await self._read(receive)
+            except TimeoutError:
+                message = f"the request body did not arrive within {self.timeout:g} s"
+                problem = 408, "request_timeout", message + " (OMOIDE_BODY_TIMEOUT)"
+                headers_out = {"Connection": "close"}
+            else:
+                problem = self._check_body(headers.get("content-type"), body, complete)
+        if problem is None:
+            problem = check_strings(scope, body)
         if problem is not None:
             status, code, message = problem
-            response = error_response(status, code, message, request_id_of(scope.get("state")))
+            rid = request_id_of(scope.get("state"))
+            response = error_response(status, code, message, rid, headers=headers_out)
             await response(scope, receive, send)
             return
         replayed = False
@@ -133,3 +155,68 @@ class BodyGuard:
         except UnicodeDecodeError as exc:
             return 400, "bad_request", f"request body is not valid UTF-8 (byte {exc.start})"
         return None
+
+
+def _invalid(where: str, problem: str) -> tuple[int, str, str]:
+    return 422, "invalid_input", f"{where}: {problem}"
+
+
+def check_strings(scope: Scope, body: bytes) -> tuple[int, str, str] | None:
+    """The first string, number or nesting of the request that cannot be stored, as a 422.
+
+    Query strings and paths arrive percent-decoded with invalid UTF-8 replaced, so only NUL
+    can hide there; a JSON body can carry lone surrogates through ``\\u`` escapes.
+    """
+    problem = string_problem(scope["path"])
+    if problem is not None:
+        return _invalid("path", problem)
+    query = scope.get("query_string", b"").decode("latin-1")
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        problem = string_problem(name)
+        if problem is not None:
+            return _invalid("query", f"a parameter name {problem}")
+        problem = string_problem(value)
+        if problem is not None:
+            return _invalid(f"query.{name}", problem)
+    if not body:
+        return None
+    try:
+        value = json.loads(body)
+    except RecursionError:
+        return _invalid("body", "nested too deeply")
+    except ValueError:
+        return None  # not JSON: the route's own parsing names the syntax error
+    found = find_invalid(value)
+    if found is None:
+        return None
+    where, problem = found
+    return _invalid(describe_location("body", where), problem)
+
+
+class HostGuard:
+    """Answers only requests whose ``Host`` is on the allowed list (400 otherwise).
+
+    It runs after authentication and the body checks: what they answer before it (401, 413,
+    415, 422) reveals nothing to a page that rebinds its name to this server. A request without
+    ``Host`` (HTTP/1.0) is answered: browsers always send one.
+    """
+
+    def __init__(self, app: ASGIApp, allowed: frozenset[str] | None) -> None:
+        self.app = app
+        self.allowed = allowed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self.allowed is None:
+            await self.app(scope, receive, send)
+            return
+        header = Headers(scope=scope).get("host")
+        if header is None or host_name(header) in self.allowed:
+            await self.app(scope, receive, send)
+            return
+        message = (
+            f"Host {header[:100]!r} is not one this server answers; allowed: "
+            f"{', '.join(sorted(self.allowed))} (any port). Set OMOIDE_ALLOWED_HOSTS to the "
+            "names clients use"
+        )
+        response = error_response(400, "bad_host", message, request_id_of(scope.get("state")))
+        await response(scope, receive, send)

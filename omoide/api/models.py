@@ -8,9 +8,11 @@ Responses reuse the domain models of ``omoide.types``.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, Json, model_validator
+from fastapi import Path
+from pydantic import BaseModel, ConfigDict, Field, Json, field_validator, model_validator
 
 from omoide.extract import MemVariable
 from omoide.types import (
@@ -24,6 +26,7 @@ from omoide.types import (
     SearchFilters,
     Session,
 )
+from omoide.validate import MAX_INT, check_value
 
 UserId = Annotated[
     str | None,
@@ -45,7 +48,12 @@ ScopeId = Annotated[
 ]
 MAX_WAIT_S = 300  # a request that waits holds one of the server's worker threads
 Limit = Annotated[int, Field(ge=1, le=10_000, description="Page size, 1 to 10000.")]
-Offset = Annotated[int, Field(ge=0, description="Items to skip.")]
+# Every integer a request carries has an upper bound, so none reaches SQLite (64-bit) or an
+# offset computation as a number it cannot hold: out of range is a 422, never a 500.
+MAX_OFFSET = 2**53 - 1  # also the largest integer a JavaScript client can send exactly
+MAX_COUNT = 2**31 - 1  # thresholds and sizes counted in items, turns or tokens
+Offset = Annotated[int, Field(ge=0, le=MAX_OFFSET, description="Items to skip.")]
+JobId = Annotated[int, Path(ge=1, le=MAX_INT, description="The job's id.")]
 
 
 class _Strict(BaseModel):
@@ -77,6 +85,19 @@ class MemoryListQuery(PageQuery):
         description='Optional SearchFilters as JSON, e.g. {"session_id": "chat-1"}.',
         examples=['{"session_id": "chat-1"}'],
     )
+
+    @field_validator("filters", mode="before")
+    @classmethod
+    def _storable(cls, value: Any) -> Any:
+        # JSON inside a query string escapes the request-wide check: a "\ud800" escape or a
+        # 20-digit integer only appears once it is parsed.
+        if isinstance(value, str):
+            try:
+                parsed = json.loads(value)
+            except (ValueError, RecursionError):
+                return value  # Json[...] names the syntax error
+            check_value(parsed, "")  # pydantic names the parameter: query.filters
+        return value
 
 
 class ScopeDeleteQuery(_Strict):

@@ -4,6 +4,9 @@ Unsafe or invalid settings stop the process before it binds, with one line on st
 code 2: a non-loopback address without an API key, a bad ``DB_URL``, an unknown log level, a
 store that cannot be opened. Shutdown (SIGINT/SIGTERM) is graceful: requests in flight finish,
 then the job workers finish their batch; queued jobs are rows in SQLite and run on next start.
+Serving without an API key is allowed on loopback, with a warning: every local process and
+user can then read and delete every tenant. Timeouts, the connection cap and the access log
+are set in ``omoide.api.transport``.
 """
 
 from __future__ import annotations
@@ -11,14 +14,36 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from pathlib import Path
 
 import uvicorn
 
 from omoide.api.app import create_app
+from omoide.api.transport import uvicorn_config
 from omoide.config import Settings
 from omoide.errors import InvalidInput, OmoideError
+from omoide.store.files import prepare_database, private_umask
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+log = logging.getLogger("omoide.api")
+DEFAULT_DATA_DIR = Path("~/.omoide")
+
+
+def startup_warnings(settings: Settings) -> list[str]:
+    """What an operator should know before the first request; never a secret."""
+    warnings = []
+    if not (settings.api_key or settings.tenant_keys):
+        warnings.append(
+            f"serving on {settings.host}:{settings.port} without an API key: every local process"
+            " and user (and any web page, through a name on OMOIDE_ALLOWED_HOSTS) can read and"
+            " delete every tenant; set OMOIDE_API_KEY to a secret"
+        )
+    if settings.allowed_hosts is None and settings.host_allowlist() is None:
+        warnings.append(
+            f"answering requests for any Host name on {settings.host}: set OMOIDE_ALLOWED_HOSTS"
+            " to the names clients use"
+        )
+    return warnings
 
 
 def preflight(settings: Settings) -> None:
@@ -31,6 +56,10 @@ def preflight(settings: Settings) -> None:
         )
     from omoide.memory import Memory
 
+    # The database file is made 0600 (and a new data directory 0700) before SQLite creates it
+    # with the umask's 0644: it holds every tenant's conversations.
+    own_dir = settings.data_dir == DEFAULT_DATA_DIR and not settings.db_url
+    prepare_database(settings.db_path, default_dir=settings.db_path.parent if own_dir else None)
     Memory(settings=settings, workers=0).close()  # opens (and migrates) the store, then lets go
 
 
@@ -40,6 +69,7 @@ def serve(settings: Settings) -> None:
     # starves the event loop (measured on 2 cores: requests stalled ~500 ms behind each embed,
     # 14 ms once passive). Must be set before torch loads, which happens on the first embed.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    private_umask()  # the database, its WAL and backups: readable by this user only
     try:
         preflight(settings)
     except OmoideError as exc:
@@ -53,11 +83,6 @@ def serve(settings: Settings) -> None:
         level=logging.getLevelName(level.upper()) if level != "trace" else logging.DEBUG,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    uvicorn.run(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        log_level=level,
-        timeout_graceful_shutdown=30,
-        server_header=False,
-    )
+    for warning in startup_warnings(settings):
+        log.warning(warning)
+    uvicorn.Server(uvicorn_config(create_app(settings), settings)).run()

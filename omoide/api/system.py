@@ -7,8 +7,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
-from omoide.api.deps import EngineDep
+from omoide.api.deps import EngineDep, TenancyDep
+from omoide.api.errors import UNAUTHORIZED
 from omoide.api.models import HealthQuery
+from omoide.errors import Unauthorized
 
 router = APIRouter(tags=["service"])
 
@@ -61,19 +63,32 @@ def root(request: Request) -> dict[str, Any]:
     },
 )
 def health(
-    request: Request, query: Annotated[HealthQuery, Query()], engine: EngineDep
+    request: Request,
+    query: Annotated[HealthQuery, Query()],
+    engine: EngineDep,
+    tenancy: TenancyDep,
 ) -> JSONResponse:
     """Status of the store, the embedder and the LLM: `ok`, `down` or `disabled`, with versions.
 
     `status` is `healthy` (the JiuwenMemory seed's word), or `degraded` when the embedder is
     down (search falls back to keywords); the reply is 503 when the store is down. Without a
-    valid key (when one is configured) only the statuses and the version are shown.
+    valid key (when one is configured) only the statuses and the version are shown, and
+    `probe=true` (which embeds a text on every call) is a 401. A tenant-bound key sees no
+    database location and only its own tenant's job counts.
     """
+    authenticated = getattr(request.state, "authenticated", False)
+    if query.probe and not authenticated:
+        raise Unauthorized(UNAUTHORIZED)
     report = engine.health(probe_embedder=query.probe)
     parts = ("store", "embedder", "llm")
     down = {name for name in parts if report.get(name, {}).get("status") == "down"}
     status = "down" if "store" in down else "degraded" if down else "healthy"
-    if not getattr(request.state, "authenticated", False):
+    if tenancy.bound is not None:
+        report["store"] = {
+            k: v for k, v in report["store"].items() if k not in ("location", "error")
+        }
+        report["jobs"] = engine.job_counts(scope=tenancy.scope(None, None))
+    if not authenticated:
         report = {"version": report["version"]} | {
             name: {"status": report.get(name, {}).get("status")} for name in parts
         }

@@ -40,8 +40,9 @@ def make_settings(**overrides: Any) -> Settings:
 class LiveServer:
     """``uvicorn.Server`` in a daemon thread on 127.0.0.1, port chosen by the OS."""
 
-    def __init__(self, app: FastAPI) -> None:
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", ws="none")
+    def __init__(self, app: FastAPI, config: uvicorn.Config | None = None) -> None:
+        if config is None:
+            config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", ws="none")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="uvicorn", daemon=True)
         self.url = ""

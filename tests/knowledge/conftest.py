@@ -100,4 +100,4 @@ def api_client(memory: Memory) -> TestClient:
     app = create_app(settings, engine=memory)
     if not any(getattr(route, "path", "") == "/v1/context" for route in app.routes):
         app.include_router(knowledge_routes.router)
-    return TestClient(app)
+    return TestClient(app, base_url="http://127.0.0.1")  # a Host the server answers

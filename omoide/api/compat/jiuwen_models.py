@@ -16,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from omoide.extract import MemVariable
 from omoide.types import ExtractionStatus, VariableValue
 
+MAX_PAGE = 10**9  # (page_idx - 1) * page_size stays far inside SQLite's 64-bit OFFSET
+
 Id = Annotated[
     str | None, Field(min_length=1, max_length=256, description='Default "__default__".')
 ]
@@ -200,7 +202,7 @@ class PageRequest(_Tenant):
         DEFAULT_PAGE_SIZE,
         description="Missing, null, not a number or 0 and below: 10; above 100: 100.",
     )
-    page_idx: int = Field(1, ge=1, description="Starts from 1.")
+    page_idx: int = Field(1, ge=1, le=MAX_PAGE, description="Starts from 1.")
     memory_type: str | None = Field(
         "UNKNOWN",
         description="user_profile, semantic_memory, episodic_memory, summary, variable, "

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from omoide.api.models import PageQuery, Tenant, TenantQuery
+from omoide.api.models import MAX_COUNT, PageQuery, Tenant, TenantQuery
 from omoide.types import Entity, ExtractionStatus, MemoryItem, Project, Relationship
 
 SessionId = Annotated[
@@ -75,7 +75,9 @@ class EpisodeSearchQuery(TenantQuery):
 
 class ConsolidationQuery(TenantQuery):
     min_age_days: float | None = Field(None, ge=0, description="Default: the server setting.")
-    min_session_episodes: int | None = Field(None, ge=1, description="The session floor.")
+    min_session_episodes: int | None = Field(
+        None, ge=1, le=MAX_COUNT, description="The session floor."
+    )
     limit: int = Field(100, ge=1, le=10_000)
 
 

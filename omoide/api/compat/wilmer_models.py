@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from omoide.api.models import MAX_COUNT
 from omoide.engine.chunking import ChunkConfig
 from omoide.types import MemoryItem, Message, SearchHit
 
@@ -35,10 +36,16 @@ class QualityMemoryOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     use_vector: bool = Field(False, alias="useVectorForQualityMemory")
-    chunk_estimated_token_size: int = Field(1000, ge=1, alias="chunkEstimatedTokenSize")
-    max_messages_between_chunks: int = Field(5, ge=1, alias="maxMessagesBetweenChunks")
-    lookback_start_turn: int = Field(3, ge=0, alias="lookbackStartTurn")
-    max_response_size_in_tokens: int = Field(400, ge=16, alias="maxResponseSizeInTokens")
+    chunk_estimated_token_size: int = Field(
+        1000, ge=1, le=MAX_COUNT, alias="chunkEstimatedTokenSize"
+    )
+    max_messages_between_chunks: int = Field(
+        5, ge=1, le=MAX_COUNT, alias="maxMessagesBetweenChunks"
+    )
+    lookback_start_turn: int = Field(3, ge=0, le=MAX_COUNT, alias="lookbackStartTurn")
+    max_response_size_in_tokens: int = Field(
+        400, ge=16, le=MAX_COUNT, alias="maxResponseSizeInTokens"
+    )
 
     def chunk_config(self) -> ChunkConfig:
         return ChunkConfig(**self.model_dump(exclude={"use_vector"}))
@@ -56,7 +63,9 @@ class QualityMemoryRequest(BaseModel):
     messages: list[dict[str, str]] = Field(
         description="The whole conversation, as WilmerAI sends it; system messages are ignored."
     )
-    options: QualityMemoryOptions = Field(default_factory=QualityMemoryOptions)
+    options: QualityMemoryOptions = Field(
+        default_factory=lambda: QualityMemoryOptions.model_validate({})
+    )
     user_id: Id = None
     scope_id: Id = None
 

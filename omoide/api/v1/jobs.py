@@ -11,7 +11,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from omoide.api.deps import EngineDep, TenancyDep
-from omoide.api.models import ERROR_RESPONSES, JobList, JobQuery, TenantQuery
+from omoide.api.models import ERROR_RESPONSES, JobId, JobList, JobQuery, TenantQuery
 from omoide.types import Job
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"], responses=ERROR_RESPONSES)
@@ -37,7 +37,7 @@ def job_stats(
 
 @router.post("/{job_id}/retry")
 def retry_job(
-    job_id: int, query: Annotated[TenantQuery, Query()], engine: EngineDep, tenancy: TenancyDep
+    job_id: JobId, query: Annotated[TenantQuery, Query()], engine: EngineDep, tenancy: TenancyDep
 ) -> Job:
     """Put a failed job back in the queue (422 if it has not failed)."""
     return engine.retry_job(job_id, scope=tenancy.optional_scope(query.user_id, query.scope_id))

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from omoide.api.deps import EngineDep, TenancyDep
-from omoide.api.models import ERROR_RESPONSES, Tenant, TenantQuery, error_doc
+from omoide.api.models import ERROR_RESPONSES, MAX_COUNT, Offset, Tenant, TenantQuery, error_doc
 from omoide.types import (
     ChunkResult,
     ConsolidationCandidates,
@@ -57,7 +57,7 @@ class SummaryListQuery(TenantQuery):
     session_id: SessionId
     include_history: bool = Field(False, description="Also the superseded versions.")
     limit: int = Field(100, ge=1, le=10_000)
-    offset: int = Field(0, ge=0)
+    offset: Offset = 0
 
 
 class CreateSummary(Tenant):
@@ -130,7 +130,7 @@ class TouchMemories(Tenant):
 class CandidatesQuery(TenantQuery):
     session_id: SessionId
     min_age_days: float | None = Field(None, ge=0)
-    min_session_episodes: int | None = Field(None, ge=1)
+    min_session_episodes: int | None = Field(None, ge=1, le=MAX_COUNT)
     limit: int = Field(100, ge=1, le=10_000)
 
 
@@ -144,7 +144,7 @@ class ConsolidateRequest(Tenant):
     run: bool = Field(False, description="Do it; the default only reports what would change.")
     max_score: float | None = Field(None, ge=0)
     min_age_days: float | None = Field(None, ge=0)
-    min_session_episodes: int | None = Field(None, ge=1)
+    min_session_episodes: int | None = Field(None, ge=1, le=MAX_COUNT)
     limit: int | None = Field(None, ge=1, le=1000)
 
 
