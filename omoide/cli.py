@@ -123,7 +123,12 @@ def add(
     """Store TEXT as a memory.  Example: omoide add "I like jasmine tea" --user alice"""
     with _memory() as memory:
         items = memory.add(text, user_id=user, scope_id=scope, session_id=session)
-    _emit(items, as_json, lambda: [out.print(f"added {i.id}") for i in items])
+
+    def show() -> None:
+        for item in items:
+            out.print(f"added {item.id}")
+
+    _emit(items, as_json, show)
 
 
 @app.command()

@@ -15,12 +15,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from omoide.config import Settings, load_settings
 from omoide.embed import Embedder
 from omoide.engine import Engine, ExtractionRequest, KnowledgeConfig, Services
-from omoide.engine.graph import MAX_NODES
+from omoide.engine.chunks import ChunkService
+from omoide.engine.consolidate import ConsolidationService
+from omoide.engine.context import ContextService
+from omoide.engine.graph import MAX_NODES, GraphService
+from omoide.engine.maintenance import MaintenanceService
+from omoide.engine.memories import MemoryService
+from omoide.engine.projects import ProjectService
+from omoide.engine.scopes import ScopeService
+from omoide.engine.search import SearchService
+from omoide.engine.sessions import SessionService
+from omoide.engine.summaries import SummaryService
+from omoide.engine.variables import VariableService
 from omoide.extract import MemVariable
 from omoide.interface import MemoryAPI
 from omoide.llm import LLM
@@ -53,6 +64,18 @@ from omoide.types import (
     VariableValue,
 )
 from omoide.wiring import build_engine
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _documented_by(source: Callable[..., Any]) -> Callable[[_F], _F]:
+    """Give a delegating method the docstring of the service method it calls (``help()``)."""
+
+    def apply(method: _F) -> _F:
+        method.__doc__ = source.__doc__
+        return method
+
+    return apply
 
 
 class Memory:
@@ -244,6 +267,7 @@ class Memory:
         )
 
     # memories ----------------------------------------------------------------------------
+    @_documented_by(MemoryService.add_many)
     def add_many(
         self,
         items: Sequence[NewMemory],
@@ -251,9 +275,9 @@ class Memory:
         user_id: str = DEFAULT_ID,
         scope_id: str = DEFAULT_ID,
     ) -> list[MemoryItem]:
-        """See ``MemoryService.add_many``."""
         return self._services.memories.add_many(items, user_id=user_id, scope_id=scope_id)
 
+    @_documented_by(MemoryService.update)
     def update(
         self,
         memory_id: str,
@@ -263,7 +287,6 @@ class Memory:
         user_id: str = DEFAULT_ID,
         scope_id: str = DEFAULT_ID,
     ) -> MemoryItem:
-        """See ``MemoryService.update``."""
         return self._services.memories.update(
             memory_id,
             text,
@@ -272,26 +295,27 @@ class Memory:
             scope_id=scope_id,
         )
 
+    @_documented_by(MemoryService.delete)
     def delete(
         self, memory_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> None:
-        """See ``MemoryService.delete``."""
         self._services.memories.delete(memory_id, user_id=user_id, scope_id=scope_id)
 
+    @_documented_by(MemoryService.delete_all)
     def delete_all(self, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID) -> int:
-        """See ``MemoryService.delete_all``."""
         return self._services.memories.delete_all(user_id=user_id, scope_id=scope_id)
 
+    @_documented_by(MemoryService.reset)
     def reset(self) -> None:
-        """See ``MemoryService.reset``."""
         self._services.memories.reset()
 
+    @_documented_by(MemoryService.get)
     def get(
         self, memory_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> MemoryItem:
-        """See ``MemoryService.get``."""
         return self._services.memories.get(memory_id, user_id=user_id, scope_id=scope_id)
 
+    @_documented_by(MemoryService.get_all)
     def get_all(
         self,
         *,
@@ -301,7 +325,6 @@ class Memory:
         limit: int = 100,
         offset: int = 0,
     ) -> Page:
-        """See ``MemoryService.get_all``."""
         return self._services.memories.get_all(
             user_id=user_id,
             scope_id=scope_id,
@@ -310,13 +333,14 @@ class Memory:
             offset=offset,
         )
 
+    @_documented_by(MemoryService.history)
     def history(
         self, memory_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> list[HistoryEntry]:
-        """See ``MemoryService.history``."""
         return self._services.memories.history(memory_id, user_id=user_id, scope_id=scope_id)
 
     # search ------------------------------------------------------------------------------
+    @_documented_by(SearchService.search)
     def search(
         self,
         query: str,
@@ -328,7 +352,6 @@ class Memory:
         threshold: float | None = None,
         recipe: str | None = None,
     ) -> SearchResult:
-        """See ``SearchService.search``."""
         return self._services.search.search(
             query,
             user_id=user_id,
@@ -340,6 +363,7 @@ class Memory:
         )
 
     # sessions ----------------------------------------------------------------------------
+    @_documented_by(SessionService.create_session)
     def create_session(
         self,
         session_id: str,
@@ -350,7 +374,6 @@ class Memory:
         project: str | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> Session:
-        """See ``SessionService.create_session``."""
         return self._services.sessions.create_session(
             session_id,
             user_id=user_id,
@@ -360,12 +383,13 @@ class Memory:
             metadata=metadata,
         )
 
+    @_documented_by(SessionService.get_session)
     def get_session(
         self, session_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> Session:
-        """See ``SessionService.get_session``."""
         return self._services.sessions.get_session(session_id, user_id=user_id, scope_id=scope_id)
 
+    @_documented_by(SessionService.list_sessions)
     def list_sessions(
         self,
         *,
@@ -374,7 +398,6 @@ class Memory:
         limit: int = 100,
         offset: int = 0,
     ) -> tuple[list[Session], int]:
-        """See ``SessionService.list_sessions``."""
         return self._services.sessions.list_sessions(
             user_id=user_id,
             scope_id=scope_id,
@@ -382,6 +405,7 @@ class Memory:
             offset=offset,
         )
 
+    @_documented_by(SessionService.update_session)
     def update_session(
         self,
         session_id: str,
@@ -392,7 +416,6 @@ class Memory:
         project: str | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> Session:
-        """See ``SessionService.update_session``."""
         return self._services.sessions.update_session(
             session_id,
             user_id=user_id,
@@ -402,16 +425,17 @@ class Memory:
             metadata=metadata,
         )
 
+    @_documented_by(SessionService.delete_session)
     def delete_session(
         self, session_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> int:
-        """See ``SessionService.delete_session``."""
         return self._services.sessions.delete_session(
             session_id,
             user_id=user_id,
             scope_id=scope_id,
         )
 
+    @_documented_by(SessionService.list_episodes)
     def list_episodes(
         self,
         session_id: str,
@@ -421,7 +445,6 @@ class Memory:
         limit: int = 100,
         offset: int = 0,
     ) -> tuple[list[Episode], int]:
-        """See ``SessionService.list_episodes``."""
         return self._services.sessions.list_episodes(
             session_id,
             user_id=user_id,
@@ -430,16 +453,16 @@ class Memory:
             offset=offset,
         )
 
+    @_documented_by(SessionService.get_episode)
     def get_episode(
         self, episode_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> Episode:
-        """See ``SessionService.get_episode``."""
         return self._services.sessions.get_episode(episode_id, user_id=user_id, scope_id=scope_id)
 
+    @_documented_by(SessionService.delete_episode)
     def delete_episode(
         self, episode_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> int:
-        """See ``SessionService.delete_episode``."""
         return self._services.sessions.delete_episode(
             episode_id,
             user_id=user_id,
@@ -447,6 +470,7 @@ class Memory:
         )
 
     # projects ----------------------------------------------------------------------------
+    @_documented_by(ProjectService.create_project)
     def create_project(
         self,
         name: str,
@@ -456,7 +480,6 @@ class Memory:
         description: str | None = None,
         isolated: bool = False,
     ) -> Project:
-        """See ``ProjectService.create_project``."""
         return self._services.projects.create_project(
             name,
             user_id=user_id,
@@ -465,6 +488,7 @@ class Memory:
             isolated=isolated,
         )
 
+    @_documented_by(ProjectService.add_project)
     def add_project(
         self,
         name: str,
@@ -473,7 +497,6 @@ class Memory:
         scope_id: str = DEFAULT_ID,
         **fields: Any,
     ) -> Project:
-        """See ``ProjectService.add_project``."""
         return self._services.projects.add_project(
             name,
             user_id=user_id,
@@ -481,12 +504,13 @@ class Memory:
             **fields,
         )
 
+    @_documented_by(ProjectService.get_project)
     def get_project(
         self, name: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> Project:
-        """See ``ProjectService.get_project``."""
         return self._services.projects.get_project(name, user_id=user_id, scope_id=scope_id)
 
+    @_documented_by(ProjectService.list_projects)
     def list_projects(
         self,
         *,
@@ -495,7 +519,6 @@ class Memory:
         limit: int = 100,
         offset: int = 0,
     ) -> tuple[list[Project], int]:
-        """See ``ProjectService.list_projects``."""
         return self._services.projects.list_projects(
             user_id=user_id,
             scope_id=scope_id,
@@ -503,6 +526,7 @@ class Memory:
             offset=offset,
         )
 
+    @_documented_by(ProjectService.update_project)
     def update_project(
         self,
         name: str,
@@ -511,7 +535,6 @@ class Memory:
         user_id: str = DEFAULT_ID,
         scope_id: str = DEFAULT_ID,
     ) -> Project:
-        """See ``ProjectService.update_project``."""
         return self._services.projects.update_project(
             name,
             fields,
@@ -519,13 +542,14 @@ class Memory:
             scope_id=scope_id,
         )
 
+    @_documented_by(ProjectService.delete_project)
     def delete_project(
         self, name: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> int:
-        """See ``ProjectService.delete_project``."""
         return self._services.projects.delete_project(name, user_id=user_id, scope_id=scope_id)
 
     # summaries ---------------------------------------------------------------------------
+    @_documented_by(SummaryService.list_summaries)
     def list_summaries(
         self,
         session_id: str,
@@ -536,7 +560,6 @@ class Memory:
         limit: int = 100,
         offset: int = 0,
     ) -> Page:
-        """See ``SummaryService.list_summaries``."""
         return self._services.summaries.list_summaries(
             session_id,
             user_id=user_id,
@@ -546,12 +569,13 @@ class Memory:
             offset=offset,
         )
 
+    @_documented_by(SummaryService.get_summary)
     def get_summary(
         self, summary_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> MemoryItem:
-        """See ``SummaryService.get_summary``."""
         return self._services.summaries.get_summary(summary_id, user_id=user_id, scope_id=scope_id)
 
+    @_documented_by(SummaryService.create_summary)
     def create_summary(
         self,
         session_id: str,
@@ -561,7 +585,6 @@ class Memory:
         scope_id: str = DEFAULT_ID,
         metadata: dict[str, Any] | None = None,
     ) -> MemoryItem:
-        """See ``SummaryService.create_summary``."""
         return self._services.summaries.create_summary(
             session_id,
             text,
@@ -570,6 +593,7 @@ class Memory:
             metadata=metadata,
         )
 
+    @_documented_by(SummaryService.update_summary)
     def update_summary(
         self,
         summary_id: str,
@@ -579,7 +603,6 @@ class Memory:
         user_id: str = DEFAULT_ID,
         scope_id: str = DEFAULT_ID,
     ) -> MemoryItem:
-        """See ``SummaryService.update_summary``."""
         return self._services.summaries.update_summary(
             summary_id,
             text,
@@ -588,13 +611,14 @@ class Memory:
             scope_id=scope_id,
         )
 
+    @_documented_by(SummaryService.delete_summary)
     def delete_summary(
         self, summary_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> None:
-        """See ``SummaryService.delete_summary``."""
         self._services.summaries.delete_summary(summary_id, user_id=user_id, scope_id=scope_id)
 
     # variables ---------------------------------------------------------------------------
+    @_documented_by(VariableService.get_variables)
     def get_variables(
         self,
         names: Sequence[str] | None = None,
@@ -602,9 +626,9 @@ class Memory:
         user_id: str = DEFAULT_ID,
         scope_id: str = DEFAULT_ID,
     ) -> dict[str, VariableValue]:
-        """See ``VariableService.get_variables``."""
         return self._services.variables.get_variables(names, user_id=user_id, scope_id=scope_id)
 
+    @_documented_by(VariableService.update_variables)
     def update_variables(
         self,
         variables: Mapping[str, Any],
@@ -613,7 +637,6 @@ class Memory:
         user_id: str = DEFAULT_ID,
         scope_id: str = DEFAULT_ID,
     ) -> dict[str, VariableValue]:
-        """See ``VariableService.update_variables``."""
         return self._services.variables.update_variables(
             variables,
             types=types,
@@ -621,17 +644,18 @@ class Memory:
             scope_id=scope_id,
         )
 
+    @_documented_by(VariableService.delete_variables)
     def delete_variables(
         self, names: Sequence[str], *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> list[str]:
-        """See ``VariableService.delete_variables``."""
         return self._services.variables.delete_variables(names, user_id=user_id, scope_id=scope_id)
 
+    @_documented_by(VariableService.token_usage)
     def token_usage(self, *, scope: Scope | None = None) -> TokenUsage:
-        """See ``VariableService.token_usage``."""
         return self._services.variables.token_usage(scope=scope)
 
     # graph -------------------------------------------------------------------------------
+    @_documented_by(GraphService.list_entities)
     def list_entities(
         self,
         *,
@@ -641,7 +665,6 @@ class Memory:
         limit: int = 100,
         offset: int = 0,
     ) -> tuple[list[Entity], int]:
-        """See ``GraphService.list_entities``."""
         return self._services.graph.list_entities(
             user_id=user_id,
             scope_id=scope_id,
@@ -650,18 +673,19 @@ class Memory:
             offset=offset,
         )
 
+    @_documented_by(GraphService.get_entity)
     def get_entity(
         self, entity_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> Entity:
-        """See ``GraphService.get_entity``."""
         return self._services.graph.get_entity(entity_id, user_id=user_id, scope_id=scope_id)
 
+    @_documented_by(GraphService.delete_entity)
     def delete_entity(
         self, entity_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> None:
-        """See ``GraphService.delete_entity``."""
         self._services.graph.delete_entity(entity_id, user_id=user_id, scope_id=scope_id)
 
+    @_documented_by(GraphService.list_relationships)
     def list_relationships(
         self,
         *,
@@ -671,7 +695,6 @@ class Memory:
         limit: int = 100,
         offset: int = 0,
     ) -> tuple[list[Relationship], int]:
-        """See ``GraphService.list_relationships``."""
         return self._services.graph.list_relationships(
             entity_id=entity_id,
             user_id=user_id,
@@ -680,6 +703,7 @@ class Memory:
             offset=offset,
         )
 
+    @_documented_by(GraphService.search_entities)
     def search_entities(
         self,
         query: str,
@@ -688,7 +712,6 @@ class Memory:
         scope_id: str = DEFAULT_ID,
         limit: int = 10,
     ) -> EntitySearchResult:
-        """See ``GraphService.search_entities``."""
         return self._services.graph.search_entities(
             query,
             user_id=user_id,
@@ -696,6 +719,7 @@ class Memory:
             limit=limit,
         )
 
+    @_documented_by(GraphService.neighborhood)
     def neighborhood(
         self,
         entity_id: str,
@@ -705,7 +729,6 @@ class Memory:
         scope_id: str = DEFAULT_ID,
         max_nodes: int = 200,
     ) -> Subgraph:
-        """See ``GraphService.neighborhood``."""
         return self._services.graph.neighborhood(
             entity_id,
             depth,
@@ -714,6 +737,7 @@ class Memory:
             max_nodes=max_nodes,
         )
 
+    @_documented_by(GraphService.neighbors)
     def neighbors(
         self,
         entity_ids: Sequence[str],
@@ -722,7 +746,6 @@ class Memory:
         scope_id: str = DEFAULT_ID,
         max_nodes: int = MAX_NODES,
     ) -> Subgraph:
-        """See ``GraphService.neighbors``."""
         return self._services.graph.neighbors(
             entity_ids,
             user_id=user_id,
@@ -731,6 +754,7 @@ class Memory:
         )
 
     # context -----------------------------------------------------------------------------
+    @_documented_by(ContextService.context)
     def context(
         self,
         query: str,
@@ -743,7 +767,6 @@ class Memory:
         recipe: str | None = None,
         track_access: bool = True,
     ) -> ContextResult:
-        """See ``ContextService.context``."""
         return self._services.context.context(
             query,
             user_id=user_id,
@@ -755,16 +778,16 @@ class Memory:
             track_access=track_access,
         )
 
+    @_documented_by(ContextService.touch_memories)
     def touch_memories(
         self, memory_ids: Sequence[str], *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> int:
-        """See ``ContextService.touch_memories``."""
         return self._services.context.touch_memories(memory_ids, user_id=user_id, scope_id=scope_id)
 
+    @_documented_by(ContextService.touch_episodes)
     def touch_episodes(
         self, episode_ids: Sequence[str], *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> int:
-        """See ``ContextService.touch_episodes``."""
         return self._services.context.touch_episodes(
             episode_ids,
             user_id=user_id,
@@ -772,6 +795,7 @@ class Memory:
         )
 
     # chunks ------------------------------------------------------------------------------
+    @_documented_by(ChunkService.update_chunks)
     def update_chunks(
         self,
         session_id: str,
@@ -780,7 +804,6 @@ class Memory:
         scope_id: str = DEFAULT_ID,
         timeout: float = 60.0,
     ) -> ChunkResult:
-        """See ``ChunkService.update_chunks``."""
         return self._services.chunks.update_chunks(
             session_id,
             user_id=user_id,
@@ -788,13 +811,14 @@ class Memory:
             timeout=timeout,
         )
 
+    @_documented_by(ChunkService.reset_chunks)
     def reset_chunks(
         self, session_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> list[str]:
-        """See ``ChunkService.reset_chunks``."""
         return self._services.chunks.reset_chunks(session_id, user_id=user_id, scope_id=scope_id)
 
     # consolidation -----------------------------------------------------------------------
+    @_documented_by(ConsolidationService.consolidation_candidates)
     def consolidation_candidates(
         self,
         session_id: str,
@@ -805,7 +829,6 @@ class Memory:
         min_session_episodes: int | None = None,
         limit: int = 100,
     ) -> ConsolidationCandidates:
-        """See ``ConsolidationService.consolidation_candidates``."""
         return self._services.consolidation.consolidation_candidates(
             session_id,
             user_id=user_id,
@@ -815,6 +838,7 @@ class Memory:
             limit=limit,
         )
 
+    @_documented_by(ConsolidationService.consolidate)
     def consolidate(
         self,
         session_id: str,
@@ -827,7 +851,6 @@ class Memory:
         min_session_episodes: int | None = None,
         limit: int | None = None,
     ) -> ConsolidationReport:
-        """See ``ConsolidationService.consolidate``."""
         return self._services.consolidation.consolidate(
             session_id,
             user_id=user_id,
@@ -839,16 +862,17 @@ class Memory:
             limit=limit,
         )
 
+    @_documented_by(ConsolidationService.revert_consolidation)
     def revert_consolidation(
         self, consolidation_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> dict[str, Any]:
-        """See ``ConsolidationService.revert_consolidation``."""
         return self._services.consolidation.revert_consolidation(
             consolidation_id,
             user_id=user_id,
             scope_id=scope_id,
         )
 
+    @_documented_by(ConsolidationService.schedule_consolidation)
     def schedule_consolidation(
         self,
         session_id: str,
@@ -857,7 +881,6 @@ class Memory:
         scope_id: str = DEFAULT_ID,
         max_score: float | None = None,
     ) -> int:
-        """See ``ConsolidationService.schedule_consolidation``."""
         return self._services.consolidation.schedule_consolidation(
             session_id,
             user_id=user_id,
@@ -866,6 +889,7 @@ class Memory:
         )
 
     # maintenance -------------------------------------------------------------------------
+    @_documented_by(MaintenanceService.list_jobs)
     def list_jobs(
         self,
         *,
@@ -874,7 +898,6 @@ class Memory:
         limit: int = 100,
         offset: int = 0,
     ) -> list[Job]:
-        """See ``MaintenanceService.list_jobs``."""
         return self._services.maintenance.list_jobs(
             scope=scope,
             state=state,
@@ -882,25 +905,25 @@ class Memory:
             offset=offset,
         )
 
+    @_documented_by(MaintenanceService.job_counts)
     def job_counts(self, *, scope: Scope | None = None) -> dict[str, int]:
-        """See ``MaintenanceService.job_counts``."""
         return self._services.maintenance.job_counts(scope=scope)
 
+    @_documented_by(MaintenanceService.retry_job)
     def retry_job(self, job_id: int, *, scope: Scope | None = None) -> Job:
-        """See ``MaintenanceService.retry_job``."""
         return self._services.maintenance.retry_job(job_id, scope=scope)
 
+    @_documented_by(MaintenanceService.reindex)
     def reindex(self, progress: Callable[[int, int], None] | None = None, batch: int = 256) -> int:
-        """See ``MaintenanceService.reindex``."""
         return self._services.maintenance.reindex(progress, batch)
 
+    @_documented_by(MaintenanceService.health)
     def health(self, *, probe_embedder: bool = False) -> dict[str, Any]:
-        """See ``MaintenanceService.health``."""
         return self._services.maintenance.health(probe_embedder=probe_embedder)
 
     # scopes ------------------------------------------------------------------------------
+    @_documented_by(ScopeService.delete_scope_id)
     def delete_scope_id(self, scope_id: str) -> int:
-        """See ``ScopeService.delete_scope_id``."""
         return self._services.scopes.delete_scope_id(scope_id)
 
 

@@ -174,27 +174,38 @@ class ConsolidationService:
         report = report.model_copy(update=_plan_fields(plan))
         if not run or not episodes:
             return report
+        self._run(scope, session_id, episodes, plan, report)
+        self._signal.wake()
+        return report
+
+    def _run(
+        self,
+        scope: Scope,
+        session_id: str,
+        episodes: list[Episode],
+        plan: ConsolidationPlan,
+        report: ConsolidationReport,
+    ) -> None:
+        """Summarise the planned episodes and apply the plan, in one transaction that refuses
+        a store changed since the plan; fills in the report's id and summary."""
         llm = MeteredLLM(require_llm(self._llm, "consolidation"))
         messages = [m for e in episodes for m in e.messages] or [Message(content="(empty)")]
         text = summarize(llm, messages, None)
         vectors = self._embedding.try_embed([text])
         report.id = uuid.uuid4().hex
+        new = NewMemory(
+            text=text,
+            type=MemoryType.SUMMARY,
+            session_id=session_id,
+            metadata={"summary_kind": "consolidation", "consolidation_id": report.id},
+            source_episodes=plan.episodes,
+            valid_from_ms=dt_to_ms(episodes[0].created_at),
+            created_at_ms=dt_to_ms(episodes[-1].created_at),
+        )
         with self._store.transaction() as tx:
             if tx.ledger.consolidation_plan(scope, plan.episodes) != plan:
                 raise Conflict(f"session {session_id!r} changed since it was planned; run again")
-            summary = tx.memories.insert_memory(
-                scope,
-                NewMemory(
-                    text=text,
-                    type=MemoryType.SUMMARY,
-                    session_id=session_id,
-                    metadata={"summary_kind": "consolidation", "consolidation_id": report.id},
-                    source_episodes=plan.episodes,
-                    valid_from_ms=dt_to_ms(episodes[0].created_at),
-                    created_at_ms=dt_to_ms(episodes[-1].created_at),
-                ),
-                ACTOR,
-            )
+            summary = tx.memories.insert_memory(scope, new, ACTOR)
             index(tx, scope, [summary.id], vectors)
             report.summary_id, report.summary = summary.id, text
             tx.ledger.apply_consolidation(
@@ -204,8 +215,6 @@ class ConsolidationService:
             tx.variables.add_usage(
                 scope, usage.prompt_tokens, usage.completion_tokens, usage.requests, now_ms()
             )
-        self._signal.wake()
-        return report
 
     def revert_consolidation(
         self, consolidation_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID

@@ -72,7 +72,10 @@ class Engine:
         return done
 
     def reconfigure(self, **changes: Any) -> None:
-        """New services with these ``ServiceConfig`` fields changed (e.g. ``knowledge``)."""
+        """New services with these ``ServiceConfig`` fields changed (e.g. ``knowledge``).
+
+        A change between operations: a job batch or a search running meanwhile may still
+        finish on the old services."""
         old = self.services
         self.config = replace(self.config, **changes)
         self.services = self._build(self.config)

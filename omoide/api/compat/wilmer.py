@@ -8,7 +8,8 @@ A WilmerAI ``discussionId`` is an omoide session id. What each route calls:
     GET  /v1/discussions/{id}/summary          discussion_summary  (FullChatSummary)
     POST /v1/discussions/{id}/search           search_discussion   (VectorMemorySearch)
 
-(methods of ``omoide.compat.wilmer.DiscussionService``, and its module's ``recent_turns``).
+(``quality_memory`` of ``omoide.compat.wilmer.QualityMemoryService``, the others of
+``DiscussionService`` and its module).
 
 Vector-style QualityMemory without an LLM is a 501 ``feature_disabled``.
 """
@@ -31,10 +32,10 @@ from omoide.api.deps import TenancyDep, WilmerDep
 from omoide.compat.wilmer.discussions import (
     CHUNK_BREAK,
     DiscussionSummary,
-    QualityMemoryResult,
     recent_turns,
     search_keywords,
 )
+from omoide.compat.wilmer.quality import QualityMemoryResult
 
 router = APIRouter(prefix="/v1/discussions", tags=["wilmer"])
 
@@ -61,7 +62,7 @@ def quality_memory(
     create the memories WilmerAI's trigger rules call for: chunk memories (file style) or
     title/summary/entities/key_phrases memories (`useVectorForQualityMemory`, needs an LLM)."""
     scope = tenancy.scope(body.user_id, body.scope_id)
-    return wilmer.discussions.quality_memory(
+    return wilmer.quality.quality_memory(
         discussion_id,
         body.messages,
         user_id=scope.user_id,

@@ -1,9 +1,10 @@
-"""WilmerAI discussion memory: ``QualityMemory``, ``RecentMemory``, ``FullChatSummary``,
-``VectorMemorySearch`` (``discussions``) and ``omoide import wilmer`` (``importer``), over the
-same store, embedding and memory writes as the engine.
+"""WilmerAI discussion memory: ``QualityMemory`` (``quality``), ``RecentMemory``,
+``FullChatSummary``, ``VectorMemorySearch`` (``discussions``) and ``omoide import wilmer``
+(``importer``), over the same store, embedding and memory writes as the engine.
 
     >>> wilmer = Wilmer.of(memory)
-    >>> wilmer.discussions.quality_memory("disc-1", history)
+    >>> wilmer.quality.quality_memory("disc-1", history)
+    >>> wilmer.discussions.search_discussion("disc-1", "Lisbon;offsite")
     >>> wilmer.importer.import_wilmer("~/WilmerAI/Public/DiscussionIds", user_id="alice")
 """
 
@@ -13,17 +14,19 @@ from dataclasses import dataclass
 
 from omoide.compat.wilmer.discussions import DiscussionService
 from omoide.compat.wilmer.importer import WilmerImporter
+from omoide.compat.wilmer.quality import QualityMemoryService
 from omoide.engine.embedding import Embedding
 from omoide.engine.memories import MemoryService
 from omoide.llm import LLM
 from omoide.memory import Memory
 from omoide.store.protocol import Store
 
-__all__ = ["DiscussionService", "Wilmer", "WilmerImporter"]
+__all__ = ["DiscussionService", "QualityMemoryService", "Wilmer", "WilmerImporter"]
 
 
 @dataclass(frozen=True)
 class Wilmer:
+    quality: QualityMemoryService
     discussions: DiscussionService
     importer: WilmerImporter
 
@@ -47,8 +50,9 @@ class Wilmer:
         request is cheap."""
         limit = memories.max_text_chars
         return cls(
-            discussions=DiscussionService(
+            quality=QualityMemoryService(
                 store, embedding, llm, memories, actor=actor, max_text_chars=limit
             ),
+            discussions=DiscussionService(store),
             importer=WilmerImporter(store, embedding, actor=actor, max_text_chars=limit),
         )
