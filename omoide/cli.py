@@ -283,7 +283,7 @@ def mcp_() -> None:
 
     Example (Claude Code): claude mcp add omoide -- omoide mcp
     """
-    from omoide.mcp.stdio import run_stdio
+    from omoide.api.mcp.stdio import run_stdio
 
     with _memory(workers=_settings().workers) as memory:
         run_stdio(memory, _settings())

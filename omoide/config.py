@@ -222,7 +222,9 @@ class Settings(BaseSettings):
         if self.allowed_hosts is not None:
             names = {host_name(name) for name in self.allowed_hosts}
             return None if "*" in names else frozenset(names)
-        if is_loopback(self.host):
+        # With a key a rebinding page gets nothing (it cannot send the key), and a keyed local
+        # server is often reached through a reverse proxy under another name.
+        if is_loopback(self.host) and not (self.api_key or self.tenant_keys):
             return frozenset({"localhost", "127.0.0.1", "::1", host_name(self.host)})
         return None
 

@@ -7,10 +7,10 @@
 Routes are sync ``def`` functions: FastAPI runs them in its thread pool, so a slow embed or a
 long job never stops the server from answering. Middlewares, outermost first: request id and
 the 500 handler, request metrics (``OMOIDE_METRICS``), CORS (``OMOIDE_CORS_ORIGINS``; answers
-preflights before authentication, which they cannot pass), authentication, body guard (size, media type, every string of the request), Host check (DNS
-rebinding).
+preflights before authentication, which they cannot pass), authentication, body guard (size,
+media type, every string of the request), Host check (DNS rebinding; keyless loopback servers).
 
-Besides the REST routes: MCP over streamable HTTP at ``/mcp`` (``omoide.mcp.http``), Prometheus
+Besides the REST routes: MCP over streamable HTTP at ``/mcp`` (``omoide.api.mcp.http``), Prometheus
 metrics at ``/metrics`` when enabled (``omoide.api.metrics``), and ``/docs`` and ``/redoc`` with
 their assets served locally (``omoide.api.docs``).
 """
@@ -28,6 +28,7 @@ from starlette.middleware.cors import CORSMiddleware
 from omoide.api import docs, errors, openapi
 from omoide.api.auth import AuthMiddleware
 from omoide.api.compat import jiuwen, nexus, wilmer
+from omoide.api.mcp.http import HttpMount
 from omoide.api.metrics import Metrics, RequestMetrics
 from omoide.api.metrics import install as install_metrics
 from omoide.api.middleware import BodyGuard, HostGuard, RequestContext
@@ -35,7 +36,6 @@ from omoide.api.system import router as system_router
 from omoide.api.ui import router as ui_router
 from omoide.api.v1 import explore, jobs, knowledge, memories, sessions
 from omoide.config import Settings
-from omoide.mcp.http import HttpMount
 from omoide.memory import Memory
 
 DESCRIPTION = """Long-term memory for LLM applications and agents.

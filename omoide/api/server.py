@@ -38,7 +38,8 @@ def startup_warnings(settings: Settings) -> list[str]:
             " and user (and any web page, through a name on OMOIDE_ALLOWED_HOSTS) can read and"
             " delete every tenant; set OMOIDE_API_KEY to a secret"
         )
-    if settings.allowed_hosts is None and settings.host_allowlist() is None:
+    keyless = not (settings.api_key or settings.tenant_keys)
+    if settings.allowed_hosts is None and settings.host_allowlist() is None and keyless:
         warnings.append(
             f"answering requests for any Host name on {settings.host}: set OMOIDE_ALLOWED_HOSTS"
             " to the names clients use"

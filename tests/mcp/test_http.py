@@ -10,7 +10,7 @@ import pytest
 from mcp import MCPError
 from mcp.types import CallToolResult
 
-from omoide.mcp.server import TOOL_NAMES
+from omoide.api.mcp.server import TOOL_NAMES
 from omoide.types import MemoryType, Scope
 from tests.api.conftest import KEY, Running
 from tests.knowledge.conftest import build_graph
@@ -214,7 +214,7 @@ def test_without_a_key_only_loopback_host_names_reach_the_tools(
     port = open_server.url.rsplit(":", 1)[1]
     assert _post(open_server, f"127.0.0.1:{port}").status_code == 200
     assert _post(open_server, f"localhost:{port}").status_code == 200
-    assert _post(open_server, "rebound.example").status_code == 421  # DNS rebinding refused
+    assert _post(open_server, "rebound.example").status_code == 400  # DNS rebinding refused
     assert _post(keyed, "memory.example", KEY).status_code == 200  # e.g. behind a proxy
 
 

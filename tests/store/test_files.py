@@ -89,11 +89,6 @@ def test_the_private_umask_only_adds_restrictions() -> None:
     assert os.umask(0o022) == 0o077
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the SQLite store does not call omoide.store.files.prepare_database yet "
-    "(one line in SQLiteStore.__init__, see the hardening report); remove this mark then",
-)
 def test_a_library_memory_creates_a_private_database(tmp_path: Path) -> None:
     path = tmp_path / "lib" / "omoide.db"
     with Memory(path, embedder=HashEmbedder(), workers=0) as memory:

@@ -121,7 +121,7 @@ def add_messages(body: AddMessagesRequest, services: ServicesDep, tenancy: Tenan
         if not messages:  # upstream accepts an empty list: nothing to store, nothing to do
             status = ExtractionStatus(state="off", reason="no message has content")
             return Added(message="Messages added successfully", extraction=status)
-        extraction = ExtractionRequest(
+        wanted = ExtractionRequest(
             long_term=body.enable_long_term_mem,
             user_profile=body.enable_user_profile,
             semantic=body.enable_semantic_memory,
@@ -133,7 +133,7 @@ def add_messages(body: AddMessagesRequest, services: ServicesDep, tenancy: Tenan
             **scope.model_dump(),
             session_id=body.session_id or DEFAULT,
             mem_variables=variables,
-            extraction=extraction,
+            extraction=wanted,
             wait=True,
             timeout=ADD_WAIT_S,
         )

@@ -82,13 +82,14 @@ class MessageQuery(_Filter):
         },
     )
 
-    page_idx: int = Field(1, description="From 1; below 1 is 1.")
+    # Clamped like upstream, within bounds that keep (page_idx - 1) * page_size a valid OFFSET.
+    page_idx: int = Field(1, le=10**9, description="From 1; below 1 is 1.")
     page_size: int = Field(20, description="Clamped to 1..200.")
     exclude_scopes: list[str] | None = None
 
 
 class ExportQuery(_Filter):
-    limit: int = Field(5000, description="Clamped to 1..20,000.")
+    limit: int = Field(5000, ge=-(2**63), le=2**63 - 1, description="Clamped to 1..20,000.")
 
 
 class GetMessageRequest(BaseModel):

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from omoide.errors import InvalidInput
+from omoide.store import files
 from omoide.store.sqlite import migrate
 from omoide.store.sqlite.db import Database, connect
 from omoide.types import Scope
@@ -82,6 +83,7 @@ def backup_file(path: Path, dest: Path | str) -> None:
     if dest.exists():
         raise InvalidInput(f"{dest} already exists; choose a new path")
     dest.parent.mkdir(parents=True, exist_ok=True)
+    files.create_private(dest)  # a snapshot holds every conversation: 0600 before it is filled
     conn = connect(path)
     try:
         conn.execute("VACUUM INTO ?", (str(dest),))

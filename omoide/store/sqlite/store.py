@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from omoide.errors import StoreError
+from omoide.store import files
 from omoide.store.protocol import Capability
 from omoide.store.sqlite import fts, migrate
 from omoide.store.sqlite.admin import SQLiteAdminReads
@@ -42,7 +43,8 @@ class SQLiteStore:
     def __init__(self, path: Path | str, *, auto_migrate: bool = True) -> None:
         self.path = Path(path).expanduser()
         self.location = str(self.path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Conversations are private: the directory 0700 if new, the file (and WAL) 0600.
+        files.prepare_database(self.path)
         self._db = Database(self.path)
         self._writes = 0
         self._memories = SQLiteMemoryReads(self._db, VectorCache(), fts.TermFilter())

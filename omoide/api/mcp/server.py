@@ -2,7 +2,7 @@
 
 ``build_server(resolve)`` registers the tools; ``resolve(ctx)`` says who is calling (the engine,
 the key's tenancy, the default ids). Over stdio that is fixed for the process; over streamable
-HTTP (``omoide.mcp.http``) it comes from the HTTP request the call arrived in, after the API's
+HTTP (``omoide.api.mcp.http``) it comes from the HTTP request the call arrived in, after the API's
 own authentication, so a tenant-bound key's tenant is the tool calls' tenant.
 
 A failure the caller can fix (unknown id, a user the key may not touch, a bad argument) comes
@@ -20,9 +20,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+from omoide.api.mcp import tools
+from omoide.api.mcp.tools import Caller
 from omoide.errors import OmoideError
-from omoide.mcp import tools
-from omoide.mcp.tools import Caller
 
 Resolver = Callable[[Context[Any, Any]], Caller]
 R = TypeVar("R")

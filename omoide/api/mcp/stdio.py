@@ -11,9 +11,9 @@ import logging
 import sys
 
 from omoide.api.deps import Tenancy
+from omoide.api.mcp.server import build_server
+from omoide.api.mcp.tools import Caller
 from omoide.config import Settings
-from omoide.mcp.server import build_server
-from omoide.mcp.tools import Caller
 from omoide.memory import Memory
 
 

@@ -18,9 +18,9 @@ from starlette.requests import Request
 from starlette.routing import BaseRoute
 
 from omoide.api.deps import Tenancy
+from omoide.api.mcp.server import build_server
+from omoide.api.mcp.tools import Caller
 from omoide.config import Settings
-from omoide.mcp.server import build_server
-from omoide.mcp.tools import Caller
 
 PATH = "/mcp"
 
