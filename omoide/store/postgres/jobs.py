@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import psycopg
+
 from omoide.errors import Conflict, NotFound
 from omoide.store.postgres import rows
 from omoide.store.postgres.db import Conn, Database
@@ -147,12 +149,18 @@ class PostgresJobWrites:
         return row is None
 
     def record_step(self, job_id: int, step: str, record: dict[str, Any]) -> None:
+        try:
+            with self._conn.transaction():  # a savepoint: Conflict leaves the caller's tx usable
+                self._insert_step(job_id, step, record)
+        except psycopg.errors.UniqueViolation as exc:
+            raise Conflict(f"step {step!r} of job {job_id} is recorded already") from exc
+
+    def _insert_step(self, job_id: int, step: str, record: dict[str, Any]) -> None:
         # INSERT ... SELECT: no row at all unless the job is still running.
         self._conn.execute(
             "INSERT INTO job_steps (user_id, job_id, step, status, detail, calls, prompt_tokens,"
             " completion_tokens, created_at) SELECT user_id, id, %s, %s, %s, %s, %s, %s, %s"
-            " FROM jobs WHERE id = %s AND state = 'running'"
-            " ON CONFLICT (user_id, job_id, step) DO NOTHING",
+            " FROM jobs WHERE id = %s AND state = 'running'",
             (
                 step,
                 record["status"],

@@ -33,9 +33,13 @@ _LAST = (
 )
 
 
-def chunk_state(conn: Conn, scope: Scope, session_id: str) -> tuple[bool, ChunkCursor | None]:
-    """Whether the session has chunk state, and where its last chunk ended."""
-    pk = session_pk(conn, scope, session_id)
+def chunk_state(
+    conn: Conn, scope: Scope, session_id: str, *, lock: bool = False
+) -> tuple[bool, ChunkCursor | None]:
+    """Whether the session has chunk state, and where its last chunk ended. ``lock`` (in a
+    write transaction) takes the session's row lock first, so the answer stays true until
+    commit: a concurrent chunking pass waits, then sees this one's cursor."""
+    pk = session_pk(conn, scope, session_id, lock=lock)
     args = (scope.user_id, pk)
     exists = conn.execute(
         "SELECT 1 FROM chunk_state WHERE user_id = %s AND session_id = %s", args
@@ -127,7 +131,7 @@ class PostgresLedgerWrites:
         self._memories = memories
 
     def chunk_state(self, scope: Scope, session_id: str) -> tuple[bool, ChunkCursor | None]:
-        return chunk_state(self._conn, scope, session_id)
+        return chunk_state(self._conn, scope, session_id, lock=True)
 
     def session_messages(
         self, scope: Scope, session_id: str, since: ChunkCursor | None

@@ -9,7 +9,7 @@ import psycopg
 
 from omoide.errors import InvalidInput, NotFound
 from omoide.store.postgres import fts, rows
-from omoide.store.postgres.db import Database
+from omoide.store.postgres.db import Conn, Database
 from omoide.store.postgres.filters import memory_filter
 from omoide.types import HistoryEntry, MemoryItem, Scope, SearchFilters
 
@@ -94,7 +94,10 @@ class PostgresMemoryReads:
                 f" AND {where} ORDER BY v.embedding <#> %s, m.seq LIMIT %s",
                 (query, scope.user_id, scope.scope_id, query.shape[0], *params, query, limit),
             )
-            return [(str(r["id"]), float(r["score"])) for r in cursor]
+            found = [(str(r["id"]), float(r["score"])) for r in cursor]
+            if not found:
+                _check_dimension(conn, scope, query.shape[0])
+            return found
 
     def history(self, scope: Scope, memory_id: str) -> list[HistoryEntry]:
         tenant = (scope.user_id, scope.scope_id)
@@ -123,3 +126,19 @@ class PostgresMemoryReads:
                 (Scope(user_id=r["user_id"], scope_id=r["scope_id"]), r["id"], r["text"])
                 for r in chunk
             ]
+
+
+def _check_dimension(conn: Conn, scope: Scope, dim: int) -> None:
+    """``InvalidInput`` when the tenant has vectors but none of the query's dimension (the
+    embedder changed without a reindex), as SQLite reports it; nothing stored is no error."""
+    row = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM memory_vectors WHERE user_id = %s AND scope_id = %s)"
+        " AS any, EXISTS (SELECT 1 FROM memory_vectors WHERE user_id = %s AND scope_id = %s"
+        " AND vector_dims(embedding) = %s) AS same",
+        (scope.user_id, scope.scope_id, scope.user_id, scope.scope_id, dim),
+    ).fetchone()
+    if row is not None and row["any"] and not row["same"]:
+        raise InvalidInput(
+            f"query vector has {dim} dimensions; the stored vectors have another"
+            " (reindex after changing the embedder)"
+        )

@@ -126,6 +126,21 @@ class PostgresMemoryWrites:
             raise Conflict(f"memory {memory_id!r} is no longer valid", id=memory_id)
         return str(row["text"]), int(row["valid_from"])
 
+    def _link_sources(self, scope: Scope, memory_id: str, episode_ids: list[str]) -> None:
+        """Only an episode of the same tenant may back a memory; ``NotFound`` for any other
+        (a foreign key alone would accept another scope's episode of the same user)."""
+        wanted = list(dict.fromkeys(episode_ids))
+        linked = self._conn.execute(
+            "INSERT INTO memory_sources (user_id, memory_id, episode_id)"
+            " SELECT e.user_id, %s, e.id FROM episodes e"
+            " WHERE e.user_id = %s AND e.scope_id = %s AND e.id = ANY(%s) RETURNING episode_id",
+            (memory_id, scope.user_id, scope.scope_id, wanted),
+        ).fetchall()
+        found = {r["episode_id"] for r in linked}
+        for episode_id in wanted:
+            if episode_id not in found:
+                raise NotFound(f"episode {episode_id!r} not found", id=episode_id)
+
     def _insert(
         self, scope: Scope, new: NewMemory, actor: str, event: HistoryEvent, old_text: str | None
     ) -> MemoryItem:
@@ -153,10 +168,6 @@ class PostgresMemoryWrites:
             ),
         )
         if new.source_episodes:
-            self._conn.execute(
-                "INSERT INTO memory_sources (user_id, memory_id, episode_id)"
-                " SELECT %s, %s, e FROM unnest(%s::text[]) AS e ON CONFLICT DO NOTHING",
-                (scope.user_id, memory_id, list(new.source_episodes)),
-            )
+            self._link_sources(scope, memory_id, new.source_episodes)
         write_history(self._conn, scope, memory_id, event, old_text, new.text, actor)
         return fetch_memory(self._conn, scope, memory_id)

@@ -63,15 +63,7 @@ def upsert_project(
         " isolated = excluded.isolated",
         (scope.user_id, scope.scope_id, name, description, isolated, now_ms()),
     )
-    row = fetch(conn, scope, name)
-    return Project(
-        name=row["name"],
-        user_id=row["user_id"],
-        scope_id=row["scope_id"],
-        description=row["description"],
-        isolated=bool(row["isolated"]),
-        created_at=rows.dt(row["created_at"]),
-    )
+    return rows.project(fetch(conn, scope, name))
 
 
 def _columns(fields: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
