@@ -6,6 +6,7 @@ from pathlib import Path
 
 from omoide.store import open_store
 from omoide.store.postgres import PostgresStore
+from omoide.store.protocol import Store
 from omoide.types import Scope, SearchFilters
 from tests.store.contract import ALICE, BOB, add
 
@@ -20,8 +21,8 @@ TEXTS = [
 QUERIES = [["garden"], ["tomatoes", "basil"], ["summer", "water", "garden"], ["kyoto"]]
 
 
-def _ranked(store: object, scope: Scope, terms: list[str]) -> list[tuple[str, float]]:
-    return store.memories.keyword_search(scope, terms, SearchFilters(), 10)  # type: ignore[attr-defined]
+def _ranked(store: Store, scope: Scope, terms: list[str]) -> list[tuple[str, float]]:
+    return store.memories.keyword_search(scope, terms, SearchFilters(), 10)
 
 
 def test_scores_match_sqlite_bm25_on_the_same_rows(pg_store: PostgresStore, tmp_path: Path) -> None:

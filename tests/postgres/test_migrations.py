@@ -10,7 +10,7 @@ import pytest
 
 from omoide.errors import MigrationError, StoreError
 from omoide.store import open_store
-from omoide.store.postgres import PostgresStore, apply_migrations, migration_status, migrate
+from omoide.store.postgres import PostgresStore, apply_migrations, migrate, migration_status
 
 WAIT_S = 60
 
@@ -96,7 +96,8 @@ def _tenant_keys(conn: psycopg.Connection[tuple[object, ...]]) -> list[tuple[str
     found = conn.execute(
         """
         SELECT t.relname, i.relname, pg_get_indexdef(x.indexrelid)
-        FROM pg_index x JOIN pg_class t ON t.oid = x.indrelid JOIN pg_class i ON i.oid = x.indexrelid
+        FROM pg_index x JOIN pg_class t ON t.oid = x.indrelid
+        JOIN pg_class i ON i.oid = x.indexrelid
         JOIN pg_namespace n ON n.oid = t.relnamespace
         WHERE n.nspname = current_schema() AND x.indisunique
           AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = t.oid
