@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 
+import psycopg
+
 from omoide.store.postgres import PostgresStore
 from omoide.types import JobState
 from tests.store.contract import ALICE, BOB, enqueue
@@ -54,16 +56,13 @@ def test_a_running_job_whose_lease_expired_is_claimed_again(pg_store: PostgresSt
 
 def test_a_claim_skips_rows_another_transaction_has_locked(pg_url: str) -> None:
     """A claim never waits on a row another worker is claiming: it takes the next one."""
-    store, other = PostgresStore(pg_url), PostgresStore(pg_url)
+    store = PostgresStore(pg_url)
     try:
         first, second = enqueue(store, ALICE), enqueue(store, ALICE)
-        with store.transaction() as tx:
-            # hold the first job's row lock, as a claim in flight does
-            tx.jobs.has_pending_job(ALICE, "embed", {})
-            conn = tx.jobs._conn  # noqa: SLF001 - the test needs the raw lock
-            conn.execute("SELECT 1 FROM jobs WHERE id = %s FOR UPDATE", (first,))
-            assert [j.id for j in other.jobs.claim_jobs(2, 60_000)] == [second]
-        assert [j.id for j in other.jobs.claim_jobs(2, 60_000)] == [first]
+        with psycopg.connect(pg_url) as holder, holder.transaction():
+            # another worker's transaction holding the first job's row
+            holder.execute("SELECT 1 FROM jobs WHERE id = %s FOR UPDATE", (first,))
+            assert [j.id for j in store.jobs.claim_jobs(2, 60_000)] == [second]
+        assert [j.id for j in store.jobs.claim_jobs(2, 60_000)] == [first]
     finally:
         store.close()
-        other.close()
