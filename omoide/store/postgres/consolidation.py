@@ -64,7 +64,7 @@ def consolidation_plan(conn: Conn, scope: Scope, episode_ids: Sequence[str]) -> 
             r["id"]
             for r in conn.execute(
                 "SELECT id FROM relationships WHERE user_id = %s AND scope_id = %s"
-                " AND (from_id = ANY(%s) OR to_id = ANY(%s)) ORDER BY id COLLATE \"C\"",
+                ' AND (from_id = ANY(%s) OR to_id = ANY(%s)) ORDER BY id COLLATE "C"',
                 (scope.user_id, scope.scope_id, plan.entities, plan.entities),
             )
         ]
@@ -123,8 +123,16 @@ def apply(
     conn.execute(
         "INSERT INTO consolidations (id, user_id, scope_id, session_id, summary_id, report,"
         " snapshot, created_at) VALUES (%s, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s)",
-        (consolidation_id, user, scope.scope_id, pk, report.get("summary_id"), jsonb(report),
-         jsonb(snapshot), ts),
+        (
+            consolidation_id,
+            user,
+            scope.scope_id,
+            pk,
+            report.get("summary_id"),
+            jsonb(report),
+            jsonb(snapshot),
+            ts,
+        ),
     )
 
 
@@ -134,8 +142,7 @@ def revert(conn: Conn, scope: Scope, consolidation_id: str, actor: str) -> dict[
     ``{"memories", "entities", "summary_id"}``."""
     user = scope.user_id
     row = conn.execute(
-        "SELECT * FROM consolidations WHERE user_id = %s AND scope_id = %s AND id = %s"
-        " FOR UPDATE",
+        "SELECT * FROM consolidations WHERE user_id = %s AND scope_id = %s AND id = %s FOR UPDATE",
         (user, scope.scope_id, consolidation_id),
     ).fetchone()
     if row is None:

@@ -80,19 +80,17 @@ class Database:
     def read(self) -> Iterator[Conn]:
         """A pooled connection inside one read-only snapshot transaction."""
         self._check_open()
-        with self.pool.connection() as conn:
-            with conn.transaction():
-                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                yield conn
+        with self.pool.connection() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield conn
 
     @contextmanager
     def write(self) -> Iterator[Conn]:
         """A pooled connection inside one read-write transaction: committed on a normal exit,
         rolled back when the block raises."""
         self._check_open()
-        with self.pool.connection() as conn:
-            with conn.transaction():
-                yield conn
+        with self.pool.connection() as conn, conn.transaction():
+            yield conn
 
     def _check_open(self) -> None:
         if self._closed.is_set():

@@ -195,8 +195,17 @@ class PostgresGraphWrites:
             " mention_count = relationships.mention_count + 1,"
             " notes = coalesce(relationships.notes, excluded.notes),"
             " last_seen_at = greatest(relationships.last_seen_at, excluded.last_seen_at)",
-            (uuid.uuid4().hex, scope.user_id, scope.scope_id, from_id, to_id, label, notes,
-             at_ms, at_ms),
+            (
+                uuid.uuid4().hex,
+                scope.user_id,
+                scope.scope_id,
+                from_id,
+                to_id,
+                label,
+                notes,
+                at_ms,
+                at_ms,
+            ),
         )
         row = self._conn.execute(
             rows.RELATIONSHIP_SELECT

@@ -58,7 +58,8 @@ def session_messages(
 ) -> list[SessionMessage]:
     """The session's messages in order, from the episode holding ``since`` on."""
     pk = session_pk(conn, scope, session_id)
-    sql = "SELECT id, seq, created_at, messages FROM episodes WHERE user_id = %s AND session_id = %s"
+    sql = "SELECT id, seq, created_at, messages FROM episodes"
+    sql += " WHERE user_id = %s AND session_id = %s"
     params: list[Any] = [scope.user_id, pk]
     if since is not None:
         sql += " AND (created_at, seq) >= (%s, %s)"
@@ -206,9 +207,18 @@ class PostgresLedgerWrites:
                         "INSERT INTO chunk_ledger (user_id, session_id, memory_id, last_hash,"
                         " last_at, last_seq, last_index, messages, tokens, created_at)"
                         " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                        (scope.user_id, pk, item.id, chunk.cursor.last_hash,
-                         chunk.cursor.created_ms, chunk.cursor.seq, chunk.cursor.index,
-                         chunk.messages, chunk.tokens, ts),
+                        (
+                            scope.user_id,
+                            pk,
+                            item.id,
+                            chunk.cursor.last_hash,
+                            chunk.cursor.created_ms,
+                            chunk.cursor.seq,
+                            chunk.cursor.index,
+                            chunk.messages,
+                            chunk.tokens,
+                            ts,
+                        ),
                     )
             except psycopg.errors.UniqueViolation as exc:
                 raise Conflict(
@@ -245,8 +255,9 @@ def _check_order(
     chunk and after the chunk before it, so a run that read an older cursor cannot record
     chunks over ones a concurrent run committed meanwhile."""
     row = conn.execute(_LAST, (scope.user_id, pk)).fetchone()
-    after = None if row is None else (int(row["last_at"]), int(row["last_seq"]),
-                                      int(row["last_index"]))
+    after = (
+        None if row is None else (int(row["last_at"]), int(row["last_seq"]), int(row["last_index"]))
+    )
     for chunk in chunks:
         here = (chunk.cursor.created_ms, chunk.cursor.seq, chunk.cursor.index)
         if after is not None and here <= after:

@@ -8,7 +8,7 @@ import numpy as np
 import psycopg
 
 from omoide.errors import InvalidInput, NotFound
-from omoide.store.postgres import fts, rows
+from omoide.store.postgres import ann, fts, rows
 from omoide.store.postgres.db import Conn, Database
 from omoide.store.postgres.filters import memory_filter
 from omoide.types import HistoryEntry, MemoryItem, Scope, SearchFilters
@@ -82,19 +82,13 @@ class PostgresMemoryReads:
     def vector_search(
         self, scope: Scope, vector: np.ndarray, filters: SearchFilters, limit: int
     ) -> list[tuple[str, float]]:
-        """Exact inner product (cosine on unit vectors) over the tenant's vectors of the
-        query's dimension, filters applied in the same query (no over-fetch needed)."""
+        """Inner product (cosine on unit vectors) over the tenant's vectors of the query's
+        dimension, filters applied in the same query: exact for small tenants, HNSW with
+        iterative scans for large ones (see ``ann``)."""
         query = vector.astype(np.float32, copy=False)
         with self._db.read() as conn:
-            where, params = memory_filter(conn, scope, filters)
-            cursor = conn.execute(
-                "SELECT m.id, -(v.embedding <#> %s) AS score FROM memory_vectors v"
-                " JOIN memories m ON m.user_id = v.user_id AND m.id = v.memory_id"
-                " WHERE v.user_id = %s AND v.scope_id = %s AND vector_dims(v.embedding) = %s"
-                f" AND {where} ORDER BY v.embedding <#> %s, m.seq LIMIT %s",
-                (query, scope.user_id, scope.scope_id, query.shape[0], *params, query, limit),
-            )
-            found = [(str(r["id"]), float(r["score"])) for r in cursor]
+            where = memory_filter(conn, scope, filters)
+            found = ann.search(conn, scope.user_id, scope.scope_id, query, where, limit)
             if not found:
                 _check_dimension(conn, scope, query.shape[0])
             return found
@@ -102,9 +96,7 @@ class PostgresMemoryReads:
     def history(self, scope: Scope, memory_id: str) -> list[HistoryEntry]:
         tenant = (scope.user_id, scope.scope_id)
         with self._db.read() as conn:
-            cursor = conn.execute(
-                _HISTORY, (memory_id, *tenant, memory_id, *tenant, *tenant)
-            )
+            cursor = conn.execute(_HISTORY, (memory_id, *tenant, memory_id, *tenant, *tenant))
             entries = [rows.history(r) for r in cursor]
         if not entries:
             raise NotFound(f"memory {memory_id!r} not found", id=memory_id)

@@ -16,8 +16,13 @@ import numpy as np
 from omoide.errors import Conflict, NotFound
 from omoide.store.ports.memories import Neighbour, NewMemory
 from omoide.store.postgres.db import Conn
-from omoide.store.postgres.shared import fetch_memory, invalidate_row, jsonb, session_pk
-from omoide.store.postgres.shared import write_history
+from omoide.store.postgres.shared import (
+    fetch_memory,
+    invalidate_row,
+    jsonb,
+    session_pk,
+    write_history,
+)
 from omoide.types import HistoryEvent, MemoryItem, MemoryType, Scope, now_ms
 
 

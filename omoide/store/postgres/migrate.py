@@ -100,8 +100,7 @@ def migrate(conn: Conn, *, upto: int | None = None) -> list[str]:
                     continue
                 conn.execute(migration.sql.encode())
                 conn.execute(
-                    "INSERT INTO schema_migrations (version, name, applied_at)"
-                    " VALUES (%s, %s, %s)",
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (%s, %s, %s)",
                     (migration.version, migration.name, now_ms()),
                 )
         except psycopg.Error as exc:

@@ -33,7 +33,7 @@ def fetch(conn: Conn, scope: Scope, name: str) -> rows.Row:
 def list_projects(conn: Conn, scope: Scope, limit: int, offset: int) -> tuple[list[Project], int]:
     found = conn.execute(
         "SELECT * FROM projects WHERE user_id = %s AND scope_id = %s"
-        " ORDER BY name COLLATE \"C\" LIMIT %s OFFSET %s",
+        ' ORDER BY name COLLATE "C" LIMIT %s OFFSET %s',
         (scope.user_id, scope.scope_id, limit, offset),
     ).fetchall()
     total = conn.execute(

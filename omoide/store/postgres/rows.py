@@ -34,9 +34,7 @@ MEMORY_COLUMNS = """
     EXISTS (SELECT 1 FROM memory_vectors v WHERE v.user_id = m.user_id AND v.memory_id = m.id)
         AS embedded
 """
-MEMORY_FROM = (
-    "memories m LEFT JOIN sessions s ON s.user_id = m.user_id AND s.id = m.session_id"
-)
+MEMORY_FROM = "memories m LEFT JOIN sessions s ON s.user_id = m.user_id AND s.id = m.session_id"
 SESSION_SELECT = """
     SELECT s.*, p.name AS project_name FROM sessions s
     LEFT JOIN projects p ON p.user_id = s.user_id AND p.id = s.project_id

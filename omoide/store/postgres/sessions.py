@@ -134,8 +134,16 @@ class PostgresSessionWrites:
                     "INSERT INTO sessions (user_id, scope_id, external_id, name, project_id,"
                     " metadata, created_at, updated_at)"
                     " VALUES (%s, %s, %s, %s, %s, %s::jsonb, %s, %s)",
-                    (scope.user_id, scope.scope_id, session_id, name, project_pk,
-                     jsonb(metadata), ts, ts),
+                    (
+                        scope.user_id,
+                        scope.scope_id,
+                        session_id,
+                        name,
+                        project_pk,
+                        jsonb(metadata),
+                        ts,
+                        ts,
+                    ),
                 )
         except psycopg.errors.UniqueViolation as exc:
             raise Conflict(f"session {session_id!r} already exists", id=session_id) from exc
@@ -180,8 +188,14 @@ class PostgresSessionWrites:
         row = self._conn.execute(
             "INSERT INTO episodes (id, session_id, user_id, scope_id, messages, created_at)"
             " VALUES (%s, %s, %s, %s, %s::jsonb, %s) RETURNING *",
-            (uuid.uuid4().hex, pk, scope.user_id, scope.scope_id,
-             jsonb([m.model_dump() for m in messages]), now_ms()),
+            (
+                uuid.uuid4().hex,
+                pk,
+                scope.user_id,
+                scope.scope_id,
+                jsonb([m.model_dump() for m in messages]),
+                now_ms(),
+            ),
         ).fetchone()
         assert row is not None  # RETURNING of an INSERT that did not fail
         return rows.episode(row, session_id)

@@ -14,6 +14,7 @@ from omoide.store.postgres import rows
 from omoide.store.postgres.db import Conn
 from omoide.types import HistoryEvent, MemoryItem, Scope, now_ms
 
+
 def jsonb(value: Any) -> str:
     """A value for a ``%s::jsonb`` parameter."""
     return json.dumps(value)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from omoide.errors import StoreError
-from omoide.store.postgres import migrate
+from omoide.store.postgres import ann, migrate
 from omoide.store.postgres.admin import PostgresAdminReads
 from omoide.store.postgres.db import Database, connect
 from omoide.store.postgres.graph import PostgresGraphReads
@@ -81,6 +81,12 @@ class PostgresStore:
     @property
     def admin(self) -> PostgresAdminReads:
         return self._admin
+
+    def create_vector_index(self, dim: int) -> None:
+        """Build the HNSW index that large tenants' searches of ``dim``-dimension vectors use
+        (concurrently: writes go on meanwhile). Not part of the ``Store`` protocol."""
+        with connect(self._db.url) as conn:
+            ann.create_index(conn, dim)
 
     @contextmanager
     def transaction(self) -> Iterator[PostgresTx]:

@@ -37,9 +37,7 @@ def entity(conn: Conn, scope: Scope, entity_id: str) -> Entity:
     return found[entity_id]
 
 
-def neighborhood(
-    conn: Conn, scope: Scope, entity_id: str, depth: int, max_nodes: int
-) -> Subgraph:
+def neighborhood(conn: Conn, scope: Scope, entity_id: str, depth: int, max_nodes: int) -> Subgraph:
     """Every entity within ``depth`` edges of ``entity_id`` (either direction), and the
     edges between them. ``NotFound`` when the entity is not in ``scope``."""
     entity(conn, scope, entity_id)
@@ -60,7 +58,7 @@ def find_entities(
     cursor = conn.execute(
         rows.ENTITY_SELECT + " WHERE e.user_id = %s AND e.scope_id = %s AND"
         " (strpos(lower(%s), lower(e.name)) > 0 OR (%s AND strpos(lower(e.name), lower(%s)) > 0))"
-        " ORDER BY e.mention_count DESC, e.name COLLATE \"C\", e.id COLLATE \"C\" LIMIT %s",
+        ' ORDER BY e.mention_count DESC, e.name COLLATE "C", e.id COLLATE "C" LIMIT %s',
         (scope.user_id, scope.scope_id, text, contained, text.strip(), limit),
     )
     return [rows.entity(r) for r in cursor]
@@ -116,7 +114,7 @@ def _edges(conn: Conn, scope: Scope, ids: list[str], *, within: bool) -> list[Re
     join = "AND" if within else "OR"
     cursor = conn.execute(
         rows.RELATIONSHIP_SELECT + " WHERE r.user_id = %s AND r.scope_id = %s"
-        f" AND (r.from_id = ANY(%s) {join} r.to_id = ANY(%s)) ORDER BY r.id COLLATE \"C\"",
+        f' AND (r.from_id = ANY(%s) {join} r.to_id = ANY(%s)) ORDER BY r.id COLLATE "C"',
         (scope.user_id, scope.scope_id, ids, ids),
     )
     return [rows.relationship(r) for r in cursor]

@@ -1,4 +1,4 @@
-"""The write ports of one PostgreSQL transaction. Created only by ``PostgresStore.transaction()``."""
+"""The write ports of one PostgreSQL transaction; made only by ``PostgresStore.transaction()``."""
 
 from __future__ import annotations
 

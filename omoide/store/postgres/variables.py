@@ -45,10 +45,14 @@ class PostgresVariableReads:
             params = [scope.user_id, scope.scope_id]
         with self._db.read() as conn:
             row = conn.execute(sql, params).fetchone()
-        prompt, completion, requests = (int(row["p"]), int(row["c"]), int(row["r"])) if row else (
-            0,
-            0,
-            0,
+        prompt, completion, requests = (
+            (int(row["p"]), int(row["c"]), int(row["r"]))
+            if row
+            else (
+                0,
+                0,
+                0,
+            )
         )
         return TokenUsage(
             prompt_tokens=prompt,
