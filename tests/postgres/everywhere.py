@@ -10,22 +10,11 @@ SQLite file itself (``store._writer``, the file on disk) still assume SQLite and
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-import omoide.memory
-from omoide.store.postgres import PostgresStore
-from tests.postgres.server import fresh_schema
+from tests.postgres.server import put_memories_on_postgres
 
 
 @pytest.fixture(autouse=True)
 def _every_memory_on_postgres(monkeypatch: pytest.MonkeyPatch) -> None:
-    schemas: dict[str, str] = {}
-
-    def open_on_postgres(path: Path | str) -> PostgresStore:
-        if str(path) not in schemas:
-            schemas[str(path)] = fresh_schema()
-        return PostgresStore(schemas[str(path)])
-
-    monkeypatch.setattr(omoide.memory, "open_store", open_on_postgres)
+    put_memories_on_postgres(monkeypatch)

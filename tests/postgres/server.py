@@ -68,3 +68,28 @@ def fresh_schema() -> str:
     with psycopg.connect(base, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
     return with_search_path(base, schema)
+
+
+def put_memories_on_postgres(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every ``Memory(path)`` open a PostgreSQL schema: one fresh schema per distinct
+    path, the same one when a path is opened again (as reopening a file would)."""
+    import importlib
+
+    from omoide.store.postgres import PostgresStore
+
+    schemas: dict[str, str] = {}
+
+    def open_on_postgres(path: object, **_: object) -> PostgresStore:
+        if str(path) not in schemas:
+            schemas[str(path)] = fresh_schema()
+        return PostgresStore(schemas[str(path)])
+
+    # Wherever the library opens its store (``omoide.wiring`` once it exists, ``omoide.memory``
+    # before): patch the name each of them imported.
+    for name in ("omoide.wiring", "omoide.memory"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        if hasattr(module, "open_store"):
+            monkeypatch.setattr(module, "open_store", open_on_postgres)

@@ -8,13 +8,11 @@ out: it ages rows through the SQLite writer connection directly.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 import omoide.memory
 from omoide.store.postgres import PostgresStore
-from tests.postgres.server import fresh_schema
+from tests.postgres.server import put_memories_on_postgres
 from tests.test_memory import (  # noqa: F401 - collected here, on PostgreSQL
     test_a_turn_is_found_through_the_question_it_answers,
     test_any_query_text_is_safe,
@@ -36,14 +34,7 @@ from tests.test_memory import (  # noqa: F401 - collected here, on PostgreSQL
 
 @pytest.fixture(autouse=True)
 def _memory_on_postgres(monkeypatch: pytest.MonkeyPatch, pg_server: str) -> None:
-    schemas: dict[str, str] = {}
-
-    def open_on_postgres(path: Path | str) -> PostgresStore:
-        if str(path) not in schemas:
-            schemas[str(path)] = fresh_schema()
-        return PostgresStore(schemas[str(path)])
-
-    monkeypatch.setattr(omoide.memory, "open_store", open_on_postgres)
+    put_memories_on_postgres(monkeypatch)
 
 
 def test_these_memories_really_are_on_postgresql(hash_memory: omoide.memory.Memory) -> None:
