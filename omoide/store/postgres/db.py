@@ -19,9 +19,9 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg.rows import DictRow, dict_row
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
-from omoide.errors import StoreError
+from omoide.errors import InvalidInput, StoreError
 
 Conn = psycopg.Connection[DictRow]
 
@@ -48,6 +48,21 @@ def redacted(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
+@contextmanager
+def _translated() -> Iterator[None]:
+    """Driver errors as the store's errors: a value PostgreSQL cannot hold (a NUL character in
+    text) is ``InvalidInput``; a lost connection, a full pool, a deadlock or a serialization
+    failure is a retryable ``StoreError``. Our own errors (``NotFound``...) pass through."""
+    try:
+        yield
+    except psycopg.DataError as exc:
+        raise InvalidInput(f"the database refused a value: {exc}") from exc
+    except (psycopg.OperationalError, PoolTimeout) as exc:
+        raise StoreError(f"database unavailable: {exc}", retryable=True) from exc
+    except psycopg.Error as exc:
+        raise StoreError(f"database error: {exc}", retryable=False) from exc
+
+
 def _configure(conn: psycopg.Connection[Any]) -> None:
     register_vector(conn)
 
@@ -67,6 +82,7 @@ class Database:
             max_size=max_size,
             kwargs={"row_factory": dict_row, "autocommit": True},
             configure=_configure,
+            check=ConnectionPool.check_connection,  # a server restart costs no failed request
             open=False,
             name="omoide",
         )
@@ -80,7 +96,7 @@ class Database:
     def read(self) -> Iterator[Conn]:
         """A pooled connection inside one read-only snapshot transaction."""
         self._check_open()
-        with self.pool.connection() as conn, conn.transaction():
+        with _translated(), self.pool.connection() as conn, conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             yield conn
 
@@ -89,7 +105,7 @@ class Database:
         """A pooled connection inside one read-write transaction: committed on a normal exit,
         rolled back when the block raises."""
         self._check_open()
-        with self.pool.connection() as conn, conn.transaction():
+        with _translated(), self.pool.connection() as conn, conn.transaction():
             yield conn
 
     def _check_open(self) -> None:
