@@ -30,37 +30,36 @@ _LEXEMES = (
 )
 _TOKEN = "('t' || md5(%s || chr(31) || %s))::tsquery"
 
+# One GIN scan finds the tenant's rows holding any query lexeme (filters aside: FTS5 counts
+# every row in its statistics); their vectors, unnested once, give both each lexeme's document
+# frequency and each row's term frequencies per weight. The caller's filters only decide which
+# of those rows are ranked.
 _SEARCH = f"""
 WITH stats AS (
     SELECT count(*)::float8 AS n, greatest(coalesce(avg(doc_len), 1), 1)::float8 AS avgdl
     FROM memories WHERE user_id = %s AND scope_id = %s
 ),
-terms AS (
-    SELECT t.lexeme, greatest(ln((st.n - d.df + 0.5) / (d.df + 0.5)), 1e-6) AS idf
-    FROM unnest(%s::text[], %s::text[]) AS t(lexeme, query)
-    CROSS JOIN stats st
-    CROSS JOIN LATERAL (
-        SELECT count(*)::float8 AS df FROM memories d
-        WHERE d.user_id = %s AND d.scope_id = %s AND d.tsv @@ (t.query::tsquery && {_TOKEN})
-    ) d
+matched AS MATERIALIZED (
+    SELECT m.id, m.seq, m.doc_len, m.tsv, ({{where}}) AS keep FROM memories m
+    WHERE m.user_id = %s AND m.scope_id = %s AND m.tsv @@ (%s::tsquery && {_TOKEN})
 ),
-hits AS (
-    SELECT m.id, m.seq, m.doc_len, m.tsv FROM memories m
-    WHERE m.tsv @@ (%s::tsquery && {_TOKEN}) AND {{where}}
+tf AS (
+    SELECT mt.id, mt.seq, mt.doc_len, mt.keep, u.lexeme,
+        (SELECT coalesce(sum(CASE wt WHEN 'A' THEN {TEXT_WEIGHT} WHEN 'B' THEN {CONTEXT_WEIGHT}
+                                ELSE 0 END), 0) FROM unnest(u.weights) wt) AS w
+    FROM matched mt CROSS JOIN LATERAL unnest(mt.tsv) u
+    WHERE u.lexeme = ANY(%s::text[])
+),
+idf AS (
+    SELECT tf.lexeme, greatest(ln((st.n - count(*) + 0.5) / (count(*) + 0.5)), 1e-6) AS idf
+    FROM tf CROSS JOIN stats st GROUP BY tf.lexeme, st.n
 )
-SELECT h.id, sum(t.idf * (f.w * {K1 + 1}) / (f.w + {K1} * (1 - {B} + {B} * h.doc_len / st.avgdl)))
-    AS score
-FROM hits h
-CROSS JOIN LATERAL unnest(h.tsv) u
-JOIN terms t ON t.lexeme = u.lexeme
-CROSS JOIN LATERAL (
-    SELECT coalesce(sum(CASE wt WHEN 'A' THEN {TEXT_WEIGHT} WHEN 'B' THEN {CONTEXT_WEIGHT}
-                               ELSE 0 END), 0) AS w
-    FROM unnest(u.weights) wt
-) f
-CROSS JOIN stats st
-GROUP BY h.id, h.seq
-ORDER BY score DESC, h.seq
+SELECT tf.id, sum(idf.idf * (tf.w * {K1 + 1})
+                  / (tf.w + {K1} * (1 - {B} + {B} * tf.doc_len / st.avgdl))) AS score
+FROM tf JOIN idf ON idf.lexeme = tf.lexeme CROSS JOIN stats st
+WHERE tf.keep
+GROUP BY tf.id, tf.seq
+ORDER BY score DESC, tf.seq
 LIMIT %s
 """
 
@@ -88,9 +87,8 @@ def search(
     found = lexemes(conn, terms)
     if not found:
         return []
-    queries = [quote(lexeme) for lexeme in found]
+    query = " | ".join(quote(lexeme) for lexeme in found)
     sql = _SEARCH.replace("{where}", where[0])
     tenant = (user_id, scope_id)
-    params: list[Any] = [*tenant, found, queries, *tenant, *tenant]
-    params += [" | ".join(queries), *tenant, *where[1], limit]
+    params: list[Any] = [*tenant, *where[1], *tenant, query, *tenant, found, limit]
     return [(str(r["id"]), float(r["score"])) for r in conn.execute(sql, params)]

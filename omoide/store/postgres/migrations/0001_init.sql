@@ -93,7 +93,7 @@ CREATE TABLE memories (
     PRIMARY KEY (user_id, id),
     FOREIGN KEY (user_id, session_id) REFERENCES sessions (user_id, id) ON DELETE CASCADE
 );
-CREATE INDEX memories_tenant ON memories (user_id, scope_id, created_at, seq);
+CREATE INDEX memories_tenant ON memories (user_id, scope_id, created_at, seq) INCLUDE (doc_len);
 CREATE INDEX memories_type ON memories (user_id, scope_id, type, created_at);
 CREATE INDEX memories_session ON memories (user_id, session_id, seq);
 CREATE INDEX memories_supersedes ON memories (user_id, supersedes) WHERE supersedes IS NOT NULL;
