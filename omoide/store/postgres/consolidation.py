@@ -103,23 +103,12 @@ def apply(
         "entity_episodes": _snapshot(conn, "entity_episodes", "entity_id", user, plan.entities),
         "relationships": _snapshot(conn, "relationships", "id", user, plan.relationships),
     }
-    invalidated = conn.execute(
-        "UPDATE memories SET invalid_at = %s, updated_at = %s WHERE user_id = %s AND id = ANY(%s)"
-        " RETURNING id, text, seq",
-        (ts, ts, user, plan.memories),
-    ).fetchall()
-    for row in sorted(invalidated, key=lambda r: int(r["seq"])):
-        write_history(conn, scope, row["id"], HistoryEvent.DELETE, row["text"], None, actor)
-    conn.execute(
-        "DELETE FROM memory_vectors WHERE user_id = %s AND memory_id = ANY(%s)",
-        (user, plan.vectors),
-    )
+    _sweep(conn, scope, plan, ts, actor)
     conn.execute(
         "UPDATE episodes SET consolidated_at = %s, consolidation_id = %s"
         " WHERE user_id = %s AND session_id = %s AND id = ANY(%s)",
         (ts, consolidation_id, user, pk, plan.episodes),
     )
-    conn.execute("DELETE FROM entities WHERE user_id = %s AND id = ANY(%s)", (user, plan.entities))
     conn.execute(
         "INSERT INTO consolidations (id, user_id, scope_id, session_id, summary_id, report,"
         " snapshot, created_at) VALUES (%s, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s)",
@@ -133,6 +122,27 @@ def apply(
             jsonb(snapshot),
             ts,
         ),
+    )
+
+
+def _sweep(conn: Conn, scope: Scope, plan: ConsolidationPlan, ts: int, actor: str) -> None:
+    """Invalidate the plan's memories (one history entry each), drop their vectors, and
+    delete the swept entities (cascading to their edges); only rows of ``scope``."""
+    tenant = (scope.user_id, scope.scope_id)
+    invalidated = conn.execute(
+        "UPDATE memories SET invalid_at = %s, updated_at = %s WHERE user_id = %s"
+        " AND scope_id = %s AND id = ANY(%s) RETURNING id, text, seq",
+        (ts, ts, *tenant, plan.memories),
+    ).fetchall()
+    for row in sorted(invalidated, key=lambda r: int(r["seq"])):
+        write_history(conn, scope, row["id"], HistoryEvent.DELETE, row["text"], None, actor)
+    conn.execute(
+        "DELETE FROM memory_vectors WHERE user_id = %s AND scope_id = %s AND memory_id = ANY(%s)",
+        (*tenant, plan.vectors),
+    )
+    conn.execute(
+        "DELETE FROM entities WHERE user_id = %s AND scope_id = %s AND id = ANY(%s)",
+        (*tenant, plan.entities),
     )
 
 
