@@ -16,6 +16,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -25,6 +26,9 @@ from pydantic_settings.exceptions import SettingsError
 
 from omoide.errors import InvalidInput
 from omoide.types import DEFAULT_ID
+
+# postgresql://, postgres:// and SQLAlchemy's driver spellings (postgresql+asyncpg://, ...).
+_POSTGRES_URL = re.compile(r"^postgres(?:ql)?(\+[a-z0-9_]+)?://", re.IGNORECASE)
 
 
 def _alias(*names: str) -> AliasChoices:
@@ -229,8 +233,19 @@ class Settings(BaseSettings):
         return None
 
     @property
+    def store_location(self) -> Path | str:
+        """Where the store lives: a PostgreSQL URL when ``DB_URL`` / ``OMOIDE_DB_URL`` is one
+        (``postgresql://``, ``postgres://``, or the SQLAlchemy ``postgresql+asyncpg://`` /
+        ``postgresql+psycopg://``, returned as plain ``postgresql://``), else the SQLite file."""
+        if self.db_url and _POSTGRES_URL.match(self.db_url.strip()):
+            return _POSTGRES_URL.sub("postgresql://", self.db_url.strip(), count=1)
+        return self.db_path
+
+    @property
     def db_path(self) -> Path:
         """The SQLite file: ``DB_URL`` (``sqlite:///path``) or ``<data_dir>/omoide.db``."""
+        if self.db_url and _POSTGRES_URL.match(self.db_url.strip()):
+            raise InvalidInput("DB_URL is a PostgreSQL URL, not a SQLite file; see store_location")
         if self.db_url:
             prefix = "sqlite:///"
             url = self.db_url.replace("sqlite+aiosqlite:///", prefix)

@@ -1,9 +1,9 @@
 """Storage behind the ``Store`` protocol, and the admin operations, chosen by location.
 
-A *location* names where the data lives: a filesystem path or ``sqlite:///path`` (SQLite, the
-only backend today; ``sqlite:////abs/path`` is absolute, ``sqlite:///rel/path`` relative, as in
-SQLAlchemy). A ``postgresql://`` URL is recognised and refused with ``StoreError`` until that
-backend lands. Nothing outside ``omoide.store`` imports a backend module: the engine, the CLI
+A *location* names where the data lives: a filesystem path or ``sqlite:///path`` (SQLite;
+``sqlite:////abs/path`` is absolute, ``sqlite:///rel/path`` relative, as in SQLAlchemy), or a
+``postgresql://`` URL (also ``postgres://``, ``postgresql+psycopg://``, ``postgresql+asyncpg://``)
+for the PostgreSQL + pgvector backend. Nothing outside ``omoide.store`` imports a backend module: the engine, the CLI
 and the server go through these functions and the ports they return.
 """
 
@@ -31,15 +31,15 @@ _SQLITE = "sqlite://"
 _POSTGRES = ("postgresql://", "postgres://", "postgresql+")
 
 
+def _is_postgres(location: Path | str) -> bool:
+    return isinstance(location, str) and location.strip().lower().startswith(_POSTGRES)
+
+
 def _sqlite_path(location: Path | str) -> Path:
     """The SQLite file a location names; ``StoreError``/``InvalidInput`` for anything else."""
     if isinstance(location, Path):
         return location.expanduser()
     text = location.strip()
-    if text.startswith(_POSTGRES):
-        raise StoreError(
-            "the PostgreSQL backend is not available yet; use a SQLite path", retryable=False
-        )
     if text.startswith(_SQLITE):
         rest = text[len(_SQLITE) :]
         if not rest.startswith("/") or rest == "/":
@@ -59,6 +59,10 @@ def open_store(location: Path | str, *, auto_migrate: bool = True) -> Store:
     outdated or new database raises ``StoreError`` ("needs `omoide migrate`"). A database
     newer than this code raises ``MigrationError`` either way.
     """
+    if _is_postgres(location):
+        from omoide.store.postgres import PostgresStore
+
+        return PostgresStore(str(location), auto_migrate=auto_migrate)
     path = _sqlite_path(location)
     from omoide.store.sqlite import SQLiteStore  # backends load only when asked for
 
@@ -70,6 +74,10 @@ def migration_status(location: Path | str) -> dict[str, Any]:
 
     Creates nothing: a missing database reports version 0 and ``["schema.sql"]`` pending.
     """
+    if _is_postgres(location):
+        from omoide.store import postgres
+
+        return postgres.migration_status(str(location))
     path = _sqlite_path(location)
     from omoide.store.sqlite import admin
 
@@ -82,6 +90,10 @@ def apply_migrations(location: Path | str) -> dict[str, Any]:
     Returns ``{"path", "version", "latest", "applied"}``; each migration commits together with
     its version stamp, so a failure (``MigrationError``) leaves the last good version.
     """
+    if _is_postgres(location):
+        from omoide.store import postgres
+
+        return postgres.apply_migrations(str(location))
     path = _sqlite_path(location)
     from omoide.store.sqlite import admin
 

@@ -27,7 +27,22 @@ def _sqlite(tmp_path: Path) -> Backend:
     return Backend("sqlite", lambda: open_store(path), open_store)
 
 
-BACKENDS: dict[str, Callable[[Path], Backend]] = {"sqlite": _sqlite}
+def _postgres(tmp_path: Path) -> Backend:
+    """A fresh schema on the run's PostgreSQL server (skips when it cannot start)."""
+    from omoide.store.postgres import restore_backup
+    from tests.postgres.server import fresh_schema
+
+    url = fresh_schema()
+
+    def open_backup(dest: Path) -> Store:
+        target = fresh_schema()
+        restore_backup(target, dest)
+        return open_store(target)
+
+    return Backend("postgres", lambda: open_store(url), open_backup)
+
+
+BACKENDS: dict[str, Callable[[Path], Backend]] = {"sqlite": _sqlite, "postgres": _postgres}
 
 
 @pytest.fixture(params=sorted(BACKENDS))

@@ -1,0 +1,107 @@
+"""PostgreSQL ``AdminReads`` / ``AdminWrites``, and the operations that need no open store.
+
+``migration_status`` and ``apply_migrations`` work on a URL; they are what
+``omoide.store.migration_status`` / ``apply_migrations`` dispatch to for ``postgresql://``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from omoide.store.postgres import backup, migrate
+from omoide.store.postgres.db import Conn, Database, connect, redacted
+from omoide.types import Scope
+
+# Tenant tables: deleting a tenant's rows here cascades to episodes, vectors, sources,
+# relationships, job steps, chunk state and ledger, and consolidations.
+_TENANT_TABLES = ("memories", "sessions", "projects", "history", "jobs", "entities", "variables")
+_COUNTED = ("memories", "memory_vectors", "sessions", "episodes", "history", "jobs")
+
+
+class PostgresAdminReads:
+    """Schema version, metadata, row counts and backups (see ``AdminReads``)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def schema_version(self) -> int:
+        with self._db.read() as conn:
+            return migrate.current_version(conn)
+
+    def get_meta(self, key: str) -> str | None:
+        with self._db.read() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
+        return None if row is None else str(row["value"])
+
+    def stats(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        with self._db.read() as conn:
+            for table in (*_COUNTED, "entities", "relationships", "variables"):
+                row = conn.execute(f"SELECT count(*) AS n FROM {table}").fetchone()
+                out[table] = int(row["n"]) if row else 0
+        out["memories_fts"] = out["memories"]  # the full-text vector is a column of the row
+        return out
+
+    def backup(self, dest: Path) -> None:
+        with self._db.pool.connection() as conn:
+            backup.write(conn, Path(dest))
+
+
+class PostgresAdminWrites:
+    """Metadata and whole-tenant deletes in the caller's transaction (see ``AdminWrites``)."""
+
+    def __init__(self, conn: Conn) -> None:
+        self._conn = conn
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._conn.execute(
+            "INSERT INTO meta (key, value) VALUES (%s, %s)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def delete_scope(self, scope: Scope) -> int:
+        args = (scope.user_id, scope.scope_id)
+        row = self._conn.execute(
+            "SELECT count(*) AS n FROM memories WHERE user_id = %s AND scope_id = %s", args
+        ).fetchone()
+        for table in (*_TENANT_TABLES, "token_usage"):
+            self._conn.execute(f"DELETE FROM {table} WHERE user_id = %s AND scope_id = %s", args)
+        return int(row["n"]) if row else 0
+
+    def delete_everything(self) -> None:
+        # TRUNCATE takes an exclusive lock; DELETE keeps this an ordinary transaction that
+        # concurrent readers do not wait for.
+        for table in reversed(backup.TABLES):
+            self._conn.execute(f"DELETE FROM {table}")
+
+
+def migration_status(url: str) -> dict[str, Any]:
+    """The schema version and pending migrations; changes nothing."""
+    with connect(url) as conn:
+        return {
+            "path": redacted(url),
+            "version": migrate.current_version(conn),
+            "latest": migrate.latest_version(),
+            "pending": [m.name for m in migrate.pending(conn)],
+        }
+
+
+def apply_migrations(url: str) -> dict[str, Any]:
+    """Bring the database at ``url`` to the latest schema (under the advisory lock)."""
+    with connect(url) as conn:
+        applied = migrate.migrate(conn)
+        return {
+            "path": redacted(url),
+            "version": migrate.current_version(conn),
+            "latest": migrate.latest_version(),
+            "applied": applied,
+        }
+
+
+def restore_backup(url: str, src: Path) -> None:
+    """Load the backup file ``src`` (from ``AdminReads.backup``) into the empty database at
+    ``url``."""
+    with connect(url) as conn:
+        backup.restore(conn, Path(src))

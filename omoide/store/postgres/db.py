@@ -1,0 +1,126 @@
+"""Connections to one PostgreSQL database: a pool, read calls and write transactions.
+
+Reads outside a transaction take a pooled connection for one call and run in one
+``REPEATABLE READ READ ONLY`` transaction, so a page and its total (or a graph walk and its
+nodes) come from one snapshot. Write transactions run at ``READ COMMITTED``, like most
+PostgreSQL applications; the ports take row locks (``FOR UPDATE``) where SQLite relied on its
+single writer, so the re-checks of chunking, superseding and step claims stay race-free.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg.rows import DictRow, dict_row
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from omoide.errors import InvalidInput, StoreError
+
+Conn = psycopg.Connection[DictRow]
+
+# SQLAlchemy spellings (JiuwenMemory's DB_URL) name a driver; psycopg wants the plain scheme.
+_DRIVER = re.compile(r"^postgres(?:ql)?(\+[a-z0-9_]+)?://", re.IGNORECASE)
+
+
+def is_postgres_url(location: str) -> bool:
+    return bool(_DRIVER.match(location.strip()))
+
+
+def conninfo(url: str) -> str:
+    """``url`` with any ``+driver`` suffix of its scheme removed."""
+    return _DRIVER.sub("postgresql://", url.strip(), count=1)
+
+
+def redacted(url: str) -> str:
+    """``url`` without its password, for ``Store.location`` and messages."""
+    parts = urlsplit(conninfo(url))
+    netloc = parts.netloc
+    if "@" in netloc:
+        auth, host = netloc.rsplit("@", 1)
+        netloc = f"{auth.split(':', 1)[0]}@{host}"
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    """Driver errors as the store's errors: a value PostgreSQL cannot hold (a NUL character in
+    text) is ``InvalidInput``; a lost connection, a full pool, a deadlock or a serialization
+    failure is a retryable ``StoreError``. Our own errors (``NotFound``...) pass through."""
+    try:
+        yield
+    except psycopg.DataError as exc:
+        raise InvalidInput(f"the database refused a value: {exc}") from exc
+    except (psycopg.OperationalError, PoolTimeout) as exc:
+        raise StoreError(f"database unavailable: {exc}", retryable=True) from exc
+    except psycopg.Error as exc:
+        raise StoreError(f"database error: {exc}", retryable=False) from exc
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    register_vector(conn)
+
+
+class Database:
+    """The pool of one database, shared by every port of a ``PostgresStore``."""
+
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10) -> None:
+        """Open the pool. The schema must exist already (migrate first): each new connection
+        looks up the ``vector`` type."""
+        self.url = conninfo(url)
+        self.location = redacted(url)
+        self._closed = threading.Event()
+        self.pool: ConnectionPool[Conn] = ConnectionPool(
+            self.url,
+            min_size=min_size,
+            max_size=max_size,
+            kwargs={"row_factory": dict_row, "autocommit": True},
+            configure=_configure,
+            check=ConnectionPool.check_connection,  # a server restart costs no failed request
+            open=False,
+            name="omoide",
+        )
+        try:
+            self.pool.open(wait=True, timeout=30)
+        except Exception as exc:  # a bad URL, a server that is down, a missing extension
+            self.pool.close()
+            raise StoreError(f"cannot open {self.location}: {exc}", retryable=True) from exc
+
+    @contextmanager
+    def read(self) -> Iterator[Conn]:
+        """A pooled connection inside one read-only snapshot transaction."""
+        self._check_open()
+        with _translated(), self.pool.connection() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield conn
+
+    @contextmanager
+    def write(self) -> Iterator[Conn]:
+        """A pooled connection inside one read-write transaction: committed on a normal exit,
+        rolled back when the block raises."""
+        self._check_open()
+        with _translated(), self.pool.connection() as conn, conn.transaction():
+            yield conn
+
+    def _check_open(self) -> None:
+        if self._closed.is_set():
+            raise StoreError("the store is closed", retryable=False)
+
+    def close(self) -> None:
+        if not self._closed.is_set():
+            self._closed.set()
+            self.pool.close()
+
+
+def connect(url: str) -> Conn:
+    """One connection outside any pool, in autocommit (migrations, backups, status checks)."""
+    try:
+        return psycopg.connect(conninfo(url), row_factory=dict_row, autocommit=True)
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot connect to {redacted(url)}: {exc}", retryable=True) from exc

@@ -1,0 +1,136 @@
+"""PostgreSQL ``MemoryReads``: lookups, lists, bm25 keyword search and exact vector search."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import psycopg
+
+from omoide.errors import InvalidInput, NotFound
+from omoide.store.postgres import ann, fts, rows
+from omoide.store.postgres.db import Conn, Database
+from omoide.store.postgres.filters import memory_filter
+from omoide.types import HistoryEntry, MemoryItem, Scope, SearchFilters
+
+_HISTORY = """
+WITH RECURSIVE
+ older(id) AS (SELECT %s::text UNION SELECT m.supersedes FROM memories m JOIN older o
+  ON m.id = o.id WHERE m.supersedes IS NOT NULL AND m.user_id = %s AND m.scope_id = %s),
+ newer(id) AS (SELECT %s::text UNION SELECT m.id FROM memories m JOIN newer n
+  ON m.supersedes = n.id WHERE m.user_id = %s AND m.scope_id = %s)
+SELECT * FROM history WHERE user_id = %s AND scope_id = %s
+ AND memory_id IN (SELECT id FROM older UNION SELECT id FROM newer) ORDER BY id
+"""
+
+
+class PostgresMemoryReads:
+    """Reads of memories, each in one read-only snapshot (see ``MemoryReads``)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def get_memories(self, scope: Scope, ids: Sequence[str]) -> list[MemoryItem]:
+        if not ids:
+            return []
+        with self._db.read() as conn:
+            cursor = conn.execute(
+                f"SELECT {rows.MEMORY_COLUMNS} FROM {rows.MEMORY_FROM} WHERE m.user_id = %s"
+                " AND m.scope_id = %s AND m.id = ANY(%s)",
+                (scope.user_id, scope.scope_id, list(ids)),
+            )
+            found = {r["id"]: rows.memory(r) for r in cursor}
+        return [found[i] for i in ids if i in found]
+
+    def list_memories(
+        self, scope: Scope, filters: SearchFilters, limit: int, offset: int
+    ) -> tuple[list[MemoryItem], int]:
+        with self._db.read() as conn:  # the page and its total from one snapshot
+            where, params = memory_filter(conn, scope, filters)
+            total = conn.execute(f"SELECT count(*) AS n FROM memories m WHERE {where}", params)
+            row = total.fetchone()
+            cursor = conn.execute(
+                f"SELECT {rows.MEMORY_COLUMNS} FROM {rows.MEMORY_FROM} WHERE {where}"
+                " ORDER BY m.created_at DESC, m.seq DESC LIMIT %s OFFSET %s",
+                (*params, limit, offset),
+            )
+            items = [rows.memory(r) for r in cursor]
+        return items, int(row["n"]) if row else 0
+
+    def latest_memories(self, scope: Scope, filters: SearchFilters, limit: int) -> list[MemoryItem]:
+        with self._db.read() as conn:
+            where, params = memory_filter(conn, scope, filters)
+            cursor = conn.execute(
+                f"SELECT {rows.MEMORY_COLUMNS} FROM {rows.MEMORY_FROM} WHERE {where}"
+                " ORDER BY m.created_at DESC, m.seq DESC LIMIT %s",
+                (*params, limit),
+            )
+            return [rows.memory(r) for r in cursor]
+
+    def keyword_search(
+        self, scope: Scope, terms: Sequence[str], filters: SearchFilters, limit: int
+    ) -> list[tuple[str, float]]:
+        if not terms:
+            return []
+        with self._db.read() as conn:
+            where = memory_filter(conn, scope, filters)
+            try:
+                return fts.search(conn, scope.user_id, scope.scope_id, terms, where, limit)
+            except psycopg.errors.SyntaxError as exc:  # never expected: every lexeme is quoted
+                raise InvalidInput(f"keyword query rejected: {exc}") from exc
+
+    def vector_search(
+        self, scope: Scope, vector: np.ndarray, filters: SearchFilters, limit: int
+    ) -> list[tuple[str, float]]:
+        """Inner product (cosine on unit vectors) over the tenant's vectors of the query's
+        dimension, filters applied in the same query: exact for small tenants, HNSW with
+        iterative scans for large ones (see ``ann``)."""
+        query = vector.astype(np.float32, copy=False)
+        with self._db.read() as conn:
+            where = memory_filter(conn, scope, filters)
+            found = ann.search(conn, scope.user_id, scope.scope_id, query, where, limit)
+            if not found:
+                _check_dimension(conn, scope, query.shape[0])
+            return found
+
+    def history(self, scope: Scope, memory_id: str) -> list[HistoryEntry]:
+        tenant = (scope.user_id, scope.scope_id)
+        with self._db.read() as conn:
+            cursor = conn.execute(_HISTORY, (memory_id, *tenant, memory_id, *tenant, *tenant))
+            entries = [rows.history(r) for r in cursor]
+        if not entries:
+            raise NotFound(f"memory {memory_id!r} not found", id=memory_id)
+        return entries
+
+    def iter_memory_texts(self, batch: int) -> Iterator[list[tuple[Scope, str, str]]]:
+        last = 0
+        while True:
+            with self._db.read() as conn:
+                chunk = conn.execute(
+                    "SELECT seq, id, user_id, scope_id, text FROM memories WHERE seq > %s"
+                    " ORDER BY seq LIMIT %s",
+                    (last, batch),
+                ).fetchall()
+            if not chunk:
+                return
+            last = int(chunk[-1]["seq"])
+            yield [
+                (Scope(user_id=r["user_id"], scope_id=r["scope_id"]), r["id"], r["text"])
+                for r in chunk
+            ]
+
+
+def _check_dimension(conn: Conn, scope: Scope, dim: int) -> None:
+    """``InvalidInput`` when the tenant has vectors but none of the query's dimension (the
+    embedder changed without a reindex), as SQLite reports it; nothing stored is no error."""
+    row = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM memory_vectors WHERE user_id = %s AND scope_id = %s)"
+        " AS any, EXISTS (SELECT 1 FROM memory_vectors WHERE user_id = %s AND scope_id = %s"
+        " AND vector_dims(embedding) = %s) AS same",
+        (scope.user_id, scope.scope_id, scope.user_id, scope.scope_id, dim),
+    ).fetchone()
+    if row is not None and row["any"] and not row["same"]:
+        raise InvalidInput(
+            f"query vector has {dim} dimensions; the stored vectors have another"
+            " (reindex after changing the embedder)"
+        )

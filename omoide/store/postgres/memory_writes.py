@@ -1,0 +1,178 @@
+"""PostgreSQL ``MemoryWrites``: inserts, versions (supersede/invalidate), edits, vectors.
+
+The full-text vector follows the memory by trigger (``memories_tsv``), in the same
+transaction. ``supersede_memory`` and ``invalidate_memory`` lock the old row before checking
+that it is still valid, so of two writers racing on one version exactly one succeeds and the
+other gets ``Conflict`` (SQLite gets the same from its single writer).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import numpy as np
+
+from omoide.errors import Conflict, NotFound
+from omoide.store.ports.memories import Neighbour, NewMemory
+from omoide.store.postgres.db import Conn
+from omoide.store.postgres.shared import (
+    fetch_memory,
+    invalidate_row,
+    jsonb,
+    session_pk,
+    write_history,
+)
+from omoide.types import HistoryEvent, MemoryItem, MemoryType, Scope, now_ms
+
+
+class PostgresMemoryWrites:
+    """Writes of memories on the transaction's connection (see ``MemoryWrites``)."""
+
+    def __init__(self, conn: Conn) -> None:
+        self._conn = conn
+
+    def insert_memory(self, scope: Scope, new: NewMemory, actor: str) -> MemoryItem:
+        return self._insert(scope, new, actor, HistoryEvent.ADD, None)
+
+    def supersede_memory(
+        self, scope: Scope, old_id: str, new: NewMemory, at_ms: int, actor: str
+    ) -> MemoryItem:
+        old_text, valid_from = self._valid_memory(scope, old_id)
+        at_ms = max(at_ms, valid_from)
+        invalidate_row(self._conn, scope, old_id, at_ms)
+        new.supersedes, new.valid_from_ms = old_id, at_ms
+        return self._insert(scope, new, actor, HistoryEvent.UPDATE, old_text)
+
+    def invalidate_memory(self, scope: Scope, memory_id: str, at_ms: int, actor: str) -> MemoryItem:
+        old_text, valid_from = self._valid_memory(scope, memory_id)
+        invalidate_row(self._conn, scope, memory_id, max(at_ms, valid_from))
+        write_history(self._conn, scope, memory_id, HistoryEvent.DELETE, old_text, None, actor)
+        return fetch_memory(self._conn, scope, memory_id)
+
+    def last_in_session(self, scope: Scope, session_id: str, type_: MemoryType) -> Neighbour | None:
+        row = self._conn.execute(
+            "SELECT m.id, m.text, m.context FROM memories m"
+            " JOIN sessions s ON s.user_id = m.user_id AND s.id = m.session_id"
+            " WHERE s.user_id = %s AND s.scope_id = %s AND s.external_id = %s AND m.type = %s"
+            " ORDER BY m.seq DESC LIMIT 1",
+            (scope.user_id, scope.scope_id, session_id, type_.value),
+        ).fetchone()
+        return None if row is None else Neighbour(row["id"], row["text"], row["context"])
+
+    def set_context(self, scope: Scope, memory_id: str, context: str) -> None:
+        self._conn.execute(
+            "UPDATE memories SET context = %s WHERE user_id = %s AND scope_id = %s AND id = %s",
+            (context, scope.user_id, scope.scope_id, memory_id),
+        )
+
+    def update_memory(
+        self,
+        scope: Scope,
+        memory_id: str,
+        text: str | None,
+        metadata: dict[str, Any] | None,
+        actor: str,
+    ) -> MemoryItem:
+        old = fetch_memory(self._conn, scope, memory_id)
+        sets: list[str] = ["updated_at = %s"]
+        params: list[Any] = [now_ms()]
+        if text is not None:
+            sets.append("text = %s")
+            params.append(text)
+        if metadata is not None:
+            sets.append("metadata = %s::jsonb")
+            params.append(jsonb(metadata))
+        self._conn.execute(
+            f"UPDATE memories SET {', '.join(sets)} WHERE user_id = %s AND id = %s",
+            (*params, scope.user_id, memory_id),
+        )
+        if text is not None and text != old.text:  # the old vector describes the old text
+            self._conn.execute(
+                "DELETE FROM memory_vectors WHERE user_id = %s AND memory_id = %s",
+                (scope.user_id, memory_id),
+            )
+        new_text = text or old.text
+        write_history(self._conn, scope, memory_id, HistoryEvent.UPDATE, old.text, new_text, actor)
+        return fetch_memory(self._conn, scope, memory_id)
+
+    def delete_memory(self, scope: Scope, memory_id: str, actor: str) -> None:
+        old = fetch_memory(self._conn, scope, memory_id)
+        self._conn.execute(  # cascades to sources and vector
+            "DELETE FROM memories WHERE user_id = %s AND id = %s", (scope.user_id, memory_id)
+        )
+        write_history(self._conn, scope, memory_id, HistoryEvent.DELETE, old.text, None, actor)
+
+    def put_vector(self, scope: Scope, memory_id: str, vector: np.ndarray) -> None:
+        # INSERT ... SELECT: nothing when the memory was deleted before its embedding arrived.
+        self._conn.execute(
+            "INSERT INTO memory_vectors (user_id, scope_id, memory_id, embedding)"
+            " SELECT user_id, scope_id, id, %s FROM memories"
+            " WHERE user_id = %s AND scope_id = %s AND id = %s"
+            " ON CONFLICT (user_id, memory_id) DO UPDATE SET embedding = excluded.embedding",
+            (vector.astype(np.float32), scope.user_id, scope.scope_id, memory_id),
+        )
+
+    def clear_vectors(self) -> None:
+        self._conn.execute("DELETE FROM memory_vectors")
+        self._conn.execute("DELETE FROM entity_vectors")
+
+    def _valid_memory(self, scope: Scope, memory_id: str) -> tuple[str, int]:
+        """The text and ``valid_from`` of a currently valid memory of ``scope``, row-locked
+        until the transaction ends."""
+        row = self._conn.execute(
+            "SELECT text, valid_from, invalid_at FROM memories"
+            " WHERE user_id = %s AND scope_id = %s AND id = %s FOR UPDATE",
+            (scope.user_id, scope.scope_id, memory_id),
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"memory {memory_id!r} not found", id=memory_id)
+        if row["invalid_at"] is not None:
+            raise Conflict(f"memory {memory_id!r} is no longer valid", id=memory_id)
+        return str(row["text"]), int(row["valid_from"])
+
+    def _link_sources(self, scope: Scope, memory_id: str, episode_ids: list[str]) -> None:
+        """Only an episode of the same tenant may back a memory; ``NotFound`` for any other
+        (a foreign key alone would accept another scope's episode of the same user)."""
+        wanted = list(dict.fromkeys(episode_ids))
+        linked = self._conn.execute(
+            "INSERT INTO memory_sources (user_id, memory_id, episode_id)"
+            " SELECT e.user_id, %s, e.id FROM episodes e"
+            " WHERE e.user_id = %s AND e.scope_id = %s AND e.id = ANY(%s) RETURNING episode_id",
+            (memory_id, scope.user_id, scope.scope_id, wanted),
+        ).fetchall()
+        found = {r["episode_id"] for r in linked}
+        for episode_id in wanted:
+            if episode_id not in found:
+                raise NotFound(f"episode {episode_id!r} not found", id=episode_id)
+
+    def _insert(
+        self, scope: Scope, new: NewMemory, actor: str, event: HistoryEvent, old_text: str | None
+    ) -> MemoryItem:
+        ts = now_ms()
+        created = new.created_at_ms or ts
+        session = session_pk(self._conn, scope, new.session_id) if new.session_id else None
+        memory_id = uuid.uuid4().hex
+        self._conn.execute(
+            "INSERT INTO memories (id, user_id, scope_id, session_id, type, text, context,"
+            " metadata, valid_from, supersedes, created_at, updated_at)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s)",
+            (
+                memory_id,
+                scope.user_id,
+                scope.scope_id,
+                session,
+                new.type.value,
+                new.text,
+                new.context,
+                jsonb(new.metadata),
+                new.valid_from_ms or created,
+                new.supersedes,
+                created,
+                ts,
+            ),
+        )
+        if new.source_episodes:
+            self._link_sources(scope, memory_id, new.source_episodes)
+        write_history(self._conn, scope, memory_id, event, old_text, new.text, actor)
+        return fetch_memory(self._conn, scope, memory_id)

@@ -1,0 +1,193 @@
+"""Row -> model conversion for PostgreSQL rows (``dict_row``); times are integer ms."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from omoide.types import (
+    Entity,
+    Episode,
+    HistoryEntry,
+    HistoryEvent,
+    Job,
+    JobState,
+    MemoryItem,
+    MemoryType,
+    Message,
+    Project,
+    Relationship,
+    Session,
+    Variable,
+    ms_to_dt,
+)
+
+Row = dict[str, Any]
+
+MEMORY_COLUMNS = """
+    m.seq, m.id, m.user_id, m.scope_id, s.external_id AS session_ext, m.type, m.text,
+    m.metadata, m.valid_from, m.invalid_at, m.supersedes, m.access_count,
+    m.last_accessed_at, m.created_at, m.updated_at,
+    ARRAY(SELECT ms.episode_id FROM memory_sources ms
+          WHERE ms.user_id = m.user_id AND ms.memory_id = m.id ORDER BY ms.episode_id)
+        AS sources,
+    EXISTS (SELECT 1 FROM memory_vectors v WHERE v.user_id = m.user_id AND v.memory_id = m.id)
+        AS embedded
+"""
+MEMORY_FROM = "memories m LEFT JOIN sessions s ON s.user_id = m.user_id AND s.id = m.session_id"
+SESSION_SELECT = """
+    SELECT s.*, p.name AS project_name FROM sessions s
+    LEFT JOIN projects p ON p.user_id = s.user_id AND p.id = s.project_id
+"""
+ENTITY_SELECT = """
+    SELECT e.*, ARRAY(SELECT ee.episode_id FROM entity_episodes ee
+                      WHERE ee.user_id = e.user_id AND ee.entity_id = e.id
+                      ORDER BY ee.episode_id) AS episodes
+    FROM entities e
+"""
+RELATIONSHIP_SELECT = """
+    SELECT r.*, f.name AS from_name, t.name AS to_name FROM relationships r
+    JOIN entities f ON f.user_id = r.user_id AND f.id = r.from_id
+    JOIN entities t ON t.user_id = r.user_id AND t.id = r.to_id
+"""
+
+
+def dt(ms: int) -> datetime:
+    """A NOT NULL millisecond column as an aware datetime."""
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+def memory(row: Row) -> MemoryItem:
+    return MemoryItem(
+        id=row["id"],
+        user_id=row["user_id"],
+        scope_id=row["scope_id"],
+        session_id=row["session_ext"],
+        type=MemoryType(row["type"]),
+        text=row["text"],
+        metadata=row["metadata"],
+        source_episodes=list(row["sources"] or []),
+        valid_from=dt(row["valid_from"]),
+        invalid_at=ms_to_dt(row["invalid_at"]),
+        supersedes=row["supersedes"],
+        access_count=row["access_count"],
+        last_accessed_at=ms_to_dt(row["last_accessed_at"]),
+        created_at=dt(row["created_at"]),
+        updated_at=dt(row["updated_at"]),
+        embedded=bool(row["embedded"]),
+    )
+
+
+def session(row: Row) -> Session:
+    return Session(
+        id=row["external_id"],
+        user_id=row["user_id"],
+        scope_id=row["scope_id"],
+        name=row["name"],
+        project=row["project_name"],
+        metadata=row["metadata"],
+        created_at=dt(row["created_at"]),
+        updated_at=dt(row["updated_at"]),
+    )
+
+
+def episode(row: Row, session_ext: str) -> Episode:
+    return Episode(
+        id=row["id"],
+        session_id=session_ext,
+        user_id=row["user_id"],
+        scope_id=row["scope_id"],
+        messages=[Message(**m) for m in row["messages"]],
+        created_at=dt(row["created_at"]),
+        access_count=row["access_count"],
+        last_accessed_at=ms_to_dt(row["last_accessed_at"]),
+        consolidated_at=ms_to_dt(row["consolidated_at"]),
+    )
+
+
+def project(row: Row) -> Project:
+    return Project(
+        name=row["name"],
+        user_id=row["user_id"],
+        scope_id=row["scope_id"],
+        description=row["description"],
+        isolated=bool(row["isolated"]),
+        colour=row["colour"],
+        icon=row["icon"],
+        notes=row["notes"],
+        system_prompt=row["system_prompt"],
+        created_at=dt(row["created_at"]),
+        updated_at=ms_to_dt(row["updated_at"]),
+    )
+
+
+def history(row: Row) -> HistoryEntry:
+    return HistoryEntry(
+        id=row["id"],
+        memory_id=row["memory_id"],
+        event=HistoryEvent(row["event"]),
+        old_text=row["old_text"],
+        new_text=row["new_text"],
+        actor=row["actor"],
+        created_at=dt(row["created_at"]),
+    )
+
+
+def job(row: Row) -> Job:
+    return Job(
+        id=row["id"],
+        kind=row["kind"],
+        state=JobState(row["state"]),
+        user_id=row["user_id"],
+        scope_id=row["scope_id"],
+        payload=row["payload"],
+        attempts=row["attempts"],
+        max_attempts=row["max_attempts"],
+        last_error=row["last_error"],
+        run_after=dt(row["run_after"]),
+        created_at=dt(row["created_at"]),
+        updated_at=dt(row["updated_at"]),
+        result=row["result"],
+    )
+
+
+def entity(row: Row) -> Entity:
+    return Entity(
+        id=row["id"],
+        user_id=row["user_id"],
+        scope_id=row["scope_id"],
+        name=row["name"],
+        type=row["type"],
+        mention_count=row["mention_count"],
+        confidence=row["confidence"],
+        source=row["source"],
+        episodes=list(row["episodes"] or []),
+        last_seen_at=dt(row["last_seen_at"]),
+        created_at=dt(row["created_at"]),
+    )
+
+
+def relationship(row: Row) -> Relationship:
+    return Relationship(
+        id=row["id"],
+        user_id=row["user_id"],
+        scope_id=row["scope_id"],
+        from_id=row["from_id"],
+        from_name=row["from_name"],
+        to_id=row["to_id"],
+        to_name=row["to_name"],
+        label=row["label"],
+        mention_count=row["mention_count"],
+        notes=row["notes"],
+        last_seen_at=dt(row["last_seen_at"]),
+        created_at=dt(row["created_at"]),
+    )
+
+
+def variable(row: Row) -> Variable:
+    return Variable(
+        name=row["name"],
+        value=row["value"],
+        type=row["type"],
+        updated_at=dt(row["updated_at"]),
+    )

@@ -1,0 +1,97 @@
+"""The PostgreSQL store: a connection pool, full-text search in the rows, pgvector vectors.
+
+``PostgresStore`` holds one read-port object per aggregate over the shared ``Database``
+(pool). Every ``transaction()`` takes one pooled connection inside one transaction and hands
+out a ``PostgresTx`` whose write ports share it. Many stores (servers, workers, processes)
+may open one database: opening migrates under an advisory lock, so concurrent starts
+migrate once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from omoide.errors import StoreError
+from omoide.store.postgres import ann, migrate
+from omoide.store.postgres.admin import PostgresAdminReads
+from omoide.store.postgres.db import Database, connect
+from omoide.store.postgres.graph import PostgresGraphReads
+from omoide.store.postgres.jobs import PostgresJobQueue
+from omoide.store.postgres.ledger import PostgresLedgerReads
+from omoide.store.postgres.memory_reads import PostgresMemoryReads
+from omoide.store.postgres.sessions import PostgresSessionReads
+from omoide.store.postgres.tx import PostgresTx
+from omoide.store.postgres.variables import PostgresVariableReads
+from omoide.store.protocol import Capability
+
+__all__ = ["PostgresStore"]
+
+
+class PostgresStore:
+    """A ``Store`` on one PostgreSQL database (or schema, by the URL's ``search_path``).
+
+    ``auto_migrate=False`` refuses an outdated schema instead of migrating it.
+    """
+
+    capabilities = frozenset(
+        {Capability.KEYWORD_SEARCH, Capability.VECTOR_SEARCH, Capability.BACKUP}
+    )
+
+    def __init__(self, url: str, *, auto_migrate: bool = True, max_connections: int = 10) -> None:
+        with connect(url) as conn:
+            if auto_migrate:
+                migrate.migrate(conn)
+            elif migrate.pending(conn) or migrate.current_version(conn) == 0:
+                raise StoreError("the database needs `omoide migrate`", retryable=False)
+        self._db = Database(url, max_size=max_connections)
+        self.location = self._db.location
+        self._memories = PostgresMemoryReads(self._db)
+        self._sessions = PostgresSessionReads(self._db)
+        self._jobs = PostgresJobQueue(self._db)
+        self._graph = PostgresGraphReads(self._db)
+        self._ledger = PostgresLedgerReads(self._db)
+        self._variables = PostgresVariableReads(self._db)
+        self._admin = PostgresAdminReads(self._db)
+
+    @property
+    def memories(self) -> PostgresMemoryReads:
+        return self._memories
+
+    @property
+    def sessions(self) -> PostgresSessionReads:
+        return self._sessions
+
+    @property
+    def jobs(self) -> PostgresJobQueue:
+        return self._jobs
+
+    @property
+    def graph(self) -> PostgresGraphReads:
+        return self._graph
+
+    @property
+    def ledger(self) -> PostgresLedgerReads:
+        return self._ledger
+
+    @property
+    def variables(self) -> PostgresVariableReads:
+        return self._variables
+
+    @property
+    def admin(self) -> PostgresAdminReads:
+        return self._admin
+
+    def create_vector_index(self, dim: int) -> None:
+        """Build the HNSW index that large tenants' searches of ``dim``-dimension vectors use
+        (concurrently: writes go on meanwhile). Not part of the ``Store`` protocol."""
+        with connect(self._db.url) as conn:
+            ann.create_index(conn, dim)
+
+    @contextmanager
+    def transaction(self) -> Iterator[PostgresTx]:
+        with self._db.write() as conn:
+            yield PostgresTx(conn)
+
+    def close(self) -> None:
+        self._db.close()

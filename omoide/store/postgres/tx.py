@@ -1,0 +1,54 @@
+"""The write ports of one PostgreSQL transaction; made only by ``PostgresStore.transaction()``."""
+
+from __future__ import annotations
+
+from omoide.store.postgres.admin import PostgresAdminWrites
+from omoide.store.postgres.db import Conn
+from omoide.store.postgres.graph import PostgresGraphWrites
+from omoide.store.postgres.jobs import PostgresJobWrites
+from omoide.store.postgres.ledger import PostgresLedgerWrites
+from omoide.store.postgres.memory_writes import PostgresMemoryWrites
+from omoide.store.postgres.sessions import PostgresSessionWrites
+from omoide.store.postgres.variables import PostgresVariableWrites
+
+
+class PostgresTx:
+    """One port object per aggregate, all writing on the transaction's connection."""
+
+    def __init__(self, conn: Conn) -> None:
+        memories = PostgresMemoryWrites(conn)
+        self._memories = memories
+        self._sessions = PostgresSessionWrites(conn)
+        self._jobs = PostgresJobWrites(conn)
+        self._graph = PostgresGraphWrites(conn)
+        self._ledger = PostgresLedgerWrites(conn, memories)
+        self._variables = PostgresVariableWrites(conn)
+        self._admin = PostgresAdminWrites(conn)
+
+    @property
+    def memories(self) -> PostgresMemoryWrites:
+        return self._memories
+
+    @property
+    def sessions(self) -> PostgresSessionWrites:
+        return self._sessions
+
+    @property
+    def jobs(self) -> PostgresJobWrites:
+        return self._jobs
+
+    @property
+    def graph(self) -> PostgresGraphWrites:
+        return self._graph
+
+    @property
+    def ledger(self) -> PostgresLedgerWrites:
+        return self._ledger
+
+    @property
+    def variables(self) -> PostgresVariableWrites:
+        return self._variables
+
+    @property
+    def admin(self) -> PostgresAdminWrites:
+        return self._admin

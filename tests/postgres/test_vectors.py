@@ -1,0 +1,70 @@
+"""Vector search for large tenants: HNSW with iterative scans, measured against exact search
+under the tenant filter."""
+
+from __future__ import annotations
+
+import numpy as np
+import psycopg
+import pytest
+
+from omoide.store.postgres import PostgresStore, ann
+from omoide.types import SearchFilters
+from tests.store.contract import ALICE
+
+DIM, ROWS, SHARE = 24, 12_000, 10  # alice owns one row in SHARE
+
+
+def _fill(url: str, rng: np.random.Generator) -> None:
+    """ROWS memories with unit vectors, one in SHARE of them alice's, the rest other users'."""
+    vectors = rng.normal(size=(ROWS, DIM)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "INSERT INTO memories (id, user_id, scope_id, type, text, valid_from, created_at,"
+            " updated_at) SELECT 'm' || i, CASE WHEN i %% %s = 0 THEN 'alice' ELSE"
+            " 'user' || (i %% 37) END, 'demo', 'raw', 'memory ' || i, 0, i, i"
+            " FROM generate_series(0, %s - 1) AS i",
+            (SHARE, ROWS),
+        )
+        copy = "COPY memory_vectors (user_id, scope_id, memory_id, embedding) FROM STDIN"
+        with conn.cursor().copy(copy) as rows:
+            for i in range(ROWS):
+                user = "alice" if i % SHARE == 0 else f"user{i % 37}"
+                rows.write_row((user, "demo", f"m{i}", str(vectors[i].tolist())))
+        conn.execute("ANALYZE memories")
+        conn.execute("ANALYZE memory_vectors")
+
+
+def test_hnsw_recall_against_exact_search_under_the_tenant_filter(
+    pg_store: PostgresStore, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(7)
+    _fill(pg_url, rng)
+    queries = rng.normal(size=(30, DIM)).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    search = pg_store.memories.vector_search
+    exact = [[i for i, _ in search(ALICE, q, SearchFilters(), 10)] for q in queries]
+
+    pg_store.create_vector_index(DIM)
+    monkeypatch.setattr(ann, "EXACT_MAX", ROWS // SHARE // 2)  # alice now counts as large
+    with psycopg.connect(pg_url) as conn:
+        plan = conn.execute(
+            "EXPLAIN " + ann.approximate_sql(DIM, "m.invalid_at IS NULL"),
+            (str(queries[0].tolist()), "alice", "demo", str(queries[0].tolist()), 10),
+        ).fetchall()
+    assert ann.index_name(DIM) in " ".join(str(r[0]) for r in plan)  # the index answers it
+    used: list[int] = []
+    real_sql = ann.approximate_sql
+
+    def counted(dim: int, where: str) -> str:
+        used.append(dim)
+        return real_sql(dim, where)
+
+    monkeypatch.setattr(ann, "approximate_sql", counted)
+    approximate = [[i for i, _ in search(ALICE, q, SearchFilters(), 10)] for q in queries]
+    assert len(used) == len(queries)  # every search went through the index path
+    recall = np.mean([len(set(a) & set(e)) / 10 for a, e in zip(approximate, exact, strict=True)])
+    assert recall >= 0.95, recall
+    assert all(len(a) == 10 for a in approximate)  # the filtered LIMIT is always filled
+    mine = {f"m{i}" for i in range(0, ROWS, SHARE)}
+    assert all(set(a) <= mine for a in approximate)  # never another tenant's rows
