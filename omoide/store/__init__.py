@@ -3,8 +3,8 @@
 A *location* names where the data lives: a filesystem path or ``sqlite:///path`` (SQLite;
 ``sqlite:////abs/path`` is absolute, ``sqlite:///rel/path`` relative, as in SQLAlchemy), or a
 ``postgresql://`` URL (also ``postgres://``, ``postgresql+psycopg://``, ``postgresql+asyncpg://``)
-for the PostgreSQL + pgvector backend. Nothing outside ``omoide.store`` imports a backend module: the engine, the CLI
-and the server go through these functions and the ports they return.
+for the PostgreSQL + pgvector backend. Nothing outside ``omoide.store`` imports a backend
+module: the engine, the CLI and the server go through these functions and the ports they return.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from omoide.errors import InvalidInput, StoreError
+from omoide.errors import InvalidInput
 from omoide.store.protocol import Capability, NewMemory, SessionPatch, Store, Tx
 
 __all__ = [
