@@ -212,7 +212,7 @@ def backup(path: Path, as_json: JsonOpt = False) -> None:
     """
     from omoide.engine import admin
 
-    admin.backup(state.db or _settings().db_path, path)
+    admin.backup(state.db or _settings().store_location, path)
     _emit({"backup": str(path)}, as_json, lambda: out.print(f"backup written to {path}"))
 
 
@@ -225,7 +225,7 @@ def migrate(
     """Bring the database schema up to date.  Example: omoide migrate --status"""
     from omoide.engine import admin
 
-    path = state.db or _settings().db_path
+    path = state.db or _settings().store_location
     report = admin.migration_status(path) if status else admin.apply_migrations(path)
     _emit(report, as_json, lambda: out.print_json(json.dumps(report)))
 

@@ -11,6 +11,7 @@ compose the services over its own store, embedder and LLM.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -79,12 +80,12 @@ def build_engine(
 
     Opens (creating and migrating if new) the store; starts no thread.
     """
-    db_path = Path(path).expanduser() if path is not None else settings.db_path
-    log.info("omoide store: %s", db_path)
+    location = Path(path).expanduser() if path is not None else settings.store_location
+    log.info("omoide store: %s", _without_password(location))
     built = build_llm(settings, timeout=settings.llm_timeout) if llm is None else None
     chosen = llm if llm is not None else built
     log.info("omoide LLM: %s", chosen.name if chosen else "none (extraction disabled)")
-    store = open_store(db_path)
+    store = open_store(location)
     embedding = Embedding(store, embedder or build_embedder(settings))
     signal = JobSignal(store.jobs)
     config = ServiceConfig(
@@ -160,3 +161,9 @@ def build_services(
         ),
         scopes=ScopeService(store),
     )
+
+
+def _without_password(location: Path | str) -> str:
+    """The location for a log line: a URL's password is never printed."""
+    text = str(location)
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", text)

@@ -59,8 +59,10 @@ def preflight(settings: Settings) -> None:
 
     # The database file is made 0600 (and a new data directory 0700) before SQLite creates it
     # with the umask's 0644: it holds every tenant's conversations.
-    own_dir = settings.data_dir == DEFAULT_DATA_DIR and not settings.db_url
-    prepare_database(settings.db_path, default_dir=settings.db_path.parent if own_dir else None)
+    location = settings.store_location
+    if isinstance(location, Path):  # a PostgreSQL server keeps its own files
+        own_dir = settings.data_dir == DEFAULT_DATA_DIR and not settings.db_url
+        prepare_database(location, default_dir=location.parent if own_dir else None)
     Memory(settings=settings, workers=0).close()  # opens (and migrates) the store, then lets go
 
 

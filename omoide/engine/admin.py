@@ -12,16 +12,16 @@ from typing import Any
 from omoide import store
 
 
-def migration_status(path: Path) -> dict[str, Any]:
+def migration_status(path: Path | str) -> dict[str, Any]:
     """Report the schema version and pending migrations; changes nothing, creates nothing."""
     return store.migration_status(path)
 
 
-def apply_migrations(path: Path) -> dict[str, Any]:
+def apply_migrations(path: Path | str) -> dict[str, Any]:
     """Bring the database at ``path`` (created if missing) to the latest schema."""
     return store.apply_migrations(path)
 
 
-def backup(path: Path, dest: Path) -> None:
+def backup(path: Path | str, dest: Path) -> None:
     """A complete single-file snapshot of ``path`` at ``dest``, safe while others write."""
     store.backup(path, dest)
