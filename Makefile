@@ -35,6 +35,7 @@ lint: install
 	$(VENV)/bin/ruff check omoide tests bench
 	$(VENV)/bin/ruff format --check omoide tests bench
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy --strict omoide
 
 fmt: install
 	$(VENV)/bin/ruff format omoide tests bench

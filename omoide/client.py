@@ -69,8 +69,10 @@ def error_from_response(response: httpx.Response) -> OmoideError:
         body = response.json()
     except ValueError:
         body = None
-    body = body if isinstance(body, dict) else {}
-    error = body.get("error") if isinstance(body.get("error"), dict) else {}
+    body_fields: dict[str, Any] = body if isinstance(body, dict) else {}
+    body = body_fields
+    found = body_fields.get("error")
+    error: dict[str, Any] = found if isinstance(found, dict) else {}
     message = str(error.get("message") or body.get("detail") or response.reason_phrase)
     status = response.status_code
     fields = {"status": status, "request_id": body.get("request_id")}
@@ -135,9 +137,13 @@ class Client:
         """One request; ``None`` values are left out, so the server's defaults apply."""
         query = {k: v for k, v in (params or {}).items() if v is not None}
         body = None if json is None else {k: _json(v) for k, v in json.items() if v is not None}
-        extra = {} if timeout is None else {"timeout": timeout}
         try:
-            response = self._http.request(method, path, json=body, params=query, **extra)
+            if timeout is None:
+                response = self._http.request(method, path, json=body, params=query)
+            else:
+                response = self._http.request(
+                    method, path, json=body, params=query, timeout=timeout
+                )
         except httpx.TransportError as exc:
             raise BackendError(f"cannot reach omoide at {self.base_url}: {exc}") from exc
         if response.status_code >= 400:
@@ -204,8 +210,8 @@ class Client:
         threshold: float | None = None,
         recipe: str | None = None,
     ) -> SearchResult:
-        body = {"query": query, **_ids(user_id, scope_id), "filters": filters, "limit": limit}
-        body |= {"threshold": threshold, "recipe": recipe}
+        body: dict[str, Any] = {"query": query, **_ids(user_id, scope_id), "filters": filters}
+        body |= {"limit": limit, "threshold": threshold, "recipe": recipe}
         return SearchResult.model_validate(self._call("POST", "/v1/memories/search", json=body))
 
     def get(
@@ -269,8 +275,8 @@ class Client:
         project: str | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> Session:
-        body = {"session_id": session_id, **_ids(user_id, scope_id), "name": name}
-        body |= {"project": project, "metadata": metadata}
+        body: dict[str, Any] = {"session_id": session_id, **_ids(user_id, scope_id)}
+        body |= {"name": name, "project": project, "metadata": metadata}
         return Session.model_validate(self._call("POST", "/v1/sessions", json=body))
 
     def get_session(

@@ -44,7 +44,8 @@ class Coalescer:
         return future.result()
 
     def _take(self) -> list[tuple[list[str], Future[np.ndarray]]]:
-        batch, size = [], 0
+        batch: list[tuple[list[str], Future[np.ndarray]]] = []
+        size = 0
         while self._pending and (not batch or size + len(self._pending[0][0]) <= self._max_batch):
             item = self._pending.pop(0)
             batch.append(item)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import httpx
 import numpy as np
@@ -33,7 +34,9 @@ class OpenAICompatEmbedder:
         for start in range(0, len(texts), self.batch_size):
             batch = list(texts[start : start + self.batch_size])
             body = _post(self._client, "/embeddings", {"model": self.model, "input": batch})
-            data = sorted(body.get("data", []), key=lambda d: d.get("index", 0))
+            found = body.get("data")
+            rows: list[dict[str, Any]] = list(found) if isinstance(found, list) else []
+            data = sorted(rows, key=lambda d: int(d.get("index", 0)))
             if len(data) != len(batch):
                 raise EmbedderError(f"expected {len(batch)} embeddings, got {len(data)}")
             out.extend(d["embedding"] for d in data)

@@ -38,7 +38,7 @@ CJK_STOPWORDS = frozenset("的了是在我你他她它们和与就都也很吗�
 def _jieba() -> Callable[[str], Iterable[str]] | None:
     """jieba's search-mode cutter, or None when it is not installed."""
     try:
-        import jieba  # type: ignore[import-untyped]
+        import jieba
     except ImportError:
         return None
     jieba.setLogLevel(logging.WARNING)  # it logs its dictionary loading at INFO on stderr

@@ -6,7 +6,7 @@ path (``chat%2F1``).
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
@@ -27,7 +27,9 @@ from omoide.api.models import (
 from omoide.types import Session
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"], responses=ERROR_RESPONSES)
-conflict = {409: error_doc("The session id is already taken in this tenant.")}
+conflict: dict[int | str, dict[str, Any]] = {
+    409: error_doc("The session id is already taken in this tenant.")
+}
 
 
 @router.post("", status_code=201, responses=conflict)
