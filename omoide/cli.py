@@ -580,6 +580,14 @@ def _show_memory(item: Any) -> None:
             out.print(f"  {name + ':':<15}{value}", markup=False, highlight=False)
 
 
+def _llm_detail(llm: dict[str, Any]) -> str:
+    if llm.get("error"):
+        return str(llm["error"])
+    if llm.get("model"):
+        return f"{llm['model']} at {llm.get('base_url', '?')}"
+    return str(llm.get("reason", ""))
+
+
 def _show_health(report: dict[str, Any]) -> None:
     """The doctor's report as one line per part: status first, then what it is."""
     store, embedder, llm = report["store"], report["embedder"], report["llm"]
@@ -587,7 +595,7 @@ def _show_health(report: dict[str, Any]) -> None:
         ("omoide", "ok", f"version {report['version']}"),
         ("store", store["status"], f"{store['location']} (schema {store['schema_version']})"),
         ("embedder", embedder["status"], f"{embedder['name']}, {embedder['dimension']} dims"),
-        ("llm", llm["status"], llm.get("reason") or llm.get("model") or llm.get("detail") or ""),
+        ("llm", llm["status"], _llm_detail(llm)),
     ]
     for name, status, detail in lines:
         out.print(f"{name:<9} {status:<9} {detail}", markup=False, highlight=False)
