@@ -15,7 +15,11 @@ import omoide
 from omoide.compat.mem0 import Memory
 from omoide.compat.mem0.config import settings_from_config
 from omoide.config import load_settings
+from omoide.embed.protocol import Embedder
 from omoide.errors import InvalidInput, NotFound
+from omoide.llm.client import OpenAICompatLLM
+from tests.extraction.conftest import script
+from tests.fakes import FakeLLMServer
 
 MEM0_KEYS = {"id", "memory", "metadata", "created_at"}
 
@@ -212,3 +216,37 @@ def test_omoide_memory_takes_filters_as_a_dict(tmp_path: Path) -> None:
         assert [h.memory.text for h in hits] == ["tea in chat 1"]
         with pytest.raises(InvalidInput, match="filters: colour"):
             memory.get_all(user_id="alice", filters={"colour": "red"})
+
+
+def test_infer_extracts_facts_with_mem0_events(
+    tmp_path: Path, embedder: Embedder, fake_llm: FakeLLMServer
+) -> None:
+    llm = OpenAICompatLLM(fake_llm.url, "fake-model", timeout=5.0)
+    m = Memory(tmp_path / "llm.db", embedder=embedder, llm=llm)
+    try:
+        script(fake_llm, facts=["The user lives in Osaka"])
+        first = m.add("I live in Osaka", user_id="alice")["results"]
+        assert [(r["memory"], r["event"]) for r in first] == [
+            ("I live in Osaka", "ADD"),
+            ("The user lives in Osaka", "ADD"),
+        ]
+        script(
+            fake_llm,
+            facts=["The user lives in Berlin"],
+            reconcile=[{"op": "UPDATE", "id": "0", "text": "The user lives in Berlin"}],
+        )
+        second = m.add("I moved to Berlin", user_id="alice")["results"]
+        assert [(r["memory"], r["event"]) for r in second][-1] == (
+            "The user lives in Berlin",
+            "UPDATE",
+        )
+        # Only the facts step asked the LLM: no profile, summary or graph calls.
+        assert len([r for r in fake_llm.requests if r.get("messages")]) == 3
+        events = m.history(second[-1]["id"])
+        assert [(e["event"], e["new_memory"]) for e in events] == [
+            ("ADD", "The user lives in Osaka"),
+            ("UPDATE", "The user lives in Berlin"),
+        ]
+    finally:
+        m.close()
+        llm.close()

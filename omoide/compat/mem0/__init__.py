@@ -84,7 +84,8 @@ class Memory:
         """Store ``messages`` (a string, a message dict or a list of them), one memory each.
 
         ``infer=True`` (mem0's default) also extracts facts when an LLM is configured, and
-        waits for them: they come back with the stored messages. Without an LLM the messages
+        waits for them: they come back after the stored messages (``event`` ``"UPDATE"`` for
+        a fact that supersedes a stored one, else ``"ADD"``). Without an LLM the messages
         are stored and searchable, and nothing is extracted (no error, unlike
         ``omoide.Memory.add(infer=True)``).
         """
@@ -110,6 +111,12 @@ class Memory:
             scope_id=who.scope_id,
             session_id=who.session_id,
             metadata=metadata,
+            # mem0's extraction is facts reconciled with what is stored; omoide's profile,
+            # summary and graph steps would be LLM calls a mem0 caller never asked for.
+            enable_user_profile=False,
+            enable_summary_memory=False,
+            enable_episodic_memory=False,
+            enable_graph=False,
             wait=True,
         )
         return {"results": [added_dict(i) for i in [*result.items, *result.extracted]]}

@@ -83,8 +83,9 @@ def memory_dict(item: MemoryItem, score: float | None = None) -> dict[str, Any]:
 
 
 def added_dict(item: MemoryItem) -> dict[str, Any]:
-    """One ``add`` result: mem0's ``{"id", "memory", "event": "ADD"}`` plus the rest."""
-    return {**memory_dict(item), "event": "ADD"}
+    """One ``add`` result: mem0's ``{"id", "memory", "event"}`` plus the rest; a new version
+    of a fact (it supersedes the old one, which stays in its history) is mem0's UPDATE."""
+    return {**memory_dict(item), "event": "UPDATE" if item.supersedes else "ADD"}
 
 
 def history_dict(entry: HistoryEntry) -> dict[str, Any]:
