@@ -1,6 +1,9 @@
-"""The operator's commands: a thin shell over ``Memory``. Every command takes ``--json``.
+"""The ``omoide`` command line: a thin shell over ``Memory``.
 
-Exit codes: 0 success, 1 an omoide error (one line on stderr), 2 a usage error.
+Commands that only read (search, get, list, backup, ...) refuse a database file that does not
+exist rather than create an empty one; ``--db`` is accepted before or after the command.
+Output is for people unless ``--json``. Exit codes: 0 success, 1 an error (one line on
+stderr), 2 a usage error.
 """
 
 from __future__ import annotations
@@ -17,12 +20,48 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
+from typer.core import TyperGroup
 
 from omoide.config import Settings, load_settings
-from omoide.errors import OmoideError
+from omoide.errors import NotFound, OmoideError
 from omoide.types import JobState, SearchFilters
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+HELP = """Long-term memory for LLM applications and agents.
+
+Store what users say, search it, and serve it to agents (HTTP, MCP). Data lives in one SQLite
+file, ~/.omoide/omoide.db unless --db names another (before or after the command).
+Every command prints JSON with --json. Exit codes: 0 ok, 1 error, 2 wrong usage.
+"""
+
+
+class _DbAnywhere(TyperGroup):
+    """The top-level group, taking ``--db PATH`` after the command too (``omoide list --db
+    x.db``): the option is moved in front of the command before click parses it."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # typer's own click Context
+        return super().parse_args(ctx, db_first(args))
+
+
+def db_first(args: list[str]) -> list[str]:
+    """``args`` with every ``--db PATH`` / ``--db=PATH`` moved to the front (up to ``--``)."""
+    front: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            rest.extend(args[i:])
+            break
+        if arg == "--db" and i + 1 < len(args):
+            front += args[i : i + 2]
+            i += 2
+            continue
+        (front if arg.startswith("--db=") else rest).append(arg)
+        i += 1
+    return front + rest
+
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=HELP, cls=_DbAnywhere)
 jobs_app = typer.Typer(help="Inspect and retry background jobs.", no_args_is_help=True)
 app.add_typer(jobs_app, name="jobs")
 graph_app = typer.Typer(help="Walk and search the knowledge graph.", no_args_is_help=True)
@@ -34,8 +73,11 @@ err = Console(stderr=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
-UserOpt = Annotated[str, typer.Option("--user", "-u", help="Tenant user id.")]
-ScopeOpt = Annotated[str, typer.Option("--scope", "-s", help="Tenant scope id.")]
+UserOpt = Annotated[str, typer.Option("--user", "-u", help="Whose memories (user id).")]
+ScopeOpt = Annotated[
+    str, typer.Option("--scope", "-s", help="Which of the user's spaces (scope id).")
+]
+SessionOpt = Annotated[str | None, typer.Option(help="Conversation (session) id.")]
 
 
 class _State:
@@ -57,7 +99,8 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def _main(
     db: Annotated[
-        Path | None, typer.Option(help="SQLite file (default ~/.omoide/omoide.db).")
+        Path | None,
+        typer.Option(help="Database file (default ~/.omoide/omoide.db); also after the command."),
     ] = None,
     version: Annotated[  # noqa: ARG001  # handled by its eager callback
         bool,
@@ -76,9 +119,28 @@ def _settings() -> Settings:
     return state.settings
 
 
-def _memory(workers: int = 0) -> Any:
+def _db_path() -> Path | str:
+    """``--db``, else the store the settings name (a SQLite file or a PostgreSQL URL)."""
+    return state.db or _settings().store_location
+
+
+def _existing_db() -> Path | str:
+    """The database path, which must exist: a read never creates an empty database."""
+    path = _db_path()
+    if isinstance(path, Path) and not path.exists():
+        raise NotFound(
+            f"no database at {path} (nothing stored yet: omoide add or omoide serve creates"
+            " it; --db names another file)"
+        )
+    return path
+
+
+def _memory(workers: int = 0, *, create: bool = False) -> Any:
+    """A ``Memory`` on the database; unless ``create``, only on one that exists."""
     from omoide.memory import Memory
 
+    if not create:
+        _existing_db()
     return Memory(state.db, settings=_settings(), workers=workers)
 
 
@@ -88,7 +150,7 @@ def _errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except OmoideError as exc:
-            err.print(f"error: {exc.message}", markup=False, highlight=False)
+            err.print(f"error: {exc.message}", markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(1) from None
 
     return wrapper  # type: ignore[return-value]
@@ -117,11 +179,11 @@ def add(
     text: str,
     user: UserOpt = "default",
     scope: ScopeOpt = "default",
-    session: Annotated[str | None, typer.Option(help="Session (external) id.")] = None,
+    session: SessionOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Store TEXT as a memory.  Example: omoide add "I like jasmine tea" --user alice"""
-    with _memory() as memory:
+    with _memory(create=True) as memory:
         items = memory.add(text, user_id=user, scope_id=scope, session_id=session)
 
     def show() -> None:
@@ -143,7 +205,10 @@ def search(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Search a tenant's memories.  Example: omoide search "what tea?" --user alice"""
+    """Search a user's memories by words and meaning.
+
+    Example: omoide search "what tea?" --user alice
+    """
     with _memory() as memory:
         result = memory.search(query, user_id=user, scope_id=scope, limit=limit, recipe=recipe)
 
@@ -166,7 +231,7 @@ def get(
     """Show one memory.  Example: omoide get 3f2a... --user alice"""
     with _memory() as memory:
         item = memory.get(memory_id, user_id=user, scope_id=scope)
-    _emit(item, as_json, lambda: out.print_json(item.model_dump_json()))
+    _emit(item, as_json, lambda: _show_memory(item))
 
 
 @app.command("list")
@@ -178,7 +243,7 @@ def list_(
     offset: Annotated[int, typer.Option(help="Items to skip.")] = 0,
     as_json: JsonOpt = False,
 ) -> None:
-    """List a tenant's memories, newest first.  Example: omoide list --user alice"""
+    """List a user's memories, newest first.  Example: omoide list --user alice"""
     with _memory() as memory:
         page = memory.get_all(
             user_id=user, scope_id=scope, filters=SearchFilters(), limit=limit, offset=offset
@@ -206,13 +271,13 @@ def delete(
 @app.command()
 @_errors
 def backup(path: Path, as_json: JsonOpt = False) -> None:
-    """Write a complete single-file snapshot (VACUUM INTO), safe while others write.
+    """Copy the whole database into one new file, safe while others write to it.
 
     Example: omoide backup ~/omoide-2026-11-29.db
     """
     from omoide.engine import admin
 
-    admin.backup(state.db or _settings().store_location, path)
+    admin.backup(_existing_db(), path)
     _emit({"backup": str(path)}, as_json, lambda: out.print(f"backup written to {path}"))
 
 
@@ -225,9 +290,21 @@ def migrate(
     """Bring the database schema up to date.  Example: omoide migrate --status"""
     from omoide.engine import admin
 
-    path = state.db or _settings().store_location
+    path = _db_path()
     report = admin.migration_status(path) if status else admin.apply_migrations(path)
-    _emit(report, as_json, lambda: out.print_json(json.dumps(report)))
+
+    def show() -> None:
+        pending = report.get("pending") or []
+        out.print(
+            f"{report['path']}: schema {report['version']} of {report['latest']}", markup=False
+        )
+        if pending:
+            verb = "pending" if status else "applied"
+            out.print(f"{verb}: {', '.join(str(p) for p in pending)}", markup=False)
+        else:
+            out.print("up to date", markup=False)
+
+    _emit(report, as_json, show)
 
 
 @app.command()
@@ -237,7 +314,9 @@ def doctor(as_json: JsonOpt = False) -> None:
 
     Exits 1 when the embedder or a configured LLM is down.  Example: omoide doctor
     """
-    with _memory() as memory:
+    # An explicit --db must exist (a typo would create an empty file); the default one is
+    # created, as the first add or serve would.
+    with _memory(create=state.db is None) as memory:
         report = memory.health(probe_embedder=True)
     settings = _settings()
     if settings.llm_base_url:
@@ -245,7 +324,7 @@ def doctor(as_json: JsonOpt = False) -> None:
 
         key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
         report["llm"] = probe(settings.llm_base_url, settings.llm_model, key)
-    _emit(report, as_json, lambda: out.print_json(json.dumps(report, default=str)))
+    _emit(report, as_json, lambda: _show_health(report))
     if "down" in (report["embedder"]["status"], report["llm"].get("status")):
         raise typer.Exit(1)
 
@@ -253,7 +332,10 @@ def doctor(as_json: JsonOpt = False) -> None:
 @app.command()
 @_errors
 def reindex(as_json: JsonOpt = False) -> None:
-    """Re-embed every memory with the configured embedder.  Example: omoide reindex"""
+    """Recompute every memory's vector with the configured embedding model.
+
+    Example: omoide reindex
+    """
     with _memory() as memory, Progress(console=err, disable=as_json) as progress:
         task = progress.add_task("re-embedding", total=None)
         done = memory.reindex(lambda n, total: progress.update(task, completed=n, total=total))
@@ -285,7 +367,7 @@ def mcp_() -> None:
     """
     from omoide.api.mcp.stdio import run_stdio
 
-    with _memory(workers=_settings().workers) as memory:
+    with _memory(workers=_settings().workers, create=True) as memory:
         run_stdio(memory, _settings())
 
 
@@ -336,7 +418,7 @@ def context(
     query: str,
     user: UserOpt = "default",
     scope: ScopeOpt = "default",
-    session: Annotated[str | None, typer.Option(help="Session (external) id.")] = None,
+    session: SessionOpt = None,
     budget: Annotated[int, typer.Option(help="Token budget of the block.")] = 2000,
     as_json: JsonOpt = False,
 ) -> None:
@@ -417,8 +499,8 @@ def consolidate(
     run: Annotated[bool, typer.Option("--run", help="Do it (default: dry run).")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Report what consolidating SESSION's old, rarely used episodes into a summary would
-    change; --run does it (needs an LLM), reversibly.
+    """Report what merging SESSION's old, rarely used exchanges into a summary would change;
+    --run does it (needs an LLM), reversibly.
 
     Example: omoide consolidate chat-1 --user alice --run
     """
@@ -457,7 +539,10 @@ def import_wilmer(
     """
     from omoide.compat.wilmer import Wilmer
 
-    with _memory() as memory, Progress(console=err, disable=as_json) as progress:
+    with (
+        _memory(create=True) as memory,
+        Progress(console=err, disable=as_json) as progress,
+    ):
         task = progress.add_task("importing", total=None)
         result = Wilmer.of(memory).importer.import_wilmer(
             directory,
@@ -475,6 +560,48 @@ def import_wilmer(
         )
 
     _emit(result, as_json, show)
+
+
+def _show_memory(item: Any) -> None:
+    """One memory for a person: its text, then the fields that say where it came from."""
+    out.print(item.text, markup=False, highlight=False)
+    fields = {
+        "id": item.id,
+        "user / scope": f"{item.user_id} / {item.scope_id}",
+        "session": item.session_id,
+        "type": item.type.value,
+        "created": item.created_at.isoformat(timespec="seconds"),
+        "updated": item.updated_at.isoformat(timespec="seconds"),
+        "invalid since": item.invalid_at.isoformat(timespec="seconds") if item.invalid_at else None,
+        "metadata": json.dumps(item.metadata) if item.metadata else None,
+        "embedded": "yes" if item.embedded else "not yet (queued)",
+    }
+    for name, value in fields.items():
+        if value is not None:
+            out.print(f"  {name + ':':<15}{value}", markup=False, highlight=False)
+
+
+def _llm_detail(llm: dict[str, Any]) -> str:
+    if llm.get("error"):
+        return str(llm["error"])
+    if llm.get("model"):
+        return f"{llm['model']} at {llm.get('base_url', '?')}"
+    return str(llm.get("reason", ""))
+
+
+def _show_health(report: dict[str, Any]) -> None:
+    """The doctor's report as one line per part: status first, then what it is."""
+    store, embedder, llm = report["store"], report["embedder"], report["llm"]
+    lines = [
+        ("omoide", "ok", f"version {report['version']}"),
+        ("store", store["status"], f"{store['location']} (schema {store['schema_version']})"),
+        ("embedder", embedder["status"], f"{embedder['name']}, {embedder['dimension']} dims"),
+        ("llm", llm["status"], _llm_detail(llm)),
+    ]
+    for name, status, detail in lines:
+        out.print(f"{name:<9} {status:<9} {detail}", markup=False, highlight=False)
+    counts = ", ".join(f"{k} {v}" for k, v in report["jobs"].items())
+    out.print(f"{'jobs':<9} {'':<9} {counts}", markup=False)
 
 
 def main() -> None:

@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pydantic import ValidationError
+
 from omoide.config import Settings, load_settings
 from omoide.embed import Embedder
 from omoide.engine import Engine, ExtractionRequest, KnowledgeConfig, Services
@@ -32,6 +34,7 @@ from omoide.engine.search import SearchService
 from omoide.engine.sessions import SessionService
 from omoide.engine.summaries import SummaryService
 from omoide.engine.variables import VariableService
+from omoide.errors import InvalidInput
 from omoide.extract import MemVariable
 from omoide.interface import MemoryAPI
 from omoide.llm import LLM
@@ -76,6 +79,23 @@ def _documented_by(source: Callable[..., Any]) -> Callable[[_F], _F]:
         return method
 
     return apply
+
+
+def _filters(filters: SearchFilters | Mapping[str, Any] | None) -> SearchFilters | None:
+    """``filters`` as a ``SearchFilters``: a plain dict of its fields is accepted too."""
+    if filters is None or isinstance(filters, SearchFilters):
+        return filters
+    if not isinstance(filters, Mapping):
+        raise InvalidInput(
+            f"filters: expected a dict or SearchFilters, got {type(filters).__name__}"
+        )
+    try:
+        return SearchFilters.model_validate(dict(filters))
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+        )
+        raise InvalidInput(f"filters: {problems}", field="filters") from None
 
 
 class Memory:
@@ -321,14 +341,14 @@ class Memory:
         *,
         user_id: str = DEFAULT_ID,
         scope_id: str = DEFAULT_ID,
-        filters: SearchFilters | None = None,
+        filters: SearchFilters | Mapping[str, Any] | None = None,
         limit: int = 100,
         offset: int = 0,
     ) -> Page:
         return self._services.memories.get_all(
             user_id=user_id,
             scope_id=scope_id,
-            filters=filters,
+            filters=_filters(filters),
             limit=limit,
             offset=offset,
         )
@@ -339,6 +359,10 @@ class Memory:
     ) -> list[HistoryEntry]:
         return self._services.memories.history(memory_id, user_id=user_id, scope_id=scope_id)
 
+    @_documented_by(MemoryService.owner)
+    def owner(self, memory_id: str) -> Scope:
+        return self._services.memories.owner(memory_id)
+
     # search ------------------------------------------------------------------------------
     @_documented_by(SearchService.search)
     def search(
@@ -347,7 +371,7 @@ class Memory:
         *,
         user_id: str = DEFAULT_ID,
         scope_id: str = DEFAULT_ID,
-        filters: SearchFilters | None = None,
+        filters: SearchFilters | Mapping[str, Any] | None = None,
         limit: int = 10,
         threshold: float | None = None,
         recipe: str | None = None,
@@ -356,7 +380,7 @@ class Memory:
             query,
             user_id=user_id,
             scope_id=scope_id,
-            filters=filters,
+            filters=_filters(filters),
             limit=limit,
             threshold=threshold,
             recipe=recipe,

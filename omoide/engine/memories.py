@@ -215,3 +215,11 @@ class MemoryService:
         (with the old and the new text), then DELETE if it was invalidated.
         """
         return self._store.memories.history(Scope(user_id=user_id, scope_id=scope_id), memory_id)
+
+    def owner(self, memory_id: str) -> Scope:
+        """The tenant of memory ``memory_id`` (deleted ones too, through their history), in
+        any tenant: for operations that name only an id. ``NotFound`` if no tenant has it."""
+        scope = self._store.memories.owner(memory_id)
+        if scope is None:
+            raise NotFound(f"memory {memory_id!r} not found", id=memory_id)
+        return scope

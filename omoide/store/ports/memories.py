@@ -141,6 +141,16 @@ class MemoryReads(Protocol):
         """
         ...
 
+    def owner(self, memory_id: str) -> Scope | None:
+        """The tenant a memory id belongs to, across all tenants (ids are unique store-wide),
+        or None if no memory or history entry has that id.
+
+        A deleted memory still names its tenant through its history. This is what lets an
+        operation given only an id (mem0's ``get(memory_id)``) find its tenant; callers must
+        still check that the caller may act for that tenant.
+        """
+        ...
+
     def iter_memory_texts(self, batch: int) -> Iterator[list[tuple[Scope, str, str]]]:
         """Every memory of every tenant as ``(scope, id, text)``, ``batch`` at a time, in
         insertion order (for a reindex; not a tenant read).

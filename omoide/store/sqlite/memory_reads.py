@@ -119,6 +119,17 @@ class SQLiteMemoryReads:
             raise NotFound(f"memory {memory_id!r} not found", id=memory_id)
         return entries
 
+    def owner(self, memory_id: str) -> Scope | None:
+        conn = self._db.reader()
+        row = conn.execute(
+            "SELECT user_id, scope_id FROM memories WHERE id = ?", (memory_id,)
+        ).fetchone()
+        if row is None:  # deleted: its history still names the tenant
+            row = conn.execute(
+                "SELECT user_id, scope_id FROM history WHERE memory_id = ? LIMIT 1", (memory_id,)
+            ).fetchone()
+        return None if row is None else Scope(user_id=row["user_id"], scope_id=row["scope_id"])
+
     def iter_memory_texts(self, batch: int) -> Iterator[list[tuple[Scope, str, str]]]:
         last = 0
         conn = self._db.reader()

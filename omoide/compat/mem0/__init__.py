@@ -1,0 +1,242 @@
+"""mem0's ``Memory``, over omoide: a mem0 user changes one import.
+
+    from omoide.compat.mem0 import Memory      # was: from mem0 import Memory
+
+    m = Memory()
+    m.add(messages, user_id="alex")
+    m.search("What do you know about me?", filters={"user_id": "alex"})["results"]
+
+Results are mem0's dicts (``{"results": [{"id", "memory", "score", "metadata",
+"created_at", ...}]}``). ``agent_id`` is omoide's ``scope_id`` and ``run_id`` its session (see
+``shape``). Operations by memory id (``get``, ``update``, ``delete``, ``history``) need no
+``user_id``: the id names its tenant. ``omoide.Memory`` stays omoide's own typed API; this
+class wraps one (``.omoide``) for everything mem0 has no word for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from omoide.compat.mem0.config import settings_from_config
+from omoide.compat.mem0.shape import (
+    added_dict,
+    history_dict,
+    memory_dict,
+    owner,
+    split_filters,
+)
+from omoide.config import Settings, load_settings
+from omoide.embed import Embedder
+from omoide.errors import InvalidInput, NotFound
+from omoide.llm import LLM
+from omoide.memory import Memory as OmoideMemory
+
+__all__ = ["Memory"]
+
+Messages = str | Mapping[str, Any] | Sequence[Mapping[str, Any]]
+
+
+class Memory:
+    """mem0's ``Memory`` API on an omoide store (``path``: the SQLite file; defaults as
+    ``omoide.Memory``'s). ``memory`` wraps an existing ``omoide.Memory`` instead."""
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        memory: OmoideMemory | None = None,
+        embedder: Embedder | None = None,
+        llm: LLM | None = None,
+        settings: Settings | None = None,
+    ) -> None:
+        self.omoide = memory or OmoideMemory(path, embedder=embedder, llm=llm, settings=settings)
+
+    @classmethod
+    def from_config(cls, config_dict: Mapping[str, Any]) -> Memory:
+        """A ``Memory`` from a mem0 config dict: ``llm``, ``embedder`` and
+        ``history_db_path`` map (see ``omoide.compat.mem0.config``)."""
+        settings, path = settings_from_config(config_dict, load_settings())
+        return cls(path, settings=settings)
+
+    def close(self) -> None:
+        self.omoide.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def add(
+        self,
+        messages: Messages,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        infer: bool = True,
+        memory_type: str | None = None,
+        prompt: str | None = None,
+    ) -> dict[str, Any]:
+        """Store ``messages`` (a string, a message dict or a list of them), one memory each.
+
+        ``infer=True`` (mem0's default) also extracts facts when an LLM is configured, and
+        waits for them: they come back after the stored messages (``event`` ``"UPDATE"`` for
+        a fact that supersedes a stored one, else ``"ADD"``). Without an LLM the messages
+        are stored and searchable, and nothing is extracted (no error, unlike
+        ``omoide.Memory.add(infer=True)``).
+        """
+        if memory_type is not None:
+            raise InvalidInput("memory_type: procedural memories are not supported")
+        if prompt is not None:
+            raise InvalidInput("prompt: custom extraction prompts are not supported")
+        who = owner(user_id, agent_id, run_id)
+        batch = _messages(messages)
+        if not infer:
+            items = self.omoide.add(
+                batch,
+                user_id=who.user_id,
+                scope_id=who.scope_id,
+                session_id=who.session_id,
+                metadata=metadata,
+                infer=False,
+            )
+            return {"results": [added_dict(i) for i in items]}
+        result = self.omoide.add_messages(
+            batch,
+            user_id=who.user_id,
+            scope_id=who.scope_id,
+            session_id=who.session_id,
+            metadata=metadata,
+            # mem0's extraction is facts reconciled with what is stored; omoide's profile,
+            # summary and graph steps would be LLM calls a mem0 caller never asked for.
+            enable_user_profile=False,
+            enable_summary_memory=False,
+            enable_episodic_memory=False,
+            enable_graph=False,
+            wait=True,
+        )
+        return {"results": [added_dict(i) for i in [*result.items, *result.extracted]]}
+
+    def search(
+        self,
+        query: str,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        limit: int = 100,
+        filters: Mapping[str, Any] | None = None,
+        threshold: float | None = None,
+        rerank: bool = True,  # noqa: ARG002 (mem0 code passes it; omoide has no reranker)
+    ) -> dict[str, Any]:
+        """The memories most relevant to ``query``, best first, each with its ``score``
+        (omoide's fused score, 0..1). ``filters``: the owner ids and metadata equality.
+        ``rerank`` is accepted; omoide has no reranker."""
+        who, narrowing = split_filters(filters, user_id, agent_id, run_id)
+        found = self.omoide.search(
+            query,
+            user_id=who.user_id,
+            scope_id=who.scope_id,
+            filters=narrowing,
+            limit=limit,
+            threshold=threshold,
+        )
+        return {"results": [memory_dict(h.memory, h.score) for h in found.hits]}
+
+    def get_all(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        filters: Mapping[str, Any] | None = None,
+        limit: int = 100,
+    ) -> dict[str, Any]:
+        """The owner's memories, newest first (at most ``limit``)."""
+        who, narrowing = split_filters(filters, user_id, agent_id, run_id)
+        page = self.omoide.get_all(
+            user_id=who.user_id, scope_id=who.scope_id, filters=narrowing, limit=limit
+        )
+        return {"results": [memory_dict(i) for i in page.items]}
+
+    def get(self, memory_id: str) -> dict[str, Any] | None:
+        """One memory by id, in whichever tenant it is; None if there is none (as mem0)."""
+        try:
+            scope = self.omoide.owner(memory_id)
+            item = self.omoide.get(memory_id, user_id=scope.user_id, scope_id=scope.scope_id)
+        except NotFound:
+            return None
+        return memory_dict(item)
+
+    def update(
+        self, memory_id: str, data: str, metadata: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Replace a memory's text (``data``) and optionally its metadata; recorded in its
+        history. ``NotFound`` for an unknown id."""
+        scope = self.omoide.owner(memory_id)
+        self.omoide.update(
+            memory_id, data, metadata, user_id=scope.user_id, scope_id=scope.scope_id
+        )
+        return {"message": "Memory updated successfully!"}
+
+    def delete(self, memory_id: str) -> dict[str, Any]:
+        """Delete one memory (its history stays readable). ``NotFound`` for an unknown id."""
+        scope = self.omoide.owner(memory_id)
+        self.omoide.delete(memory_id, user_id=scope.user_id, scope_id=scope.scope_id)
+        return {"message": "Memory deleted successfully!"}
+
+    def history(self, memory_id: str) -> list[dict[str, Any]]:
+        """What happened to a memory, oldest first: ADD, UPDATE (old and new text), DELETE."""
+        scope = self.omoide.owner(memory_id)
+        entries = self.omoide.history(memory_id, user_id=scope.user_id, scope_id=scope.scope_id)
+        return [history_dict(e) for e in entries]
+
+    def delete_all(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Delete an owner's memories: a ``run_id``'s session, else the whole tenant. One of
+        the ids is required (as in mem0), so no call deletes ``default`` by accident."""
+        if user_id is None and agent_id is None and run_id is None:
+            raise InvalidInput(
+                "delete_all: give at least one of user_id, agent_id or run_id "
+                "(reset() deletes everything)"
+            )
+        who = owner(user_id, agent_id, run_id)
+        if who.session_id is not None:
+            self.omoide.delete_session(who.session_id, user_id=who.user_id, scope_id=who.scope_id)
+        else:
+            self.omoide.delete_all(user_id=who.user_id, scope_id=who.scope_id)
+        return {"message": "Memories deleted successfully!"}
+
+    def reset(self) -> None:
+        """Delete every tenant's memories. Irreversible."""
+        self.omoide.reset()
+
+
+def _messages(messages: Messages) -> str | list[dict[str, str]]:
+    if isinstance(messages, str):
+        return messages
+    batch = [messages] if isinstance(messages, Mapping) else list(messages)
+    if not batch or not all(isinstance(m, Mapping) for m in batch):
+        raise InvalidInput(
+            "messages: expected a string, a message dict or a list of message dicts",
+            field="messages",
+        )
+    out = []
+    for n, message in enumerate(batch):
+        content = message.get("content")
+        if not isinstance(content, str):
+            raise InvalidInput(
+                f"messages[{n}].content: expected a string, got {type(content).__name__}",
+                field="messages",
+            )
+        out.append({"role": str(message.get("role", "user")), "content": content})
+    return out

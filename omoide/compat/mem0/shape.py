@@ -1,0 +1,102 @@
+"""omoide's models as mem0's dicts, and mem0's tenant arguments as omoide's.
+
+mem0 names a memory's owner with up to three ids: ``user_id``, ``agent_id`` and ``run_id``.
+omoide's tenant is ``(user_id, scope_id)`` and a conversation is a session, so ``agent_id``
+is the scope and ``run_id`` the session; an omitted id is omoide's ``"default"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from omoide.errors import InvalidInput
+from omoide.types import DEFAULT_ID, HistoryEntry, HistoryEvent, MemoryItem, SearchFilters
+
+_ID_KEYS = ("user_id", "agent_id", "run_id")
+# mem0's filter operators (``{"AND": [...]}``, ``{"created_at": {"gte": ...}}``) have no
+# equivalent in omoide's equality filters; refusing them beats silently matching more.
+_OPERATORS = frozenset({"AND", "OR", "NOT"})
+
+
+@dataclass(frozen=True)
+class Owner:
+    """Where a mem0 call reads or writes: omoide's tenant and, for ``run_id``, a session."""
+
+    user_id: str = DEFAULT_ID
+    scope_id: str = DEFAULT_ID
+    session_id: str | None = None
+
+
+def owner(user_id: str | None, agent_id: str | None, run_id: str | None) -> Owner:
+    for name, value in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise InvalidInput(f"{name}: expected a non-empty string, got {value!r}", field=name)
+    return Owner(user_id or DEFAULT_ID, agent_id or DEFAULT_ID, run_id)
+
+
+def split_filters(
+    filters: Mapping[str, Any] | None,
+    user_id: str | None,
+    agent_id: str | None,
+    run_id: str | None,
+) -> tuple[Owner, SearchFilters]:
+    """mem0's ``filters`` dict: its ids name the owner (an explicit argument wins), every
+    other key is a metadata equality, as in mem0."""
+    if filters is not None and not isinstance(filters, Mapping):
+        raise InvalidInput(f"filters: expected a dict, got {type(filters).__name__}")
+    given = dict(filters or {})
+    ids = {k: given.pop(k, None) for k in _ID_KEYS}
+    metadata: dict[str, Any] = {}
+    for key, value in given.items():
+        if key in _OPERATORS or isinstance(value, Mapping | list):
+            raise InvalidInput(
+                f"filters: {key!r} uses a filter operator; only equality on metadata keys"
+                " (and user_id, agent_id, run_id) is supported",
+                field="filters",
+            )
+        metadata[key] = value
+    who = owner(user_id or ids["user_id"], agent_id or ids["agent_id"], run_id or ids["run_id"])
+    return who, SearchFilters(session_id=who.session_id, metadata=metadata or None)
+
+
+def memory_dict(item: MemoryItem, score: float | None = None) -> dict[str, Any]:
+    """A memory as mem0 returns it from ``get`` / ``get_all`` / ``search``."""
+    out: dict[str, Any] = {
+        "id": item.id,
+        "memory": item.text,
+        "metadata": dict(item.metadata),
+        "created_at": item.created_at.isoformat(),
+        "updated_at": item.updated_at.isoformat(),
+        "user_id": item.user_id,
+    }
+    if item.scope_id != DEFAULT_ID:
+        out["agent_id"] = item.scope_id
+    if item.session_id:
+        out["run_id"] = item.session_id
+    if role := item.metadata.get("role"):
+        out["role"] = role
+    if score is not None:
+        out["score"] = score
+    return out
+
+
+def added_dict(item: MemoryItem) -> dict[str, Any]:
+    """One ``add`` result: mem0's ``{"id", "memory", "event"}`` plus the rest; a new version
+    of a fact (it supersedes the old one, which stays in its history) is mem0's UPDATE."""
+    return {**memory_dict(item), "event": "UPDATE" if item.supersedes else "ADD"}
+
+
+def history_dict(entry: HistoryEntry) -> dict[str, Any]:
+    """One history entry in mem0's words (``old_memory``, ``new_memory``, ``is_deleted``)."""
+    return {
+        "id": entry.id,
+        "memory_id": entry.memory_id,
+        "old_memory": entry.old_text,
+        "new_memory": entry.new_text,
+        "event": entry.event.value,
+        "created_at": entry.created_at.isoformat(),
+        "is_deleted": entry.event is HistoryEvent.DELETE,
+        "actor_id": entry.actor,
+    }
