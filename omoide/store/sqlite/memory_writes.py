@@ -15,7 +15,7 @@ import numpy as np
 
 from omoide.errors import Conflict, NotFound
 from omoide.store.ports.memories import Neighbour, NewMemory
-from omoide.store.sqlite import rows
+from omoide.store.sqlite import keyword, rows
 from omoide.store.sqlite.shared import fetch_memory, invalidate_row, session_pk, write_history
 from omoide.types import HistoryEvent, MemoryItem, MemoryType, Scope, now_ms
 
@@ -23,8 +23,9 @@ from omoide.types import HistoryEvent, MemoryItem, MemoryType, Scope, now_ms
 class SQLiteMemoryWrites:
     """Writes of memories on the transaction's connection (see ``MemoryWrites``)."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, tokenizer: keyword.Tokenizer) -> None:
         self._conn = conn
+        self._tokenizer = tokenizer
 
     def insert_memory(self, scope: Scope, new: NewMemory, actor: str) -> MemoryItem:
         return self._insert(scope, new, actor, HistoryEvent.ADD, None)
@@ -58,6 +59,7 @@ class SQLiteMemoryWrites:
             "UPDATE memories SET context = ? WHERE id = ? AND user_id = ? AND scope_id = ?",
             (context, memory_id, scope.user_id, scope.scope_id),
         )
+        self._reindex(memory_id)
 
     def update_memory(
         self,
@@ -80,6 +82,7 @@ class SQLiteMemoryWrites:
             f"UPDATE memories SET {', '.join(sets)} WHERE id = ?", (*params, memory_id)
         )
         if text is not None and text != old.text:
+            self._reindex(memory_id)
             self._conn.execute(
                 "DELETE FROM memory_vectors"
                 " WHERE memory_seq = (SELECT seq FROM memories WHERE id = ?)",
@@ -110,6 +113,15 @@ class SQLiteMemoryWrites:
     def clear_vectors(self) -> None:
         self._conn.execute("DELETE FROM memory_vectors")
         self._conn.execute("DELETE FROM entity_vectors")
+
+    def _reindex(self, memory_id: str) -> None:
+        """Index the memory's text and context again (they changed)."""
+        row = self._conn.execute(
+            "SELECT seq, tenant_token, text, context FROM memories WHERE id = ?", (memory_id,)
+        ).fetchone()
+        if row is not None:
+            doc = (int(row[0]), str(row[1]), str(row[2]), str(row[3]))
+            keyword.index_memories(self._conn, self._tokenizer, [doc], replace=True)
 
     def _valid_memory(self, scope: Scope, memory_id: str) -> tuple[str, int]:
         """The text and ``valid_from`` (ms) of a currently valid memory of ``scope``."""
@@ -159,6 +171,9 @@ class SQLiteMemoryWrites:
                 ts,
             ),
         )
+        seq = int(cur.lastrowid or 0)
+        doc = (seq, rows.tenant_token(scope), new.text, new.context)
+        keyword.index_memories(self._conn, self._tokenizer, [doc])
         for episode_id in new.source_episodes:
             # Only an episode of the same tenant may back a memory (a foreign key alone would
             # accept any tenant's episode, and fail with a bare IntegrityError on none).

@@ -1,0 +1,219 @@
+"""The per-tenant keyword index: postings, document frequencies and lengths of each tenant.
+
+Why not FTS5's ``bm25()``: FTS5 computes IDF and the average length over the whole file, so
+one tenant's ranking changed with (and revealed) the words other tenants stored. Here every
+statistic is the tenant's own, kept exact by the triggers of migration 0006 in the same
+transaction as the memory, so any process sees them as soon as the memory commits.
+
+Tokens are exactly FTS5's (``porter unicode61 remove_diacritics 2``): each document is run
+through FTS5 in a private in-memory table and read back from an ``fts5vocab`` instance table.
+Scoring is FTS5's bm25 formula (k1 = 1.2, b = 0.75, IDF floor 1e-6, the context column at 0.4)
+with the tenant's N, average length and document frequencies; in a store holding one tenant
+it equals FTS5's ``bm25(memories_fts, 1.0, 0.4, 0.0)`` (tests/retrieval check this).
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from omoide.store.sqlite.fts import TOKENIZER
+
+K1 = 1.2
+B = 0.75
+CONTEXT_WEIGHT = 0.4
+IDF_FLOOR = 1e-6
+# Pruning of frequent terms, decided on the tenant's own frequencies. Below MIN_DOCS memories
+# nothing is pruned (on six memories a content word is easily in 30% of them).
+MIN_DOCS = 2_000
+COMMON_SHARE = 0.3
+POSTINGS_SHARE = 0.15
+
+
+@dataclass(frozen=True)
+class Indexed:
+    """One tokenised memory: ``tf`` per term (text + 0.4 * context) and its length."""
+
+    tf: dict[str, float]
+    length: int
+
+
+class Tokenizer:
+    """FTS5's tokenizer on a private in-memory connection, shared by a store's threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(":memory:", check_same_thread=False)
+        self._conn.execute(
+            f"CREATE VIRTUAL TABLE q USING fts5(text, context, tokenize='{TOKENIZER}')"
+        )
+        self._conn.execute("CREATE VIRTUAL TABLE qv USING fts5vocab(q, 'instance')")
+        self._words: dict[str, list[str]] = {}
+
+    def documents(self, docs: Sequence[tuple[str, str]]) -> list[Indexed]:
+        """Term frequencies and lengths of ``(text, context)`` documents, in order."""
+        tfs: list[dict[str, float]] = [{} for _ in docs]
+        lengths = [1] * len(docs)  # +1: the tenant token FTS5 counted in every row's length
+        with self._lock:
+            self._conn.executemany(
+                "INSERT INTO q(rowid, text, context) VALUES (?, ?, ?)",
+                [(i, text, context) for i, (text, context) in enumerate(docs)],
+            )
+            found = self._conn.execute(
+                "SELECT doc, col, term, count(*) FROM qv GROUP BY doc, col, term"
+            ).fetchall()
+            self._conn.execute("DELETE FROM q")
+        for doc, col, term, count in found:
+            weight = 1.0 if col == "text" else CONTEXT_WEIGHT
+            tfs[doc][term] = tfs[doc].get(term, 0.0) + weight * count
+            lengths[doc] += count
+        return [Indexed(tf, length) for tf, length in zip(tfs, lengths, strict=True)]
+
+    def query_terms(self, words: Sequence[str]) -> list[str]:
+        """The distinct index terms of query words, in order (a word may yield several)."""
+        out: dict[str, None] = {}
+        with self._lock:
+            for word in words:
+                terms = self._words.get(word)
+                if terms is None:
+                    terms = [t for t, _ in self._tokens(word)]
+                    if len(self._words) > 50_000:
+                        self._words.clear()
+                    self._words[word] = terms
+                out.update((t, None) for t in terms)
+        return list(out)
+
+    def _tokens(self, word: str) -> list[tuple[str, int]]:
+        self._conn.execute("INSERT INTO q(rowid, text, context) VALUES (0, ?, '')", (word,))
+        found = self._conn.execute("SELECT term, offset FROM qv ORDER BY offset").fetchall()
+        self._conn.execute("DELETE FROM q")
+        return [(str(t), int(o)) for t, o in found]
+
+
+def index_memories(
+    conn: sqlite3.Connection,
+    tokenizer: Tokenizer,
+    docs: Sequence[tuple[int, str, str, str]],
+    *,
+    replace: bool = False,
+) -> None:
+    """Index ``(seq, tenant token, text, context)`` rows, in the caller's transaction.
+
+    ``replace`` removes a memory's previous postings first (its text or context changed).
+    """
+    if not docs:
+        return
+    if replace:
+        conn.executemany("DELETE FROM kw_postings WHERE memory_seq = ?", [(d[0],) for d in docs])
+        conn.executemany("DELETE FROM kw_docs WHERE memory_seq = ?", [(d[0],) for d in docs])
+    indexed = tokenizer.documents([(text, context) for _, _, text, context in docs])
+    conn.executemany(
+        "INSERT INTO kw_docs (memory_seq, tenant, dl) VALUES (?, ?, ?)",
+        [(seq, tenant, ix.length) for (seq, tenant, _, _), ix in zip(docs, indexed, strict=True)],
+    )
+    conn.executemany(
+        "INSERT INTO kw_postings (tenant, term, memory_seq, tf, dl) VALUES (?, ?, ?, ?, ?)",
+        [
+            (tenant, term, seq, tf, ix.length)
+            for (seq, tenant, _, _), ix in zip(docs, indexed, strict=True)
+            for term, tf in ix.tf.items()
+        ],
+    )
+
+
+def index_pending(conn: sqlite3.Connection, tokenizer: Tokenizer, batch: int = 2_000) -> int:
+    """Index memories written before migration 0006 (once, when the store opens)."""
+    flagged = conn.execute("SELECT 1 FROM meta WHERE key = 'keyword_index_pending'").fetchone()
+    if flagged is None:
+        return 0
+    done = 0
+    last = 0
+    while True:
+        chunk = conn.execute(
+            "SELECT m.seq, m.tenant_token, m.text, m.context FROM memories m"
+            " WHERE m.seq > ? AND NOT EXISTS (SELECT 1 FROM kw_docs d WHERE d.memory_seq = m.seq)"
+            " ORDER BY m.seq LIMIT ?",
+            (last, batch),
+        ).fetchall()
+        if not chunk:
+            break
+        index_memories(conn, tokenizer, [(r[0], r[1], r[2], r[3]) for r in chunk])
+        last = int(chunk[-1][0])
+        done += len(chunk)
+    conn.execute("DELETE FROM meta WHERE key = 'keyword_index_pending'")
+    return done
+
+
+def prune(terms: Sequence[str], dfs: dict[str, int], docs: int) -> list[str]:
+    """The terms worth ranking, by the tenant's own frequencies (never none of the matches).
+
+    Only once the tenant has ``MIN_DOCS`` memories: rarest first, until a term is in
+    ``COMMON_SHARE`` of them or the postings to rank pass ``POSTINGS_SHARE`` of them. Such terms
+    have an IDF near 0 yet cost most of the time. Terms the tenant never used are dropped.
+    """
+    present = [t for t in terms if dfs.get(t, 0) > 0]
+    if docs < MIN_DOCS or len(present) < 2:
+        return present
+    keep: list[str] = []
+    postings = 0
+    for df, term in sorted((dfs[t], t) for t in present):
+        if keep and (df >= COMMON_SHARE * docs or postings + df > POSTINGS_SHARE * docs):
+            break
+        keep.append(term)
+        postings += df
+    return [t for t in present if t in keep]
+
+
+def idf(docs: int, df: int) -> float:
+    """FTS5's bm25 IDF, floored at 1e-6 (a term in over half the documents)."""
+    value = math.log((docs - df + 0.5) / (df + 0.5))
+    return value if value > 0 else IDF_FLOOR
+
+
+def rank(
+    conn: sqlite3.Connection, tokenizer: Tokenizer, tenant: str, words: Sequence[str]
+) -> list[tuple[int, float]]:
+    """Every memory of the tenant matching a kept term, as ``(seq, bm25)``, best first
+    (ties by insertion order). Run inside one read snapshot."""
+    terms = tokenizer.query_terms(words)
+    if not terms:
+        return []
+    row = conn.execute("SELECT docs, tokens FROM kw_tenants WHERE tenant = ?", (tenant,)).fetchone()
+    if row is None or not row[0]:
+        return []
+    docs, avgdl = int(row[0]), int(row[1]) / int(row[0])
+    marks = ",".join("?" * len(terms))
+    dfs = {
+        str(t): int(df)
+        for t, df in conn.execute(
+            f"SELECT term, df FROM kw_terms WHERE tenant = ? AND term IN ({marks})",
+            (tenant, *terms),
+        )
+    }
+    seqs: list[np.ndarray] = []
+    scores: list[np.ndarray] = []
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    for term in prune(terms, dfs, docs):
+        found = cursor.execute(
+            "SELECT memory_seq, tf, dl FROM kw_postings WHERE tenant = ? AND term = ?",
+            (tenant, term),
+        ).fetchall()
+        if not found:
+            continue
+        arr = np.array(found, dtype=np.float64)
+        tf, dl = arr[:, 1], arr[:, 2]
+        norm = K1 * (1.0 - B + B * dl / avgdl)
+        seqs.append(arr[:, 0].astype(np.int64))
+        scores.append(idf(docs, dfs[term]) * tf * (K1 + 1.0) / (tf + norm))
+    if not seqs:
+        return []
+    unique, inverse = np.unique(np.concatenate(seqs), return_inverse=True)
+    total = np.bincount(inverse, weights=np.concatenate(scores))
+    order = np.lexsort((unique, -total))
+    return [(int(unique[i]), float(total[i])) for i in order]
