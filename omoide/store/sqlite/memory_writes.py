@@ -26,6 +26,11 @@ class SQLiteMemoryWrites:
     def __init__(self, conn: sqlite3.Connection, tokenizer: keyword.Tokenizer) -> None:
         self._conn = conn
         self._tokenizer = tokenizer
+        # Keyword indexing waits for the end of the transaction (``flush``): one tokeniser pass
+        # for a whole batch, and a turn whose context changes right after its insert (the next
+        # turn arrives in the same add_many) is indexed once.
+        self._unindexed: set[int] = set()
+        self._changed: set[int] = set()
 
     def insert_memory(self, scope: Scope, new: NewMemory, actor: str) -> MemoryItem:
         return self._insert(scope, new, actor, HistoryEvent.ADD, None)
@@ -60,6 +65,23 @@ class SQLiteMemoryWrites:
             (context, memory_id, scope.user_id, scope.scope_id),
         )
         self._reindex(memory_id)
+
+    def flush(self) -> None:
+        """Index what this transaction wrote; called by the store right before the commit."""
+        seqs = sorted(self._unindexed | self._changed)
+        fresh = self._unindexed
+        self._unindexed, self._changed = set(), set()
+        for start in range(0, len(seqs), 500):
+            chunk = seqs[start : start + 500]
+            found = self._conn.execute(
+                "SELECT seq, tenant_token, text, context FROM memories"
+                f" WHERE seq IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ).fetchall()
+            docs = [(int(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in found]
+            keyword.index_memories(self._conn, self._tokenizer, [d for d in docs if d[0] in fresh])
+            old = [d for d in docs if d[0] not in fresh]
+            keyword.index_memories(self._conn, self._tokenizer, old, replace=True)
 
     def update_memory(
         self,
@@ -115,13 +137,10 @@ class SQLiteMemoryWrites:
         self._conn.execute("DELETE FROM entity_vectors")
 
     def _reindex(self, memory_id: str) -> None:
-        """Index the memory's text and context again (they changed)."""
-        row = self._conn.execute(
-            "SELECT seq, tenant_token, text, context FROM memories WHERE id = ?", (memory_id,)
-        ).fetchone()
+        """Index the memory's text and context again at the end of the transaction."""
+        row = self._conn.execute("SELECT seq FROM memories WHERE id = ?", (memory_id,)).fetchone()
         if row is not None:
-            doc = (int(row[0]), str(row[1]), str(row[2]), str(row[3]))
-            keyword.index_memories(self._conn, self._tokenizer, [doc], replace=True)
+            self._changed.add(int(row[0]))
 
     def _valid_memory(self, scope: Scope, memory_id: str) -> tuple[str, int]:
         """The text and ``valid_from`` (ms) of a currently valid memory of ``scope``."""
@@ -171,9 +190,7 @@ class SQLiteMemoryWrites:
                 ts,
             ),
         )
-        seq = int(cur.lastrowid or 0)
-        doc = (seq, rows.tenant_token(scope), new.text, new.context)
-        keyword.index_memories(self._conn, self._tokenizer, [doc])
+        self._unindexed.add(int(cur.lastrowid or 0))
         for episode_id in new.source_episodes:
             # Only an episode of the same tenant may back a memory (a foreign key alone would
             # accept any tenant's episode, and fail with a bare IntegrityError on none).

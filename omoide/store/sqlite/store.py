@@ -102,7 +102,9 @@ class SQLiteStore:
     def transaction(self) -> Iterator[SQLiteTx]:
         with self._db.write_lock:
             with self._db.immediate() as conn:
-                yield SQLiteTx(conn, self._tokenizer)
+                tx = SQLiteTx(conn, self._tokenizer)
+                yield tx
+                tx.memories.flush()  # the keyword index commits with the memories
             self._writes += 1
             if self._writes % _TRIM_EVERY == 0:
                 trim_log(self._db.writer)
