@@ -13,7 +13,8 @@ an order: ranks alone gave a nonsense query's best hit the same score as a perfe
   ones (bench/locomo.py reports it). The curve saturates: a paraphrase (cosine 0.74) scores
   0.96, never 1, and a loosely related memory (0.42: "What does the user like to drink?" for
   "The user likes jasmine tea") still passes 0.3.
-* dense only: each hit's own cosine through the same map.
+* dense only: each hit's own cosine, clipped to [0, 1] (what JiuwenMemory's ``threshold``
+  means); MiniLM puts unrelated text below 0.3 and loosely related text at 0.35-0.5.
 * keywords only (or no vector yet): ``bm25 / (bm25 + keyword_saturation)``; bm25 cannot tell an
   unrelated query that shares a rare word from a relevant one, so this is the weakest scale.
 """
@@ -45,8 +46,9 @@ def fuse(
     # ``order`` ranks, ``scores`` say how relevant: with a cosine below the floor every score
     # is 0, and the order still counts.
     if list(active) == ["vector"]:
+        # The cosine itself: the JiuwenMemory interface's threshold is a cosine threshold.
         order = {i: sig["vector"].score for i, sig in seen.items()}
-        scores = {i: _relevance(recipe, value) for i, value in order.items()}
+        scores = {i: max(0.0, min(1.0, value)) for i, value in order.items()}
     elif not dense:
         order = {i: s.score for i, sig in seen.items() if (s := sig.get("keyword")) is not None}
         sat = recipe.keyword_saturation
