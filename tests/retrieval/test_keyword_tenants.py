@@ -151,3 +151,24 @@ def test_edits_and_deletes_keep_the_statistics_exact(tmp_path: Path) -> None:
     )
     edited.close()
     fresh.close()
+
+
+def test_deleting_a_tenant_removes_its_keyword_index(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "gone.db")
+    bob = Scope(user_id="bob", scope_id="default")
+    for text in ("jasmine tea", "tea in the garden", "garden party"):
+        add(store, ALICE, text)
+    add(store, bob, "tea for bob")
+    with store.transaction() as tx:
+        tx.admin.delete_scope(ALICE)
+    conn = sqlite3.connect(store.path)
+    left = {
+        table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        for table in ("kw_postings", "kw_docs")
+    }
+    frequencies = conn.execute("SELECT sum(df) FROM kw_terms").fetchone()[0]
+    docs = conn.execute("SELECT sum(docs) FROM kw_tenants").fetchone()[0]
+    conn.close()
+    assert left == {"kw_postings": 3, "kw_docs": 1} and frequencies == 3 and docs == 1  # bob
+    assert search(store, ALICE, ["tea"]) == [] and len(search(store, bob, ["tea"])) == 1
+    store.close()

@@ -2,8 +2,8 @@
 
 Why not FTS5's ``bm25()``: FTS5 computes IDF and the average length over the whole file, so
 one tenant's ranking changed with (and revealed) the words other tenants stored. Here every
-statistic is the tenant's own, kept exact by the triggers of migration 0006 in the same
-transaction as the memory, so any process sees them as soon as the memory commits.
+statistic is the tenant's own, kept exact (here and by the triggers of migration 0006) in the
+same transaction as the memory, so any process sees them as soon as the memory commits.
 
 Tokens are exactly FTS5's (``porter unicode61 remove_diacritics 2``): each document is run
 through FTS5 in a private in-memory table and read back from an ``fts5vocab`` instance table.
@@ -14,9 +14,11 @@ it equals FTS5's ``bm25(memories_fts, 1.0, 0.4, 0.0)`` (tests/retrieval check th
 
 from __future__ import annotations
 
+import json
 import math
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -108,21 +110,32 @@ def index_memories(
     """
     if not docs:
         return
-    if replace:
-        conn.executemany("DELETE FROM kw_postings WHERE memory_seq = ?", [(d[0],) for d in docs])
+    if replace:  # the trigger on kw_docs removes the postings and lowers the frequencies
         conn.executemany("DELETE FROM kw_docs WHERE memory_seq = ?", [(d[0],) for d in docs])
     indexed = tokenizer.documents([(text, context) for _, _, text, context in docs])
     conn.executemany(
-        "INSERT INTO kw_docs (memory_seq, tenant, dl) VALUES (?, ?, ?)",
-        [(seq, tenant, ix.length) for (seq, tenant, _, _), ix in zip(docs, indexed, strict=True)],
+        "INSERT INTO kw_docs (memory_seq, tenant, dl, terms) VALUES (?, ?, ?, ?)",
+        [
+            (seq, tenant, ix.length, json.dumps(list(ix.tf)))
+            for (seq, tenant, _, _), ix in zip(docs, indexed, strict=True)
+        ],
     )
+    postings = [
+        (tenant, term, seq, tf, ix.length)
+        for (seq, tenant, _, _), ix in zip(docs, indexed, strict=True)
+        for term, tf in ix.tf.items()
+    ]
     conn.executemany(
         "INSERT INTO kw_postings (tenant, term, memory_seq, tf, dl) VALUES (?, ?, ?, ?, ?)",
-        [
-            (tenant, term, seq, tf, ix.length)
-            for (seq, tenant, _, _), ix in zip(docs, indexed, strict=True)
-            for term, tf in ix.tf.items()
-        ],
+        postings,
+    )
+    # Document frequencies grow here, once per distinct term of the batch (a trigger per
+    # posting cost a third of the indexing time); they shrink by the kw_docs trigger.
+    added = Counter((tenant, term) for tenant, term, _, _, _ in postings)
+    conn.executemany(
+        "INSERT INTO kw_terms (tenant, term, df) VALUES (?, ?, ?)"
+        " ON CONFLICT (tenant, term) DO UPDATE SET df = df + excluded.df",
+        [(tenant, term, n) for (tenant, term), n in added.items()],
     )
 
 
