@@ -22,8 +22,6 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from omoide.store.sqlite.fts import TOKENIZER
 
 K1 = 1.2
@@ -189,12 +187,12 @@ def idf(docs: int, df: int) -> float:
 
 
 def rank(
-    conn: sqlite3.Connection, tokenizer: Tokenizer, tenant: str, words: Sequence[str]
+    conn: sqlite3.Connection, tokenizer: Tokenizer, tenant: str, words: Sequence[str], limit: int
 ) -> list[tuple[int, float]]:
-    """Every memory of the tenant matching a kept term, as ``(seq, bm25)``, best first
-    (ties by insertion order). Run inside one read snapshot."""
+    """The tenant's best ``limit`` memories matching a kept term, as ``(seq, bm25)``, best
+    first (ties by insertion order). Run inside one read snapshot."""
     terms = tokenizer.query_terms(words)
-    if not terms:
+    if not terms or limit <= 0:
         return []
     row = conn.execute("SELECT docs, tokens FROM kw_tenants WHERE tenant = ?", (tenant,)).fetchone()
     if row is None or not row[0]:
@@ -208,25 +206,25 @@ def rank(
             (tenant, *terms),
         )
     }
-    seqs: list[np.ndarray] = []
-    scores: list[np.ndarray] = []
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    for term in prune(terms, dfs, docs):
-        found = cursor.execute(
-            "SELECT memory_seq, tf, dl FROM kw_postings WHERE tenant = ? AND term = ?",
-            (tenant, term),
-        ).fetchall()
-        if not found:
-            continue
-        arr = np.array(found, dtype=np.float64)
-        tf, dl = arr[:, 1], arr[:, 2]
-        norm = K1 * (1.0 - B + B * dl / avgdl)
-        seqs.append(arr[:, 0].astype(np.int64))
-        scores.append(idf(docs, dfs[term]) * tf * (K1 + 1.0) / (tf + norm))
-    if not seqs:
+    kept = prune(terms, dfs, docs)
+    if not kept:
         return []
-    unique, inverse = np.unique(np.concatenate(seqs), return_inverse=True)
-    total = np.bincount(inverse, weights=np.concatenate(scores))
-    order = np.lexsort((unique, -total))
-    return [(int(unique[i]), float(total[i])) for i in order]
+    # Scored and summed in SQLite, which hands back only the best ``limit``: building Python
+    # objects for every posting was most of the time. Postings come in (term, seq) order for
+    # one tenant whatever else the file holds, so the sums are the same bit for bit.
+    weights = ",".join("(?, ?)" for _ in kept)
+    found = conn.execute(
+        f"WITH q(term, idf) AS (VALUES {weights})"
+        " SELECT p.memory_seq, sum(q.idf * p.tf * ? / (p.tf + ? + ? * p.dl)) AS score"
+        " FROM q JOIN kw_postings p ON p.tenant = ? AND p.term = q.term"
+        " GROUP BY p.memory_seq ORDER BY score DESC, p.memory_seq LIMIT ?",
+        (
+            *(v for t in kept for v in (t, idf(docs, dfs[t]))),
+            K1 + 1.0,
+            K1 * (1.0 - B),
+            K1 * B / avgdl,
+            tenant,
+            limit,
+        ),
+    ).fetchall()
+    return [(int(seq), float(score)) for seq, score in found]

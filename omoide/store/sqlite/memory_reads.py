@@ -71,14 +71,15 @@ class SQLiteMemoryReads:
         if not terms or limit <= 0:
             return []
         conn = self._db.reader()
+        tenant = rows.tenant_token(scope)
         with snapshot(conn):  # statistics and postings of one state of the tenant
-            ranked = keyword.rank(conn, self._tokenizer, rows.tenant_token(scope), terms)
             # Filters apply after ranking (statistics never depend on them), widening the
             # slice only when too few of the best pass.
             fetch = limit + 20
             while True:
-                kept = _filter_seqs(conn, scope, filters, ranked[:fetch])
-                if len(kept) >= limit or fetch >= len(ranked):
+                ranked = keyword.rank(conn, self._tokenizer, tenant, terms, fetch)
+                kept = _filter_seqs(conn, scope, filters, ranked)
+                if len(kept) >= limit or len(ranked) < fetch:
                     return kept[:limit]
                 fetch *= 8
 
