@@ -54,25 +54,47 @@ class Tokenizer:
         )
         self._conn.execute("CREATE VIRTUAL TABLE qv USING fts5vocab(q, 'instance')")
         self._words: dict[str, list[str]] = {}
+        self._lines: dict[str, tuple[dict[str, int], int]] = {}
 
     def documents(self, docs: Sequence[tuple[str, str]]) -> list[Indexed]:
-        """Term frequencies and lengths of ``(text, context)`` documents, in order."""
-        tfs: list[dict[str, float]] = [{} for _ in docs]
-        lengths = [1] * len(docs)  # +1: the tenant token FTS5 counted in every row's length
+        """Term frequencies and lengths of ``(text, context)`` documents, in order.
+
+        Tokens never span a line break, so each distinct line is tokenised once and cached: a
+        turn's text comes back as its neighbours' context, line for line.
+        """
         with self._lock:
-            self._conn.executemany(
-                "INSERT INTO q(rowid, text, context) VALUES (?, ?, ?)",
-                [(i, text, context) for i, (text, context) in enumerate(docs)],
+            self._tokenise_lines(
+                {line for doc in docs for part in doc for line in part.split("\n")}
             )
-            found = self._conn.execute(
-                "SELECT doc, col, term, count(*) FROM qv GROUP BY doc, col, term"
-            ).fetchall()
-            self._conn.execute("DELETE FROM q")
-        for doc, col, term, count in found:
-            weight = 1.0 if col == "text" else CONTEXT_WEIGHT
-            tfs[doc][term] = tfs[doc].get(term, 0.0) + weight * count
-            lengths[doc] += count
-        return [Indexed(tf, length) for tf, length in zip(tfs, lengths, strict=True)]
+            out = []
+            for text, context in docs:
+                tf: dict[str, float] = {}
+                length = 1  # the tenant token FTS5 counted in every row's length
+                for part, weight in ((text, 1.0), (context, CONTEXT_WEIGHT)):
+                    for line in part.split("\n"):
+                        counts, tokens = self._lines[line]
+                        length += tokens
+                        for term, count in counts.items():
+                            tf[term] = tf.get(term, 0.0) + weight * count
+                out.append(Indexed(tf, length))
+            return out
+
+    def _tokenise_lines(self, lines: set[str]) -> None:
+        missing = [line for line in lines if line not in self._lines]
+        if not missing:
+            return
+        if len(self._lines) + len(missing) > 20_000:
+            self._lines.clear()
+        self._conn.executemany(
+            "INSERT INTO q(rowid, text, context) VALUES (?, ?, '')", list(enumerate(missing))
+        )
+        found = self._conn.execute("SELECT doc, term, count(*) FROM qv GROUP BY doc, term")
+        counts: list[dict[str, int]] = [{} for _ in missing]
+        for doc, term, count in found:
+            counts[doc][term] = int(count)
+        self._conn.execute("DELETE FROM q")
+        for line, terms in zip(missing, counts, strict=True):
+            self._lines[line] = (terms, sum(terms.values()))
 
     def query_terms(self, words: Sequence[str]) -> list[str]:
         """The distinct index terms of query words, in order (a word may yield several)."""
