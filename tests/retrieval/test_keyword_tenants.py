@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omoide.store.ports.memories import NewMemory
-from omoide.store.sqlite import SQLiteStore
+from omoide.store.sqlite import SQLiteStore, keyword
 from omoide.types import Scope, SearchFilters
 
 WORDS = [
@@ -172,3 +172,16 @@ def test_deleting_a_tenant_removes_its_keyword_index(tmp_path: Path) -> None:
     assert left == {"kw_postings": 3, "kw_docs": 1} and frequencies == 3 and docs == 1  # bob
     assert search(store, ALICE, ["tea"]) == [] and len(search(store, bob, ["tea"])) == 1
     store.close()
+
+
+def test_tokeniser_line_cache_overflow_keeps_every_batch_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A batch larger than the line cache, and one after it, are tokenised in full."""
+    monkeypatch.setattr(keyword, "LINE_CACHE", 3)
+    tokenizer = keyword.Tokenizer()
+    first = tokenizer.documents([("tea\ngarden", "jasmine\n"), ("coffee", "")])
+    again = tokenizer.documents([("tea", "coffee\nmovies\nrobots\nberlin"), ("tea\ngarden", "")])
+    assert first[0].tf == {"tea": 1.0, "garden": 1.0, "jasmin": 0.4} and first[0].length == 4
+    assert again[0].tf == {"tea": 1.0, "coffe": 0.4, "movi": 0.4, "robot": 0.4, "berlin": 0.4}
+    assert again[1].tf == {"tea": 1.0, "garden": 1.0}

@@ -33,6 +33,7 @@ IDF_FLOOR = 1e-6
 MIN_DOCS = 2_000
 COMMON_SHARE = 0.3
 POSTINGS_SHARE = 0.15
+LINE_CACHE = 20_000  # tokenised lines kept (a batch may exceed it: then it alone is kept)
 
 
 @dataclass(frozen=True)
@@ -83,8 +84,9 @@ class Tokenizer:
         missing = [line for line in lines if line not in self._lines]
         if not missing:
             return
-        if len(self._lines) + len(missing) > 20_000:
-            self._lines.clear()
+        if len(self._lines) + len(missing) > LINE_CACHE:
+            self._lines.clear()  # and tokenise every line of this batch again
+            missing = list(lines)
         self._conn.executemany(
             "INSERT INTO q(rowid, text, context) VALUES (?, ?, '')", list(enumerate(missing))
         )
