@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omoide.store.ports.memories import NewMemory
-from omoide.store.sqlite import SQLiteStore, keyword
+from omoide.store.sqlite import SQLiteStore, keyword, rows
 from omoide.types import Scope, SearchFilters
 
 WORDS = [
@@ -185,3 +185,23 @@ def test_tokeniser_line_cache_overflow_keeps_every_batch_whole(
     assert first[0].tf == {"tea": 1.0, "garden": 1.0, "jasmin": 0.4} and first[0].length == 4
     assert again[0].tf == {"tea": 1.0, "coffe": 0.4, "movi": 0.4, "robot": 0.4, "berlin": 0.4}
     assert again[1].tf == {"tea": 1.0, "garden": 1.0}
+
+
+def test_memories_from_before_the_keyword_index_are_indexed_on_open(tmp_path: Path) -> None:
+    from omoide.store.sqlite import migrate
+    from omoide.store.sqlite.db import connect
+
+    path = tmp_path / "old.db"
+    conn = connect(path)
+    migrate.migrate(conn, upto=5)
+    conn.execute(
+        "INSERT INTO memories (id, user_id, scope_id, type, text, tenant_token, valid_from,"
+        " created_at, updated_at) VALUES ('m1', 'alice', 'default', 'raw', 'kept jasmine tea',"
+        " ?, 1, 1, 1)",
+        (rows.tenant_token(ALICE),),
+    )
+    conn.close()
+    store = SQLiteStore(path)
+    assert [i for i, _ in search(store, ALICE, ["jasmine"])] == ["m1"]
+    assert store.admin.get_meta("keyword_index_pending") is None
+    store.close()
