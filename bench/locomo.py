@@ -10,7 +10,9 @@ session_date}``, ingested with ``Memory.add_many``, one call per session, in ses
 Metrics per question, averaged: evidence recall@k (k = 1, 5, 10, 20), NDCG@10 (binary), and
 session-level recall@10; query latency includes embedding the query. Every recipe is measured
 over the same store, with the recipes interleaved question by question so that machine load hits
-them alike. Results: bench/results/locomo.json.
+them alike. Also (bench/locomo_honesty.py): recall in a store mixed with decoy tenants
+(``--decoys``), per category and per conversation, and precision/recall of ``--threshold`` on
+questions asked to their own vs. another conversation. Results: bench/results/locomo.json.
 """
 
 from __future__ import annotations
@@ -39,6 +41,14 @@ from common import (
     percentiles_ms,
     score_question,
     table,
+)
+from locomo_honesty import (
+    CachingEmbedder,
+    alone_vs_mixed,
+    decoys,
+    per_conversation,
+    threshold_report,
+    threshold_table,
 )
 
 from omoide.config import Settings
@@ -260,6 +270,11 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--date-prefix", action="store_true", help="prefix turns with the date")
     parser.add_argument("--mem0-python", help="python of a venv with mem0ai: run it too")
+    parser.add_argument(
+        "--decoys", type=int, default=2, help="decoy tenants per conversation (0 = no mixed run)"
+    )
+    parser.add_argument("--threshold", type=float, default=0.3)
+    parser.add_argument("--threshold-recipes", default="hybrid,vector")
     return parser.parse_args()
 
 
@@ -283,7 +298,13 @@ def measure(args: argparse.Namespace, convs: list[Conversation]) -> dict[str, An
             flush=True,
         )
         out["results"] = evaluate(engine, timed, convs, recipes, args.limit)
+        out["threshold"] = [
+            threshold_report(engine, convs, r, args.threshold)
+            for r in args.threshold_recipes.split(",")
+            if r
+        ]
         engine.close()
+        out["mixed"] = measure_mixed(args, convs, recipes, timed.inner, Path(tmp) / "mixed.db")
         out["ingest_batched"] = None
         if args.also_batch:
             other, other_timed = open_engine(Path(tmp) / "batch.db", timed.inner)
@@ -297,6 +318,26 @@ def measure(args: argparse.Namespace, convs: list[Conversation]) -> dict[str, An
     meta["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     meta["peak_rss_mb"] = peak_rss_mb()
     return out
+
+
+def measure_mixed(
+    args: argparse.Namespace,
+    convs: list[Conversation],
+    recipes: list[str],
+    model: Any,
+    path: Path,
+) -> dict[str, Any] | None:
+    """The same questions in a store that also holds decoy tenants (half written before the
+    real conversations, half after)."""
+    if not args.decoys:
+        return None
+    fakes = decoys(convs, args.decoys)
+    engine, timed = open_engine(path, CachingEmbedder(model))
+    half = len(fakes) // 2
+    ingest(engine, timed, fakes[:half] + convs + fakes[half:], args.batch)
+    results = evaluate(engine, timed, convs, recipes, args.limit)
+    engine.close()
+    return {"decoy_tenants": len(fakes), "results": results}
 
 
 def ingest_again(convs: list[Conversation], batch: int) -> dict[str, Any]:
@@ -352,6 +393,17 @@ def main() -> None:
     results = measured["results"]
     print("\n" + results_table(results))
     print("\nrecall@10 per category\n" + category_table(results))
+    print("\nrecall@10 per conversation\n" + per_conversation(convs, results))
+    if measured.get("mixed"):
+        mixed = measured["mixed"]["results"]
+        print(f"\nmixed with {measured['mixed']['decoy_tenants']} decoy tenants")
+        print(alone_vs_mixed(results, mixed))
+        print("\nrecall@10 per category, mixed\n" + category_table(mixed))
+    print(
+        f"\nthreshold {args.threshold}: questions asked to their own conversation vs. to the "
+        "others (a query answers when a hit scores >= threshold)\n"
+        + threshold_table(measured["threshold"])
+    )
     from omoide.retrieval.recipes import RECIPES as DEFINED
 
     payload: dict[str, Any] = {

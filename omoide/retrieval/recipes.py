@@ -24,6 +24,12 @@ class SearchRecipe(BaseModel):
     vector_weight: float = Field(0.5, ge=0)
     keyword_weight: float = Field(0.5, ge=0)
     candidates: int = Field(100, ge=1, description="Hits taken from each signal before fusion.")
+    # How scores become relevance in [0, 1] (omoide/retrieval/fusion.py): a cosine c gives
+    # 1 - exp(-(c - floor) / scale), 0 at or below the floor. Set for all-MiniLM-L6-v2 on the
+    # LoCoMo dev set; another embedding model may need other values.
+    relevance_floor: float = Field(0.35, ge=-1, le=1)
+    relevance_scale: float = Field(0.12, gt=0)
+    keyword_saturation: float = Field(5.0, gt=0, description="bm25 scoring 0.5, keywords only.")
 
 
 RECIPES: dict[str, SearchRecipe] = {

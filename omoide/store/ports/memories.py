@@ -16,15 +16,19 @@ change in the same transaction as it. Every write appends to the memory's histor
 
 What a second backend must reproduce (PostgreSQL is next):
 
-* ``keyword_search`` scores are bm25 as SQLite FTS5 computes it, negated so larger is better:
-  k1 = 1.2, b = 0.75, per term ``idf = ln((N - n + 0.5) / (n + 0.5))`` (never below 1e-6),
-  term frequency ``tf(text) + 0.4 * tf(context)`` (the neighbour-context column weighs 0.4 of
-  the text column), document length = tokens of text + context (+1 tenant token), N and the
-  average length over the whole index. Text is tokenised as FTS5
+* ``keyword_search`` scores are bm25 over **the tenant's own statistics only** (no other
+  tenant's data may change a tenant's ids, order or scores, nor be inferred from them), larger
+  is better: k1 = 1.2, b = 0.75, per term ``idf = ln((N - n + 0.5) / (n + 0.5))`` (never below
+  1e-6), term frequency ``tf(text) + 0.4 * tf(context)`` (the neighbour-context column weighs
+  0.4 of the text column), document length = tokens of text + context + 1, where N, n and the
+  average length are the tenant's (all its memories, valid or not; never filtered). Query
+  terms are the distinct stems of the given words, summed. Text is tokenised as FTS5
   ``porter unicode61 remove_diacritics 2`` does: Unicode word characters, case and diacritics
-  folded, Porter-stemmed English. Scores are compared within one query only, but as ratios, not
-  just ranks (the WilmerAI interface multiplies them by a recency factor), so a backend must
-  keep bm25's shape, not only its order.
+  folded, Porter-stemmed English. With one tenant in a store this is exactly SQLite FTS5's
+  ``bm25(memories_fts, 1.0, 0.4, 0.0)``, negated. Scores are compared within one query, but
+  as ratios, not just ranks (the WilmerAI interface multiplies them by a recency factor, and
+  search fusion maps them through a saturating transform), so a backend must keep bm25's
+  shape, not only its order.
 * ``vector_search`` scores are the dot product of the stored float32 vector and the query: the
   cosine similarity, since embedders return unit vectors (the store does not normalise).
   Search is exact (no approximate index loses a match); vectors of another dimension than the
@@ -112,11 +116,12 @@ class MemoryReads(Protocol):
         """Up to ``limit`` ``(memory id, bm25 score)`` of the tenant matching any of
         ``terms`` and ``filters``, best first (scale: see the module docstring).
 
-        Terms are plain words, OR-ed; each is quoted, so no term is ever query syntax. Once the
-        index holds 2,000 memories, the most common of several terms may be dropped (those in
-        30% or more of all memories, or past 15% of the index in postings, rarest kept first):
-        bm25 gives them ~0 weight, yet they cost most of the time. Never all terms. ``[]`` for
-        no terms. ``InvalidInput`` if the full-text engine still rejects the query.
+        Terms are plain words, OR-ed; no term is ever query syntax. Once the *tenant* holds
+        2,000 memories, the most common of several terms may be dropped (those in 30% or more
+        of the tenant's memories, or past 15% of them in postings, rarest kept first): bm25
+        gives them ~0 weight, yet they cost most of the time. Never all of the terms the
+        tenant uses, and never any below 2,000 memories. Filters apply to the ranked matches,
+        never to the statistics. ``[]`` for no terms.
         """
         ...
 

@@ -64,6 +64,9 @@ class Database:
         self.path = path
         try:
             self.writer = connect(path)
+            # 64 MB of page cache for the writer (default 2 MB): keyword postings are inserted
+            # all over their B-tree, and at 100k memories the default cache thrashed.
+            self.writer.execute("PRAGMA cache_size = -65536")
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open {path}: {exc}", retryable=False) from exc
         self.write_lock = threading.RLock()

@@ -1,4 +1,9 @@
-"""Building the FTS5 MATCH expression for a keyword search.
+"""The FTS5 keyword path used before the per-tenant index (migration 0006, keyword.py).
+
+Searches no longer use it: its statistics are the whole file's, so one tenant's ranking
+depended on other tenants. It stays for ``TOKENIZER`` (the per-tenant index tokenises exactly
+as the FTS5 table does) and for bench/keyword_speed.py, which times it against keyword.py on
+the same rows. What follows describes that old path.
 
 Terms whose document frequency is at least ``COMMON_SHARE`` of all documents are dropped: bm25
 gives a term in half the documents an IDF of ~0 (FTS5 clamps it to 1e-6), yet ranking its

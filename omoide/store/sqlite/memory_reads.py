@@ -7,8 +7,8 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from omoide.errors import InvalidInput, NotFound
-from omoide.store.sqlite import fts, rows
+from omoide.errors import NotFound
+from omoide.store.sqlite import keyword, rows
 from omoide.store.sqlite.db import Database, snapshot
 from omoide.store.sqlite.vectors import VectorCache
 from omoide.types import HistoryEntry, MemoryItem, Scope, SearchFilters
@@ -17,10 +17,10 @@ from omoide.types import HistoryEntry, MemoryItem, Scope, SearchFilters
 class SQLiteMemoryReads:
     """Reads of memories on per-thread reader connections (see ``MemoryReads``)."""
 
-    def __init__(self, db: Database, vectors: VectorCache, terms: fts.TermFilter) -> None:
+    def __init__(self, db: Database, vectors: VectorCache, tokenizer: keyword.Tokenizer) -> None:
         self._db = db
         self._vectors = vectors
-        self._terms = terms
+        self._tokenizer = tokenizer
 
     def get_memories(self, scope: Scope, ids: Sequence[str]) -> list[MemoryItem]:
         if not ids:
@@ -68,23 +68,20 @@ class SQLiteMemoryReads:
     def keyword_search(
         self, scope: Scope, terms: Sequence[str], filters: SearchFilters, limit: int
     ) -> list[tuple[str, float]]:
-        if not terms:
+        if not terms or limit <= 0:
             return []
         conn = self._db.reader()
-        where, params = rows.memory_filter(conn, scope, filters)
-        match = fts.match_expression(self._terms.selective(conn, terms), rows.tenant_token(scope))
-        try:
-            cursor = conn.execute(
-                # Column weights of memories_fts(text, context, tenant_token): the neighbour
-                # context counts 0.4 of the text, the tenant token nothing.
-                "SELECT m.id, bm25(memories_fts, 1.0, 0.4, 0.0) AS rank FROM memories_fts"
-                " JOIN memories m ON m.seq = memories_fts.rowid"
-                f" WHERE memories_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
-                (match, *params, limit),
-            )
-            return [(r["id"], -float(r["rank"])) for r in cursor]
-        except sqlite3.OperationalError as exc:
-            raise InvalidInput(f"keyword query rejected: {exc}") from exc
+        tenant = rows.tenant_token(scope)
+        with snapshot(conn):  # statistics and postings of one state of the tenant
+            # Filters apply after ranking (statistics never depend on them), widening the
+            # slice only when too few of the best pass.
+            fetch = limit + 20
+            while True:
+                ranked = keyword.rank(conn, self._tokenizer, tenant, terms, fetch)
+                kept = _filter_seqs(conn, scope, filters, ranked)
+                if len(kept) >= limit or len(ranked) < fetch:
+                    return kept[:limit]
+                fetch *= 8
 
     def vector_search(
         self, scope: Scope, vector: np.ndarray, filters: SearchFilters, limit: int

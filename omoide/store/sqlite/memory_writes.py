@@ -15,7 +15,7 @@ import numpy as np
 
 from omoide.errors import Conflict, NotFound
 from omoide.store.ports.memories import Neighbour, NewMemory
-from omoide.store.sqlite import rows
+from omoide.store.sqlite import keyword, rows
 from omoide.store.sqlite.shared import fetch_memory, invalidate_row, session_pk, write_history
 from omoide.types import HistoryEvent, MemoryItem, MemoryType, Scope, now_ms
 
@@ -23,8 +23,14 @@ from omoide.types import HistoryEvent, MemoryItem, MemoryType, Scope, now_ms
 class SQLiteMemoryWrites:
     """Writes of memories on the transaction's connection (see ``MemoryWrites``)."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, tokenizer: keyword.Tokenizer) -> None:
         self._conn = conn
+        self._tokenizer = tokenizer
+        # Keyword indexing waits for the end of the transaction (``flush``): one tokeniser pass
+        # for a whole batch, and a turn whose context changes right after its insert (the next
+        # turn arrives in the same add_many) is indexed once.
+        self._unindexed: set[int] = set()
+        self._changed: set[int] = set()
 
     def insert_memory(self, scope: Scope, new: NewMemory, actor: str) -> MemoryItem:
         return self._insert(scope, new, actor, HistoryEvent.ADD, None)
@@ -58,6 +64,24 @@ class SQLiteMemoryWrites:
             "UPDATE memories SET context = ? WHERE id = ? AND user_id = ? AND scope_id = ?",
             (context, memory_id, scope.user_id, scope.scope_id),
         )
+        self._reindex(memory_id)
+
+    def flush(self) -> None:
+        """Index what this transaction wrote; called by the store right before the commit."""
+        seqs = sorted(self._unindexed | self._changed)
+        fresh = self._unindexed
+        self._unindexed, self._changed = set(), set()
+        for start in range(0, len(seqs), 500):
+            chunk = seqs[start : start + 500]
+            found = self._conn.execute(
+                "SELECT seq, tenant_token, text, context FROM memories"
+                f" WHERE seq IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ).fetchall()
+            docs = [(int(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in found]
+            keyword.index_memories(self._conn, self._tokenizer, [d for d in docs if d[0] in fresh])
+            old = [d for d in docs if d[0] not in fresh]
+            keyword.index_memories(self._conn, self._tokenizer, old, replace=True)
 
     def update_memory(
         self,
@@ -80,6 +104,7 @@ class SQLiteMemoryWrites:
             f"UPDATE memories SET {', '.join(sets)} WHERE id = ?", (*params, memory_id)
         )
         if text is not None and text != old.text:
+            self._reindex(memory_id)
             self._conn.execute(
                 "DELETE FROM memory_vectors"
                 " WHERE memory_seq = (SELECT seq FROM memories WHERE id = ?)",
@@ -110,6 +135,12 @@ class SQLiteMemoryWrites:
     def clear_vectors(self) -> None:
         self._conn.execute("DELETE FROM memory_vectors")
         self._conn.execute("DELETE FROM entity_vectors")
+
+    def _reindex(self, memory_id: str) -> None:
+        """Index the memory's text and context again at the end of the transaction."""
+        row = self._conn.execute("SELECT seq FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        if row is not None:
+            self._changed.add(int(row[0]))
 
     def _valid_memory(self, scope: Scope, memory_id: str) -> tuple[str, int]:
         """The text and ``valid_from`` (ms) of a currently valid memory of ``scope``."""
@@ -159,6 +190,7 @@ class SQLiteMemoryWrites:
                 ts,
             ),
         )
+        self._unindexed.add(int(cur.lastrowid or 0))
         for episode_id in new.source_episodes:
             # Only an episode of the same tenant may back a memory (a foreign key alone would
             # accept any tenant's episode, and fail with a bare IntegrityError on none).

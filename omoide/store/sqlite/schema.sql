@@ -299,3 +299,51 @@ ALTER TABLE projects ADD COLUMN notes TEXT;
 ALTER TABLE projects ADD COLUMN system_prompt TEXT;
 ALTER TABLE projects ADD COLUMN updated_at INTEGER;
 UPDATE projects SET updated_at = created_at;
+
+-- 0006: per-tenant keyword index (see migrations/0006_keyword_index.sql).
+-- No foreign key and no index by memory: a memory's postings go with its kw_docs row (trigger
+-- below), found by the terms listed there, which keeps inserts to one B-tree.
+CREATE TABLE kw_postings (
+    tenant     TEXT NOT NULL,
+    term       TEXT NOT NULL,
+    memory_seq INTEGER NOT NULL,
+    tf         REAL NOT NULL,
+    dl         INTEGER NOT NULL,
+    PRIMARY KEY (tenant, term, memory_seq)
+) WITHOUT ROWID;
+
+-- Per-tenant document frequency of each term: raised by the store for each batch it indexes
+-- (keyword.py), lowered by the kw_docs trigger below whatever deletes the memory.
+CREATE TABLE kw_terms (
+    tenant TEXT NOT NULL,
+    term   TEXT NOT NULL,
+    df     INTEGER NOT NULL,
+    PRIMARY KEY (tenant, term)
+) WITHOUT ROWID;
+
+-- One row per indexed memory (its length and its terms as a JSON array), deleted with the
+-- memory; and per tenant the count and total length.
+CREATE TABLE kw_docs (
+    memory_seq INTEGER PRIMARY KEY REFERENCES memories(seq) ON DELETE CASCADE,
+    tenant     TEXT NOT NULL,
+    dl         INTEGER NOT NULL,
+    terms      TEXT NOT NULL
+);
+CREATE TABLE kw_tenants (
+    tenant TEXT PRIMARY KEY,
+    docs   INTEGER NOT NULL,
+    tokens INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TRIGGER kw_docs_insert AFTER INSERT ON kw_docs BEGIN
+    INSERT INTO kw_tenants(tenant, docs, tokens) VALUES (new.tenant, 1, new.dl)
+    ON CONFLICT (tenant) DO UPDATE SET docs = docs + 1, tokens = tokens + new.dl;
+END;
+CREATE TRIGGER kw_docs_delete AFTER DELETE ON kw_docs BEGIN
+    UPDATE kw_tenants SET docs = docs - 1, tokens = tokens - old.dl WHERE tenant = old.tenant;
+    DELETE FROM kw_postings WHERE tenant = old.tenant AND memory_seq = old.memory_seq
+        AND term IN (SELECT value FROM json_each(old.terms));
+    UPDATE kw_terms SET df = df - 1 WHERE tenant = old.tenant
+        AND term IN (SELECT value FROM json_each(old.terms));
+END;
+

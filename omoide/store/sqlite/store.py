@@ -1,7 +1,7 @@
-"""The embedded SQLite store: one file, WAL, FTS5 keyword search, an exact vector cache.
+"""The embedded SQLite store: one file, WAL, a per-tenant keyword index, an exact vector cache.
 
 ``SQLiteStore`` holds one read-port object per aggregate, each over the shared ``Database``
-(connections) and, for memories, the process-wide vector cache and term filter. Every
+(connections) and, for memories, the process-wide vector cache and keyword tokenizer. Every
 ``transaction()`` is ``BEGIN IMMEDIATE`` on the single writer connection and hands out a
 ``SQLiteTx`` whose write ports share that connection.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 from omoide.errors import StoreError
 from omoide.store import files
 from omoide.store.protocol import Capability
-from omoide.store.sqlite import fts, migrate
+from omoide.store.sqlite import keyword, migrate
 from omoide.store.sqlite.admin import SQLiteAdminReads
 from omoide.store.sqlite.db import Database, connect
 from omoide.store.sqlite.graph import SQLiteGraphReads
@@ -47,7 +47,8 @@ class SQLiteStore:
         files.prepare_database(self.path)
         self._db = Database(self.path)
         self._writes = 0
-        self._memories = SQLiteMemoryReads(self._db, VectorCache(), fts.TermFilter())
+        self._tokenizer = keyword.Tokenizer()
+        self._memories = SQLiteMemoryReads(self._db, VectorCache(), self._tokenizer)
         self._sessions = SQLiteSessionReads(self._db)
         self._jobs = SQLiteJobQueue(self._db)
         self._graph = SQLiteGraphReads(self._db)
@@ -57,6 +58,8 @@ class SQLiteStore:
         with self._db.write_lock:
             if auto_migrate:
                 migrate.migrate(self._db.writer)
+                with self._db.immediate() as conn:
+                    keyword.index_pending(conn, self._tokenizer)
             elif migrate.pending(self._db.writer) or migrate.current_version(self._db.writer) == 0:
                 raise StoreError(f"{self.path} needs `omoide migrate`", retryable=False)
 
@@ -101,7 +104,9 @@ class SQLiteStore:
     def transaction(self) -> Iterator[SQLiteTx]:
         with self._db.write_lock:
             with self._db.immediate() as conn:
-                yield SQLiteTx(conn)
+                tx = SQLiteTx(conn, self._tokenizer)
+                yield tx
+                tx.memories.flush()  # the keyword index commits with the memories
             self._writes += 1
             if self._writes % _TRIM_EVERY == 0:
                 trim_log(self._db.writer)

@@ -7,6 +7,7 @@ import sqlite3
 from omoide.store.sqlite.admin import SQLiteAdminWrites
 from omoide.store.sqlite.graph import SQLiteGraphWrites
 from omoide.store.sqlite.jobs import SQLiteJobWrites
+from omoide.store.sqlite.keyword import Tokenizer
 from omoide.store.sqlite.ledger import SQLiteLedgerWrites
 from omoide.store.sqlite.memory_writes import SQLiteMemoryWrites
 from omoide.store.sqlite.sessions import SQLiteSessionWrites
@@ -16,8 +17,8 @@ from omoide.store.sqlite.variables import SQLiteVariableWrites
 class SQLiteTx:
     """One port object per aggregate, all writing on the connection inside ``BEGIN IMMEDIATE``."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        memories = SQLiteMemoryWrites(conn)
+    def __init__(self, conn: sqlite3.Connection, tokenizer: Tokenizer) -> None:
+        memories = SQLiteMemoryWrites(conn, tokenizer)
         self._memories = memories
         self._sessions = SQLiteSessionWrites(conn)
         self._jobs = SQLiteJobWrites(conn)

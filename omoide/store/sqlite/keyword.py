@@ -1,0 +1,254 @@
+"""The per-tenant keyword index: postings, document frequencies and lengths of each tenant.
+
+Why not FTS5's ``bm25()``: FTS5 computes IDF and the average length over the whole file, so
+one tenant's ranking changed with (and revealed) the words other tenants stored. Here every
+statistic is the tenant's own, kept exact (here and by the triggers of migration 0006) in the
+same transaction as the memory, so any process sees them as soon as the memory commits.
+
+Tokens are exactly FTS5's (``porter unicode61 remove_diacritics 2``): each document is run
+through FTS5 in a private in-memory table and read back from an ``fts5vocab`` instance table.
+Scoring is FTS5's bm25 formula (k1 = 1.2, b = 0.75, IDF floor 1e-6, the context column at 0.4)
+with the tenant's N, average length and document frequencies; in a store holding one tenant
+it equals FTS5's ``bm25(memories_fts, 1.0, 0.4, 0.0)`` (tests/retrieval check this).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from omoide.store.sqlite.fts import TOKENIZER
+
+K1 = 1.2
+B = 0.75
+CONTEXT_WEIGHT = 0.4
+IDF_FLOOR = 1e-6
+# Pruning of frequent terms, decided on the tenant's own frequencies. Below MIN_DOCS memories
+# nothing is pruned (on six memories a content word is easily in 30% of them).
+MIN_DOCS = 2_000
+COMMON_SHARE = 0.3
+POSTINGS_SHARE = 0.15
+LINE_CACHE = 20_000  # tokenised lines kept (a batch may exceed it: then it alone is kept)
+
+
+@dataclass(frozen=True)
+class Indexed:
+    """One tokenised memory: ``tf`` per term (text + 0.4 * context) and its length."""
+
+    tf: dict[str, float]
+    length: int
+
+
+class Tokenizer:
+    """FTS5's tokenizer on a private in-memory connection, shared by a store's threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(":memory:", check_same_thread=False)
+        self._conn.execute(
+            f"CREATE VIRTUAL TABLE q USING fts5(text, context, tokenize='{TOKENIZER}')"
+        )
+        self._conn.execute("CREATE VIRTUAL TABLE qv USING fts5vocab(q, 'instance')")
+        self._words: dict[str, list[str]] = {}
+        self._lines: dict[str, tuple[dict[str, int], int]] = {}
+
+    def documents(self, docs: Sequence[tuple[str, str]]) -> list[Indexed]:
+        """Term frequencies and lengths of ``(text, context)`` documents, in order.
+
+        Tokens never span a line break, so each distinct line is tokenised once and cached: a
+        turn's text comes back as its neighbours' context, line for line.
+        """
+        with self._lock:
+            self._tokenise_lines(
+                {line for doc in docs for part in doc for line in part.split("\n")}
+            )
+            out = []
+            for text, context in docs:
+                tf: dict[str, float] = {}
+                length = 1  # the tenant token FTS5 counted in every row's length
+                for part, weight in ((text, 1.0), (context, CONTEXT_WEIGHT)):
+                    for line in part.split("\n"):
+                        counts, tokens = self._lines[line]
+                        length += tokens
+                        for term, count in counts.items():
+                            tf[term] = tf.get(term, 0.0) + weight * count
+                out.append(Indexed(tf, length))
+            return out
+
+    def _tokenise_lines(self, lines: set[str]) -> None:
+        missing = [line for line in lines if line not in self._lines]
+        if not missing:
+            return
+        if len(self._lines) + len(missing) > LINE_CACHE:
+            self._lines.clear()  # and tokenise every line of this batch again
+            missing = list(lines)
+        self._conn.executemany(
+            "INSERT INTO q(rowid, text, context) VALUES (?, ?, '')", list(enumerate(missing))
+        )
+        found = self._conn.execute("SELECT doc, term, count(*) FROM qv GROUP BY doc, term")
+        counts: list[dict[str, int]] = [{} for _ in missing]
+        for doc, term, count in found:
+            counts[doc][term] = int(count)
+        self._conn.execute("DELETE FROM q")
+        for line, terms in zip(missing, counts, strict=True):
+            self._lines[line] = (terms, sum(terms.values()))
+
+    def query_terms(self, words: Sequence[str]) -> list[str]:
+        """The distinct index terms of query words, in order (a word may yield several)."""
+        out: dict[str, None] = {}
+        with self._lock:
+            for word in words:
+                terms = self._words.get(word)
+                if terms is None:
+                    terms = [t for t, _ in self._tokens(word)]
+                    if len(self._words) > 50_000:
+                        self._words.clear()
+                    self._words[word] = terms
+                out.update((t, None) for t in terms)
+        return list(out)
+
+    def _tokens(self, word: str) -> list[tuple[str, int]]:
+        self._conn.execute("INSERT INTO q(rowid, text, context) VALUES (0, ?, '')", (word,))
+        found = self._conn.execute("SELECT term, offset FROM qv ORDER BY offset").fetchall()
+        self._conn.execute("DELETE FROM q")
+        return [(str(t), int(o)) for t, o in found]
+
+
+def index_memories(
+    conn: sqlite3.Connection,
+    tokenizer: Tokenizer,
+    docs: Sequence[tuple[int, str, str, str]],
+    *,
+    replace: bool = False,
+) -> None:
+    """Index ``(seq, tenant token, text, context)`` rows, in the caller's transaction.
+
+    ``replace`` removes a memory's previous postings first (its text or context changed).
+    """
+    if not docs:
+        return
+    if replace:  # the trigger on kw_docs removes the postings and lowers the frequencies
+        conn.executemany("DELETE FROM kw_docs WHERE memory_seq = ?", [(d[0],) for d in docs])
+    indexed = tokenizer.documents([(text, context) for _, _, text, context in docs])
+    conn.executemany(
+        "INSERT INTO kw_docs (memory_seq, tenant, dl, terms) VALUES (?, ?, ?, ?)",
+        [
+            (seq, tenant, ix.length, json.dumps(list(ix.tf)))
+            for (seq, tenant, _, _), ix in zip(docs, indexed, strict=True)
+        ],
+    )
+    postings = [
+        (tenant, term, seq, tf, ix.length)
+        for (seq, tenant, _, _), ix in zip(docs, indexed, strict=True)
+        for term, tf in ix.tf.items()
+    ]
+    conn.executemany(
+        "INSERT INTO kw_postings (tenant, term, memory_seq, tf, dl) VALUES (?, ?, ?, ?, ?)",
+        postings,
+    )
+    # Document frequencies grow here, once per distinct term of the batch (a trigger per
+    # posting cost a third of the indexing time); they shrink by the kw_docs trigger.
+    added = Counter((tenant, term) for tenant, term, _, _, _ in postings)
+    conn.executemany(
+        "INSERT INTO kw_terms (tenant, term, df) VALUES (?, ?, ?)"
+        " ON CONFLICT (tenant, term) DO UPDATE SET df = df + excluded.df",
+        [(tenant, term, n) for (tenant, term), n in added.items()],
+    )
+
+
+def index_pending(conn: sqlite3.Connection, tokenizer: Tokenizer, batch: int = 2_000) -> int:
+    """Index memories written before migration 0006 (once, when the store opens)."""
+    flagged = conn.execute("SELECT 1 FROM meta WHERE key = 'keyword_index_pending'").fetchone()
+    if flagged is None:
+        return 0
+    done = 0
+    last = 0
+    while True:
+        chunk = conn.execute(
+            "SELECT m.seq, m.tenant_token, m.text, m.context FROM memories m"
+            " WHERE m.seq > ? AND NOT EXISTS (SELECT 1 FROM kw_docs d WHERE d.memory_seq = m.seq)"
+            " ORDER BY m.seq LIMIT ?",
+            (last, batch),
+        ).fetchall()
+        if not chunk:
+            break
+        index_memories(conn, tokenizer, [(r[0], r[1], r[2], r[3]) for r in chunk])
+        last = int(chunk[-1][0])
+        done += len(chunk)
+    conn.execute("DELETE FROM meta WHERE key = 'keyword_index_pending'")
+    return done
+
+
+def prune(terms: Sequence[str], dfs: dict[str, int], docs: int) -> list[str]:
+    """The terms worth ranking, by the tenant's own frequencies (never none of the matches).
+
+    Only once the tenant has ``MIN_DOCS`` memories: rarest first, until a term is in
+    ``COMMON_SHARE`` of them or the postings to rank pass ``POSTINGS_SHARE`` of them. Such terms
+    have an IDF near 0 yet cost most of the time. Terms the tenant never used are dropped.
+    """
+    present = [t for t in terms if dfs.get(t, 0) > 0]
+    if docs < MIN_DOCS or len(present) < 2:
+        return present
+    keep: list[str] = []
+    postings = 0
+    for df, term in sorted((dfs[t], t) for t in present):
+        if keep and (df >= COMMON_SHARE * docs or postings + df > POSTINGS_SHARE * docs):
+            break
+        keep.append(term)
+        postings += df
+    return [t for t in present if t in keep]
+
+
+def idf(docs: int, df: int) -> float:
+    """FTS5's bm25 IDF, floored at 1e-6 (a term in over half the documents)."""
+    value = math.log((docs - df + 0.5) / (df + 0.5))
+    return value if value > 0 else IDF_FLOOR
+
+
+def rank(
+    conn: sqlite3.Connection, tokenizer: Tokenizer, tenant: str, words: Sequence[str], limit: int
+) -> list[tuple[int, float]]:
+    """The tenant's best ``limit`` memories matching a kept term, as ``(seq, bm25)``, best
+    first (ties by insertion order). Run inside one read snapshot."""
+    terms = tokenizer.query_terms(words)
+    if not terms or limit <= 0:
+        return []
+    row = conn.execute("SELECT docs, tokens FROM kw_tenants WHERE tenant = ?", (tenant,)).fetchone()
+    if row is None or not row[0]:
+        return []
+    docs, avgdl = int(row[0]), int(row[1]) / int(row[0])
+    marks = ",".join("?" * len(terms))
+    dfs = {
+        str(t): int(df)
+        for t, df in conn.execute(
+            f"SELECT term, df FROM kw_terms WHERE tenant = ? AND term IN ({marks})",
+            (tenant, *terms),
+        )
+    }
+    kept = prune(terms, dfs, docs)
+    if not kept:
+        return []
+    # Scored and summed in SQLite, which hands back only the best ``limit``: building Python
+    # objects for every posting was most of the time. Postings come in (term, seq) order for
+    # one tenant whatever else the file holds, so the sums are the same bit for bit.
+    weights = ",".join("(?, ?)" for _ in kept)
+    found = conn.execute(
+        f"WITH q(term, idf) AS (VALUES {weights})"
+        " SELECT p.memory_seq, sum(q.idf * p.tf * ? / (p.tf + ? + ? * p.dl)) AS score"
+        " FROM q JOIN kw_postings p ON p.tenant = ? AND p.term = q.term"
+        " GROUP BY p.memory_seq ORDER BY score DESC, p.memory_seq LIMIT ?",
+        (
+            *(v for t in kept for v in (t, idf(docs, dfs[t]))),
+            K1 + 1.0,
+            K1 * (1.0 - B),
+            K1 * B / avgdl,
+            tenant,
+            limit,
+        ),
+    ).fetchall()
+    return [(int(seq), float(score)) for seq, score in found]
