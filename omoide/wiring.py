@@ -38,6 +38,7 @@ from omoide.engine.sessions import SessionService
 from omoide.engine.signal import JobSignal
 from omoide.engine.steps import StepDeps
 from omoide.engine.summaries import SummaryService
+from omoide.engine.transfer import TransferService
 from omoide.engine.variables import VariableService
 from omoide.llm import LLM, build_llm
 from omoide.store import open_store
@@ -159,4 +160,5 @@ def build_services(
             store, embedding, graph, signal, llm_name=llm.name if llm else None
         ),
         scopes=ScopeService(store),
+        transfer=TransferService(store, embedding, signal),
     )
