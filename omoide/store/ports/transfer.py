@@ -37,8 +37,9 @@ file. Per kind (besides ``user_id``, ``scope_id``):
 * ``usage``: prompt_tokens, completion_tokens, requests, updated_at; ordered by tenant.
 * ``job``: job_kind (the job's kind; ``kind`` names the record's), payload, attempts,
   max_attempts, last_error, run_after, created_at, updated_at, result, steps
-  (``{step: {status, detail, calls, prompt_tokens, completion_tokens, created_at}}``). Only jobs still to run (``pending``, and ``running``
-  ones, exported as ``pending``: their worker is not coming along); job ids are not kept.
+  (``{step: {status, detail, calls, prompt_tokens, completion_tokens, created_at}}``). Only
+  jobs still to run (``pending``, and ``running`` ones, exported as ``pending``: their worker
+  is not coming along); job ids are not kept.
 
 Import rule (idempotent): a record whose key the store already holds for that tenant is
 skipped, never merged or overwritten; keys are the public id (episode, memory, entity,
