@@ -104,6 +104,9 @@ def build_engine(
         config,
         workers=settings.workers if workers is None else workers,
         on_close=on_close,
+        run_jobs=settings.run_jobs,
+        lease_ms=round(settings.job_lease_s * 1000),
+        poll_s=settings.worker_poll_s,
     )
 
 
