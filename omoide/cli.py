@@ -12,7 +12,6 @@ from functools import wraps
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-import click
 import typer
 from pydantic import BaseModel
 from rich.console import Console
@@ -35,7 +34,7 @@ class _ImportGroup(TyperGroup):
     """``omoide import FILE.jsonl`` is ``omoide import jsonl FILE.jsonl``; the other tools'
     importers stay subcommands (``omoide import wilmer DIR``)."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # typer vendors click
         if args and args[0] not in self.commands and args[0] != "--help":
             args = ["jsonl", *args]
         return super().parse_args(ctx, args)
