@@ -46,9 +46,10 @@ skipped, never merged or overwritten; keys are the public id (episode, memory, e
 relationship, consolidation), the name (project, variable), the external id (session), the
 tenant (usage, one row), the session (chunk_state), ``(session, last_hash)`` (chunk), the memory
 id (history: all of a memory's entries, or none if it has any) and ``(job_kind, payload)`` among
-the tenant's pending jobs (job). A public id held by another tenant, or an entity ``(name, type)``
-held under another id, is a ``Conflict``; a reference to a row the store lacks (a session, an
-episode, an entity) is ``NotFound``.
+the tenant's jobs in any state (job: the same work, queued, run or failed, is not queued
+again; payloads compare as JSON values, key order ignored). A public id held by another
+tenant, or an entity ``(name, type)`` held under another id, is a ``Conflict``; a reference to
+a row the store lacks (a session, an episode, an entity) is ``NotFound``.
 """
 
 from __future__ import annotations

@@ -283,14 +283,20 @@ def _usage(conn: sqlite3.Connection, r: Record) -> bool:
     return cur.rowcount == 1
 
 
+def _has_job(conn: sqlite3.Connection, r: Record, payload: str) -> bool:
+    """Whether the tenant has a job of this kind with an equal payload, key order ignored:
+    reordering keys keeps the length of ``json.dumps``, so only rows of that length compare."""
+    candidates = conn.execute(
+        "SELECT payload FROM jobs WHERE user_id = ? AND scope_id = ? AND kind = ?"
+        " AND length(payload) = ?",
+        (r["user_id"], r["scope_id"], r["job_kind"], len(payload)),
+    )
+    return any(json.loads(row[0]) == r["payload"] for row in candidates)
+
+
 def _job(conn: sqlite3.Connection, r: Record) -> bool:
     payload = json.dumps(r["payload"])
-    held = conn.execute(
-        "SELECT 1 FROM jobs WHERE user_id = ? AND scope_id = ? AND kind = ? AND payload = ?"
-        " AND state = 'pending' LIMIT 1",
-        (r["user_id"], r["scope_id"], r["job_kind"], payload),
-    ).fetchone()
-    if held is not None:
+    if _has_job(conn, r, payload):
         return False
     result = None if r["result"] is None else json.dumps(r["result"])
     cur = conn.execute(
