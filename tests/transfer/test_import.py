@@ -85,15 +85,19 @@ def test_one_tenant_only(exported: Path, tmp_path: Path) -> None:
 def test_a_file_that_is_no_export_is_refused(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"hello": 1}\n')
-    with Memory(tmp_path / "target.db", embedder=HashEmbedder(), workers=0) as target:
-        with pytest.raises(InvalidInput, match="not an omoide export"):
-            target.import_file(bad)
+    with (
+        Memory(tmp_path / "target.db", embedder=HashEmbedder(), workers=0) as target,
+        pytest.raises(InvalidInput, match="not an omoide export"),
+    ):
+        target.import_file(bad)
 
 
 def test_an_existing_destination_is_not_overwritten(exported: Path, tmp_path: Path) -> None:
-    with Memory(tmp_path / "target.db", embedder=HashEmbedder(), workers=0) as target:
-        with pytest.raises(InvalidInput, match="already exists"):
-            target.export(exported)
+    with (
+        Memory(tmp_path / "target.db", embedder=HashEmbedder(), workers=0) as target,
+        pytest.raises(InvalidInput, match="already exists"),
+    ):
+        target.export(exported)
 
 
 def test_importing_into_the_source_store_changes_nothing(tmp_path: Path) -> None:
