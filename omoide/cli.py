@@ -315,19 +315,23 @@ def worker(
     batch in hand is finished first). Several workers and `omoide serve --workers 0` servers
     can share one database.  Example: omoide worker --threads 2
     """
+    import logging
     import signal
     import threading
 
     from omoide.memory import Memory
 
     settings = _settings()
+    level = getattr(logging, settings.log_level.upper(), logging.INFO)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     count = threads or max(1, settings.workers)
     settings = settings.model_copy(update={"run_jobs": True, "workers": count})
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
     memory = Memory(state.db, settings=settings, workers=count)
-    err.print(f"omoide worker: {count} threads on {memory.store.location}", markup=False)
+    where = memory.store.location
+    err.print(f"omoide worker: started, threads={count}, store={where}", markup=False)
     try:
         while not stop.wait(1.0):  # the handlers run between waits; jobs run in the threads
             pass

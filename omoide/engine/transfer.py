@@ -80,16 +80,30 @@ class TransferService:
         dest = Path(dest).expanduser()
         if dest.exists():
             raise InvalidInput(f"{dest} already exists; choose a new path")
-        files.create_private(dest)
+        # Written beside the destination and renamed when complete: a failed export leaves
+        # no file that looks like a whole one.
+        partial = dest.with_name(dest.name + ".partial")
+        files.create_private(partial)
+        try:
+            with partial.open("w", encoding="utf-8") as out:
+                report = self._write_records(out, user_id, scope_id, progress)
+            partial.replace(dest)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+        return report
+
+    def _write_records(
+        self, out: IO[str], user_id: str | None, scope_id: str | None, progress: Progress | None
+    ) -> TransferReport:
         report = TransferReport()
-        with dest.open("w", encoding="utf-8") as out:
-            out.write(_line(self._header(user_id, scope_id)))
-            for kind, records in self._store.admin.export_records(user_id, scope_id, self._batch):
-                for record in records:
-                    out.write(_line({"kind": kind, **record}))
-                report.records[kind] = report.records.get(kind, 0) + len(records)
-                if progress is not None:
-                    progress(report.total, None)
+        out.write(_line(self._header(user_id, scope_id)))
+        for kind, records in self._store.admin.export_records(user_id, scope_id, self._batch):
+            for record in records:
+                out.write(_line({"kind": kind, **record}))
+            report.records[kind] = report.records.get(kind, 0) + len(records)
+            if progress is not None:
+                progress(report.total, None)
         return report
 
     def import_(

@@ -146,7 +146,7 @@ def test_a_job_queued_through_a_server_without_workers_is_run_by_the_worker(
         memory_id = added.json()["items"][0]["id"]
         [queued] = store.jobs.list_jobs(None, None, 10, 0)
         assert queued.kind == "embed" and queued.state is JobState.PENDING  # nobody ran it
-        start(procs, tmp_path, env, "worker").wait_for("omoide worker: 1 threads")
+        start(procs, tmp_path, env, "worker").wait_for("omoide worker: started, threads=1")
         until(lambda: job(store, queued.id).state is JobState.DONE, "the worker to run the job")
         got = http.get(f"/v1/memories/{memory_id}", params={"user_id": "alice"})
         assert got.json()["embedded"] is True  # the server sees the worker's vector
@@ -160,7 +160,7 @@ def test_sigterm_stops_the_worker_after_its_batch(
     fake.hang_seconds = 2.0  # the batch in hand: an embedding that takes two seconds to fail
     fake.enqueue_fault("hang", "embeddings")
     worker = start(procs, tmp_path, env, "worker")
-    worker.wait_for("omoide worker: 1 threads")
+    worker.wait_for("omoide worker: started, threads=1")
     _, job_id = queue_embed_job(store)
     until(lambda: len(fake.embedding_requests) == 1, "the worker to call the embedder")
     worker.process.send_signal(signal.SIGTERM)
