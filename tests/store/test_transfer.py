@@ -107,3 +107,17 @@ def test_bad_records_are_refused(store: Store) -> None:
     orphan = {**memory, "id": "new-id", "session": "no-such-session"}
     with store.transaction() as tx, pytest.raises(NotFound):
         tx.admin.import_records("memory", [orphan])
+
+
+@covers(AdminWrites.import_records)
+def test_a_vector_may_be_given_as_a_list(store: Store) -> None:
+    _seed(store)
+    memory = next(r for k, r in _all(store, "alice") if k == "memory" and r["vector"])
+    with store.transaction() as tx:
+        tx.admin.delete_everything()
+    as_list = [float(v) for v in unit(1, 2, 3)]
+    alone = {**memory, "session": None, "sources": [], "vector": as_list}  # no session needed
+    with store.transaction() as tx:
+        assert tx.admin.import_records("memory", [alone]) == [0]
+    hits = store.memories.vector_search(ALICE, unit(1, 2, 3), SearchFilters(), 1)
+    assert hits[0][0] == memory["id"] and hits[0][1] == pytest.approx(1.0, abs=1e-6)

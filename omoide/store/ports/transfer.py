@@ -4,7 +4,8 @@
 (``omoide.store.ports.admin``); every backend produces and accepts exactly these fields, so a
 file moves between SQLite and PostgreSQL and back without loss. Values are JSON-native: times
 are integer milliseconds since the epoch (``None`` when unset), dicts and lists are as the
-domain stores them, vectors are base64 of little-endian float32 (``None``: not embedded).
+domain stores them, vectors are base64 of little-endian float32 (``None``: not embedded;
+an import also accepts a list of numbers).
 Internal row ids (SQLite rowids, serials) never appear: rows refer to each other by their
 public ids (memory, episode, entity, relationship, consolidation ids), sessions by their
 external id and projects by name, all within the record's tenant (``user_id``, ``scope_id``,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import sqlite3
+import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -28,8 +29,13 @@ def _scope(record: Record) -> Scope:
     return Scope(user_id=record["user_id"], scope_id=record["scope_id"])
 
 
-def _blob(text: str | None) -> bytes | None:
-    return None if text is None else base64.b64decode(text, validate=True)
+def _blob(vector: str | list[float] | None) -> bytes | None:
+    """float32 bytes of a base64 string (what exports write) or a list of numbers."""
+    if vector is None:
+        return None
+    if isinstance(vector, list):
+        return struct.pack(f"<{len(vector)}f", *vector)
+    return base64.b64decode(vector, validate=True)
 
 
 def _owned(conn: sqlite3.Connection, table: str, record_id: str, record: Record) -> bool:
