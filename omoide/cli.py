@@ -66,7 +66,23 @@ jobs_app = typer.Typer(help="Inspect and retry background jobs.", no_args_is_hel
 app.add_typer(jobs_app, name="jobs")
 graph_app = typer.Typer(help="Walk and search the knowledge graph.", no_args_is_help=True)
 app.add_typer(graph_app, name="graph")
-import_app = typer.Typer(help="Import memories from other tools.", no_args_is_help=True)
+
+
+class _ImportGroup(TyperGroup):
+    """``omoide import FILE.jsonl`` is ``omoide import jsonl FILE.jsonl``; the other tools'
+    importers stay subcommands (``omoide import wilmer DIR``)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # typer vendors click
+        if args and args[0] not in self.commands and args[0] != "--help":
+            args = ["jsonl", *args]
+        return super().parse_args(ctx, args)
+
+
+import_app = typer.Typer(
+    cls=_ImportGroup,
+    help="Import an omoide export (omoide import FILE.jsonl) or memories from other tools.",
+    no_args_is_help=True,
+)
 app.add_typer(import_app, name="import")
 out = Console()
 err = Console(stderr=True)
@@ -347,15 +363,63 @@ def reindex(as_json: JsonOpt = False) -> None:
 def serve(
     host: Annotated[str | None, typer.Option(help="Bind address (IP / OMOIDE_HOST).")] = None,
     port: Annotated[int | None, typer.Option(help="Port (PORT / OMOIDE_PORT).")] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=0, max=32, help="Job worker threads; 0: run no jobs (leave them to omoide worker)."
+        ),
+    ] = None,
 ) -> None:
-    """Start the HTTP server.  Example: omoide serve --port 8000"""
+    """Start the HTTP server.  Example: omoide serve --port 8000 --workers 0"""
     from omoide.api.server import serve as run_server
 
-    overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
+    overrides: dict[str, Any] = {
+        k: v for k, v in {"host": host, "port": port, "workers": workers}.items() if v is not None
+    }
+    if workers == 0:
+        overrides["run_jobs"] = False  # not "run them in the request thread": never run them
     settings = _settings().model_copy(update=overrides)
     if state.db is not None:
         settings = settings.model_copy(update={"db_url": f"sqlite:///{state.db}"})
     run_server(settings)
+
+
+@app.command()
+@_errors
+def worker(
+    threads: Annotated[
+        int | None,
+        typer.Option(min=1, max=32, help="Worker threads (default OMOIDE_WORKERS, at least 1)."),
+    ] = None,
+) -> None:
+    """Run the background jobs of the database, without HTTP, until SIGTERM or Ctrl-C (the
+    batch in hand is finished first). Several workers and `omoide serve --workers 0` servers
+    can share one database.  Example: omoide worker --threads 2
+    """
+    import logging
+    import signal
+    import threading
+
+    from omoide.memory import Memory
+
+    settings = _settings()
+    level = getattr(logging, settings.log_level.upper(), logging.INFO)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    count = threads or max(1, settings.workers)
+    settings = settings.model_copy(update={"run_jobs": True, "workers": count})
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    memory = Memory(state.db, settings=settings, workers=count)
+    where = memory.store.location
+    err.print(f"omoide worker: started, threads={count}, store={where}", markup=False)
+    try:
+        while not stop.wait(1.0):  # the handlers run between waits; jobs run in the threads
+            pass
+        err.print("omoide worker: stopping after the batch in hand", markup=False)
+    finally:
+        memory.close()
+    err.print("omoide worker: stopped", markup=False)
 
 
 @app.command("mcp")
@@ -522,6 +586,68 @@ def consolidate(
             out.print(f"consolidation {report.id}, summary {report.summary_id}", markup=False)
 
     _emit(report, as_json, show)
+
+
+@app.command("export")
+@_errors
+def export_(
+    dest: Annotated[Path, typer.Argument(help="The JSONL file to write (must not exist).")],
+    user: Annotated[str | None, typer.Option("--user", "-u", help="Only this user.")] = None,
+    scope: Annotated[
+        str | None, typer.Option("--scope", "-s", help="Only this scope of --user.")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write every tenant (or one user, or one user's scope) to a JSONL file: memories with
+    history and vectors, sessions, episodes, projects, the graph, summaries, chunks,
+    variables and pending jobs. The file is created 0600.
+
+    Example: omoide export alice.jsonl --user alice
+    """
+    with _memory() as memory, Progress(console=err, disable=as_json) as progress:
+        task = progress.add_task("exporting", total=None)
+        report = memory.export(
+            dest,
+            user_id=user,
+            scope_id=scope,
+            progress=lambda n, total: progress.update(task, completed=n, total=total),
+        )
+    data = {"path": str(dest), "records": report.records}
+    _emit(data, as_json, lambda: out.print(f"exported {report.total} records to {dest}"))
+
+
+@import_app.command("jsonl")
+@_errors
+def import_jsonl(
+    source: Annotated[Path, typer.Argument(help="A file written by omoide export.")],
+    reembed: Annotated[
+        bool,
+        typer.Option(
+            "--reembed", help="Drop the file's vectors and queue re-embedding (another model)."
+        ),
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Import an omoide export, keeping ids and times. Idempotent: what the store holds
+    already is skipped. Refuses vectors of another embedding model unless --reembed.
+
+    Example: omoide import alice.jsonl
+    """
+    with _memory() as memory, Progress(console=err, disable=as_json) as progress:
+        task = progress.add_task("importing", total=None)
+        report = memory.import_file(
+            source,
+            reembed=reembed,
+            progress=lambda n, total: progress.update(task, completed=n, total=total),
+        )
+    data = {"records": report.records, "skipped": report.skipped, "embed_jobs": report.embed_jobs}
+
+    def show() -> None:
+        skipped = sum(report.skipped.values())
+        line = f"imported {report.total} records, {skipped} already present"
+        out.print(line + (f", {report.embed_jobs} embed jobs queued" if reembed else ""))
+
+    _emit(data, as_json, show)
 
 
 @import_app.command("wilmer")

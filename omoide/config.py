@@ -152,6 +152,21 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(1_048_576, ge=1024)
     max_text_chars: int = Field(100_000, ge=1)
     workers: int = Field(1, ge=0, le=32, description="Background job worker threads.")
+    run_jobs: bool = Field(
+        True,
+        description="False: this process never runs jobs (not even while a request waits for"
+        " them); `omoide worker` processes on the same database do. `serve --workers 0` sets it.",
+    )
+    job_lease_s: float = Field(
+        120.0,
+        gt=0,
+        le=86_400,
+        description="Seconds a claimed job is its worker's; a job whose worker died is claimed"
+        " again after that.",
+    )
+    worker_poll_s: float = Field(
+        0.5, gt=0, le=60, description="Seconds an idle worker waits before looking for jobs."
+    )
     log_level: str = "INFO"
     log_query_strings: bool = Field(
         False, description="Log query strings (search text, ids) in access lines; off: paths."

@@ -33,6 +33,7 @@ from omoide.engine.scopes import ScopeService
 from omoide.engine.search import SearchService
 from omoide.engine.sessions import SessionService
 from omoide.engine.summaries import SummaryService
+from omoide.engine.transfer import Progress, TransferReport, TransferService
 from omoide.engine.variables import VariableService
 from omoide.errors import InvalidInput
 from omoide.extract import MemVariable
@@ -944,6 +945,27 @@ class Memory:
     @_documented_by(MaintenanceService.health)
     def health(self, *, probe_embedder: bool = False) -> dict[str, Any]:
         return self._services.maintenance.health(probe_embedder=probe_embedder)
+
+    # export / import ---------------------------------------------------------------------
+
+    @_documented_by(TransferService.export)
+    def export(
+        self,
+        dest: str | Path,
+        *,
+        user_id: str | None = None,
+        scope_id: str | None = None,
+        progress: Progress | None = None,
+    ) -> TransferReport:
+        return self._services.transfer.export(
+            Path(dest), user_id=user_id, scope_id=scope_id, progress=progress
+        )
+
+    @_documented_by(TransferService.import_)
+    def import_file(
+        self, source: str | Path, *, reembed: bool = False, progress: Progress | None = None
+    ) -> TransferReport:
+        return self._services.transfer.import_(Path(source), reembed=reembed, progress=progress)
 
     # scopes ------------------------------------------------------------------------------
     @_documented_by(ScopeService.delete_scope_id)

@@ -39,6 +39,7 @@ from omoide.engine.sessions import SessionService
 from omoide.engine.signal import JobSignal
 from omoide.engine.steps import StepDeps
 from omoide.engine.summaries import SummaryService
+from omoide.engine.transfer import TransferService
 from omoide.engine.variables import VariableService
 from omoide.llm import LLM, build_llm
 from omoide.store import open_store
@@ -104,6 +105,9 @@ def build_engine(
         config,
         workers=settings.workers if workers is None else workers,
         on_close=on_close,
+        run_jobs=settings.run_jobs,
+        lease_ms=round(settings.job_lease_s * 1000),
+        poll_s=settings.worker_poll_s,
     )
 
 
@@ -160,6 +164,7 @@ def build_services(
             store, embedding, graph, signal, llm_name=llm.name if llm else None
         ),
         scopes=ScopeService(store),
+        transfer=TransferService(store, embedding, signal),
     )
 
 

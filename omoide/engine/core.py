@@ -2,7 +2,8 @@
 
 Constructing an engine builds its services (``build``, from ``omoide.wiring``) and starts
 nothing; ``start()`` starts its worker threads (none with ``workers=0``: then jobs run in the
-caller's thread, in ``run_jobs`` or a ``wait``). Each job kind is registered with the one
+caller's thread, in ``run_jobs`` or a ``wait``; with ``run_jobs=False`` never: other processes,
+``omoide worker``, run them and a ``wait`` only watches). Each job kind is registered with the one
 service method that handles it, looked up when the job runs, so ``reconfigure`` (new
 services over the same store) takes effect for the next job.
 """
@@ -18,7 +19,7 @@ from omoide.engine.embedding import Embedding
 from omoide.engine.services import ServiceConfig, Services
 from omoide.engine.signal import JobSignal
 from omoide.jobs.kinds import CHUNK, CONSOLIDATE, EMBED, EMBED_ENTITIES, EXTRACT
-from omoide.jobs.worker import Registration, Worker, run_batch
+from omoide.jobs.worker import LEASE_MS, Registration, Worker, run_batch
 from omoide.llm import LLM
 from omoide.store.protocol import Store
 
@@ -37,6 +38,9 @@ class Engine:
         *,
         workers: int = 1,
         on_close: Sequence[Callable[[], None]] = (),
+        run_jobs: bool = True,
+        lease_ms: int = LEASE_MS,
+        poll_s: float = 0.5,
     ) -> None:
         self.store = store
         self.embedding = embedding
@@ -47,7 +51,10 @@ class Engine:
         self.services = build(config)
         self._on_close = list(on_close)
         self._registered = self._registrations()
-        self._workers = [Worker(store, self._registered) for _ in range(workers)]
+        self._runs_jobs = run_jobs
+        self._lease_ms = lease_ms
+        count = workers if run_jobs else 0
+        self._workers = [Worker(store, self._registered, poll_s, lease_ms) for _ in range(count)]
 
     @property
     def embedder(self) -> Embedder:
@@ -57,7 +64,7 @@ class Engine:
         """Start the worker threads and let the services wake them (or, without any, run the
         jobs they wait for in the waiting thread)."""
         wake = self._wake if self._workers else None
-        self.signal.connect(wake=wake, drain=self.run_jobs)
+        self.signal.connect(wake=wake, drain=self.run_jobs if self._runs_jobs else _no_jobs)
         for worker in self._workers:
             worker.start()
 
@@ -65,7 +72,7 @@ class Engine:
         """Run due jobs in this thread until none is due (or ``limit``); return the count."""
         done = 0
         while done < limit:
-            claimed = run_batch(self.store, self._registered, min(32, limit - done))
+            claimed = run_batch(self.store, self._registered, min(32, limit - done), self._lease_ms)
             if not claimed:
                 return done
             done += claimed
@@ -103,3 +110,8 @@ class Engine:
             Registration(CHUNK, lambda batch: self.services.chunks.run_jobs(batch)),
             Registration(CONSOLIDATE, lambda batch: self.services.consolidation.run_jobs(batch)),
         ]
+
+
+def _no_jobs() -> int:
+    """What a ``wait`` runs in a process that leaves jobs to worker processes: nothing."""
+    return 0

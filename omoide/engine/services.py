@@ -11,6 +11,7 @@ its constructor, so the graph below has a direction and no cycles (an arrow: "is
     extraction, chunks ──> step deps ──> search, embedding
     maintenance ──> graph, embedding, signal
     sessions, projects, variables, scopes ──> store only
+    transfer ──> embedding, signal
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from omoide.engine.scopes import ScopeService
 from omoide.engine.search import SearchService
 from omoide.engine.sessions import SessionService
 from omoide.engine.summaries import SummaryService
+from omoide.engine.transfer import TransferService
 from omoide.engine.variables import VariableService
 
 
@@ -50,6 +52,7 @@ class Services:
     extraction: ExtractionService
     maintenance: MaintenanceService
     scopes: ScopeService
+    transfer: TransferService
 
 
 @dataclass(frozen=True)

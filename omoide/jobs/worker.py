@@ -66,10 +66,13 @@ def backoff_ms(attempts: int) -> int:
     return DEFAULT_POLICY.backoff_ms(attempts)
 
 
-def run_batch(store: Store, registrations: Handlers, limit: int = 32) -> int:
-    """Claim and run up to ``limit`` due jobs; return how many were claimed."""
+def run_batch(
+    store: Store, registrations: Handlers, limit: int = 32, lease_ms: int = LEASE_MS
+) -> int:
+    """Claim (for ``lease_ms``) and run up to ``limit`` due jobs; return how many were
+    claimed."""
     table = _table(registrations)
-    jobs = store.jobs.claim_jobs(limit, LEASE_MS)
+    jobs = store.jobs.claim_jobs(limit, lease_ms)
     by_kind: dict[str, list[Job]] = {}
     for job in jobs:
         by_kind.setdefault(job.kind, []).append(job)
@@ -219,8 +222,15 @@ class Worker:
 
     Constructing a worker starts nothing; ``start()`` does."""
 
-    def __init__(self, store: Store, registrations: Handlers, idle_s: float = 0.5) -> None:
+    def __init__(
+        self,
+        store: Store,
+        registrations: Handlers,
+        idle_s: float = 0.5,
+        lease_ms: int = LEASE_MS,
+    ) -> None:
         self._store = store
+        self._lease_ms = lease_ms
         # Mappings are taken as given (the engine fills its handler dict after construction).
         self._registrations = (
             registrations if isinstance(registrations, Mapping) else list(registrations)
@@ -249,7 +259,7 @@ class Worker:
     def _loop(self) -> None:
         while not self._stop.is_set():
             try:
-                claimed = run_batch(self._store, self._registrations)
+                claimed = run_batch(self._store, self._registrations, lease_ms=self._lease_ms)
             except Exception:
                 log.exception("job worker: claiming failed; retrying")
                 claimed = 0

@@ -13,8 +13,9 @@ location (without a ``Store`` in hand) are ``omoide.store.migration_status`` /
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from omoide.types import (
     Scope,
@@ -45,6 +46,18 @@ class AdminReads(Protocol):
         own. ``InvalidInput`` if ``dest`` already exists."""
         ...
 
+    def export_records(
+        self, user_id: str | None, scope_id: str | None, batch: int
+    ) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+        """Every record of the selected tenants as ``(kind, up to batch records)``, kinds in
+        ``RECORD_KINDS`` order, each in insertion order (``omoide.store.ports.transfer`` gives
+        the fields). ``user_id``/``scope_id`` ``None``: every user / every scope.
+
+        All batches come from one snapshot taken at the first ``next()``: writes committed
+        meanwhile are not seen, and nothing blocks them. Bounded memory: batches are read
+        as the iterator advances. Closing the iterator early releases the snapshot."""
+        ...
+
 
 class AdminWrites(Protocol):
     """Whole-store and whole-tenant writes, in the caller's transaction."""
@@ -57,6 +70,17 @@ class AdminWrites(Protocol):
         """Erase everything of one tenant: memories (with history, vectors, full-text rows),
         sessions and episodes, projects, jobs, entities and relationships, variables and
         token counters. Returns how many memories went; other tenants are untouched."""
+        ...
+
+    def import_records(self, kind: str, records: Sequence[dict[str, Any]]) -> list[int]:
+        """Write exported records of one kind as they are (ids, times, counters kept),
+        skipping those the store already holds (the import rule in
+        ``omoide.store.ports.transfer``); return the positions in ``records`` written.
+
+        Writes the search rows that follow from a record in the same transaction (a memory's
+        full-text row and vector), but no history (``history`` records carry it) and no
+        jobs. ``InvalidInput`` for an unknown kind or a malformed record, ``Conflict`` and
+        ``NotFound`` as the import rule says."""
         ...
 
     def delete_everything(self) -> None:

@@ -7,12 +7,13 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from omoide.errors import InvalidInput
 from omoide.store import files
-from omoide.store.sqlite import migrate
+from omoide.store.sqlite import export, import_, migrate
 from omoide.store.sqlite.db import Database, connect
 from omoide.types import Scope
 
@@ -49,6 +50,11 @@ class SQLiteAdminReads:
     def backup(self, dest: Path) -> None:
         backup_file(self._db.path, dest)
 
+    def export_records(
+        self, user_id: str | None, scope_id: str | None, batch: int
+    ) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+        return export.export_records(self._db.path, user_id, scope_id, batch)
+
 
 class SQLiteAdminWrites:
     """Metadata and whole-tenant deletes in the caller's transaction (see ``AdminWrites``)."""
@@ -71,6 +77,9 @@ class SQLiteAdminWrites:
         for table in (*_TENANT_TABLES, "token_usage"):
             self._conn.execute(f"DELETE FROM {table} WHERE user_id = ? AND scope_id = ?", args)
         return int(count)
+
+    def import_records(self, kind: str, records: Sequence[dict[str, Any]]) -> list[int]:
+        return import_.import_records(self._conn, kind, records)
 
     def delete_everything(self) -> None:
         for table in (*_ALL_TABLES, "entities", "variables", "token_usage"):
