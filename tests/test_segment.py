@@ -1,4 +1,4 @@
-"""CJK segmentation for the keyword index and queries (omoide/retrieval/segment.py)."""
+"""CJK segmentation for the keyword index and queries (omoide/segment.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from omoide import Memory
+from omoide import segment as seg
 from omoide.embed.protocol import Embedder
-from omoide.retrieval import segment as seg
-from omoide.retrieval.segment import cjk_tokens, segment, segment_query
 from omoide.retrieval.terms import keyword_terms
+from omoide.segment import cjk_tokens, segment, segment_query
 from omoide.types import MemoryType
 
 
@@ -98,11 +98,6 @@ def test_terms_are_capped_for_a_long_chinese_query(mode: str) -> None:
     assert len(keyword_terms("我住在深圳" * 40)) <= 60
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the store must index segment(text) as the FTS row (see the module docstring of "
-    "omoide/retrieval/segment.py and the jiuwen report); only the query side is wired",
-)
 def test_keyword_search_finds_a_chinese_word(tmp_path: Path, embedder: Embedder) -> None:
     memory = Memory(tmp_path / "cjk.db", embedder=embedder, workers=0)
     try:

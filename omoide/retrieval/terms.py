@@ -4,14 +4,14 @@ Stopwords are dropped because an OR over frequent words is what makes FTS5 slow 
 rows, 430 ms at 1M) and adds nothing to bm25. At most ``MAX_TERMS`` terms are kept, as the
 WilmerAI seed does, to stay below SQLite's expression depth limit. The store quotes every term,
 so no user text is ever FTS5 syntax. Chinese, Japanese and Korean runs are split into words and
-character bigrams first (``omoide.retrieval.segment``), the way the index must store them.
+character bigrams first (``omoide.segment``), the way the index must store them.
 """
 
 from __future__ import annotations
 
 import re
 
-from omoide.retrieval.segment import segment_query
+from omoide.segment import segment_query
 
 MAX_TERMS = 60
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)

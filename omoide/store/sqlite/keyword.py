@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from omoide.segment import segment
 from omoide.store.sqlite.fts import TOKENIZER
 
 K1 = 1.2
@@ -87,8 +88,11 @@ class Tokenizer:
         if len(self._lines) + len(missing) > LINE_CACHE:
             self._lines.clear()  # and tokenise every line of this batch again
             missing = list(lines)
+        # CJK runs become space-separated words and bigrams first (omoide.segment), as queries
+        # do: FTS5's unicode61 would keep an unsegmented Chinese sentence as one token.
         self._conn.executemany(
-            "INSERT INTO q(rowid, text, context) VALUES (?, ?, '')", list(enumerate(missing))
+            "INSERT INTO q(rowid, text, context) VALUES (?, ?, '')",
+            [(i, segment(line)) for i, line in enumerate(missing)],
         )
         found = self._conn.execute("SELECT doc, term, count(*) FROM qv GROUP BY doc, term")
         counts: list[dict[str, int]] = [{} for _ in missing]
