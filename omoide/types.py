@@ -214,7 +214,9 @@ AddInput: TypeAlias = str | list[Message] | list[dict[str, str]]
 Fusion: TypeAlias = Literal["rrf", "weighted"]
 
 
-ExtractionState: TypeAlias = Literal["off", "disabled", "pending", "running", "done", "failed"]
+ExtractionState: TypeAlias = Literal[
+    "off", "disabled", "pending", "running", "done", "partial", "failed"
+]
 
 
 class ExtractionStatus(BaseModel):
@@ -222,14 +224,17 @@ class ExtractionStatus(BaseModel):
 
     ``off``: not asked for (``infer=False``, every switch off, or a non-raw ``type``);
     ``disabled``: asked for but no LLM is configured; otherwise the state of the extraction job
-    ``job_id`` (``pending`` or ``running`` when ``wait`` was not used or timed out).
+    ``job_id`` (``pending`` or ``running`` when ``wait`` was not used or timed out);
+    ``partial``: the job is ``done`` but some steps failed (``steps[name]["status"] ==
+    "failed"`` with the error as ``detail``; the job's ``result["outcome"]`` says the same).
     """
 
     state: ExtractionState
     job_id: int | None = None
     reason: str | None = None
     steps: dict[str, Any] = Field(
-        default_factory=dict, description="Per step: 'done' or 'skipped', with a detail."
+        default_factory=dict,
+        description="Per step: 'done', 'skipped' or 'failed', with a detail (the error if failed).",
     )
 
 

@@ -75,7 +75,8 @@ class SQLiteJobQueue:
         ts = now_ms()
         with self._db.immediate() as conn:
             cur = conn.execute(
-                "UPDATE jobs SET lease_until = ?, updated_at = ? WHERE id = ? AND state = 'running'",
+                "UPDATE jobs SET lease_until = ?, updated_at = ?"
+                " WHERE id = ? AND state = 'running'",
                 (ts + lease_ms, ts, job_id),
             )
             return cur.rowcount > 0
