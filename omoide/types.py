@@ -8,9 +8,18 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, NotRequired, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 DEFAULT_ID = "default"
 MetadataValue: TypeAlias = str | int | float | bool | None
@@ -56,11 +65,41 @@ class Scope(BaseModel):
     scope_id: str = DEFAULT_ID
 
 
+class MessageDump(TypedDict):
+    """A dumped ``Message``: ``timestamp`` (ISO text) only when the message has one."""
+
+    role: str
+    content: str
+    timestamp: NotRequired[str]
+
+
 class Message(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     role: str = "user"
     content: str
+    timestamp: datetime | None = Field(
+        None,
+        description="When the message was said (ISO 8601; UTC if no offset). Extraction reads "
+        "relative dates ('yesterday', 'last month') from it; imported history keeps its time.",
+    )
+
+    @field_validator("timestamp")
+    @classmethod
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
+
+    @model_serializer(mode="wrap")
+    def _without_empty_timestamp(self, handler: SerializerFunctionWrapHandler) -> MessageDump:
+        # A message without a time dumps as it always did (episodes, exports, API replies);
+        # a time dumps as ISO text, so a dump stays JSON-ready in every mode.
+        data = handler(self)
+        out = MessageDump(role=data["role"], content=data["content"])
+        if self.timestamp is not None:
+            out["timestamp"] = self.timestamp.isoformat()
+        return out
 
 
 class Session(BaseModel):

@@ -69,7 +69,10 @@ class Context:
 
     @property
     def today(self) -> str:
-        return self.job.created_at.date().isoformat()
+        """The day relative dates are read from: when the messages were said (the latest
+        message time given), else when they were added. Imported history keeps its days."""
+        said = [m.timestamp for m in self.messages if m.timestamp is not None]
+        return (max(said) if said else self.job.created_at).date().isoformat()
 
     def derived(self, text: str, type_: MemoryType, step: str, **extra: Any) -> NewMemory:
         """A memory this job writes: provenance, session and validity from the episode."""
