@@ -10,8 +10,6 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any, Literal, NotRequired, TypeAlias
 
-from typing_extensions import TypedDict
-
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -20,6 +18,7 @@ from pydantic import (
     field_validator,
     model_serializer,
 )
+from typing_extensions import TypedDict
 
 DEFAULT_ID = "default"
 MetadataValue: TypeAlias = str | int | float | bool | None
