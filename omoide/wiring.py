@@ -27,6 +27,7 @@ from omoide.engine.embedding import Embedding
 from omoide.engine.extraction import ExtractionService
 from omoide.engine.graph import GraphService
 from omoide.engine.ingest import IngestService
+from omoide.engine.llm_health import LLMHealth
 from omoide.engine.maintenance import MaintenanceService
 from omoide.engine.memories import MemoryService
 from omoide.engine.policy import KnowledgeConfig
@@ -155,8 +156,6 @@ def build_services(
         ),
         consolidation=ConsolidationService(store, embedding, llm, signal, knowledge),
         extraction=ExtractionService(store, llm, deps, max_llm_calls=max_llm_calls),
-        maintenance=MaintenanceService(
-            store, embedding, graph, signal, llm_name=llm.name if llm else None
-        ),
+        maintenance=MaintenanceService(store, embedding, graph, signal, llm_health=LLMHealth(llm)),
         scopes=ScopeService(store),
     )
