@@ -299,3 +299,6 @@ ALTER TABLE projects ADD COLUMN notes TEXT;
 ALTER TABLE projects ADD COLUMN system_prompt TEXT;
 ALTER TABLE projects ADD COLUMN updated_at INTEGER;
 UPDATE projects SET updated_at = created_at;
+
+-- 0006: one entity per name within a tenant, equal ignoring case (the column is NOCASE).
+CREATE UNIQUE INDEX entities_name ON entities(user_id, scope_id, name);
