@@ -111,8 +111,8 @@ class GraphWrites(Protocol):
         one with that name, equal ignoring case (and move ``last_seen_at`` forward to
         ``at_ms``, never back; a stored type ``other`` becomes ``type_``, any other stays: the
         first specific type wins); link ``episode_id`` as provenance once. A tenant has one
-        entity per name. ``source`` is set on insert only. ``InvalidInput`` for a blank name or type.
-        ``NotFound`` if ``episode_id`` is not an episode of the tenant."""
+        entity per name. ``source`` is set on insert only. ``InvalidInput`` for a blank name
+        or type. ``NotFound`` if ``episode_id`` is not an episode of the tenant."""
         ...
 
     def put_entity_vector(self, scope: Scope, entity_id: str, vector: np.ndarray) -> None:
