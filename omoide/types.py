@@ -227,7 +227,10 @@ class Job(BaseModel):
     created_at: datetime
     updated_at: datetime
     result: dict[str, Any] | None = Field(
-        None, description="What a finished job did, e.g. an extraction job's steps and usage."
+        None,
+        description="What a job did: an extraction job's outcome ('done', 'partial' when some "
+        "steps failed, 'failed'), each step's status and detail, and its LLM usage; kept while "
+        "the job waits for a retry.",
     )
 
 

@@ -137,7 +137,7 @@ class JobWrites(Protocol):
         ...
 
     def record_step(self, job_id: int, step: str, record: dict[str, Any]) -> None:
-        """Record that ``step`` happened: ``record`` has ``status`` (done or skipped) and
+        """Record that ``step`` happened: ``record`` has ``status`` (done, skipped or failed) and
         optionally ``detail``, ``calls``, ``prompt_tokens``, ``completion_tokens``.
 
         Only while the job is ``running`` (otherwise nothing is written). ``Conflict`` if the
