@@ -1,7 +1,9 @@
 """``LLMHealth``: what ``/health`` says about the LLM, from a real call, cached briefly.
 
-The LLM is asked for a one-field JSON answer (what ``OpenAICompatLLM.probe`` asks), so "ok"
-means the endpoint answered with usable JSON just now, not merely that one is configured. The
+An LLM built from the settings is checked as ``omoide doctor`` checks it, with the endpoint's
+model list (``omoide.llm.probe``: a real request that costs no tokens); any other LLM is asked
+for a one-field JSON answer (what ``OpenAICompatLLM.probe`` asks). So "ok" means the endpoint
+answered just now, not merely that one is configured. The
 answer is cached for ``ttl_s`` so that a load balancer polling ``/health`` costs at most one
 small call per ``ttl_s``; while one check runs, other callers get the previous report instead
 of queueing behind it (a hanging endpoint must not hang ``/health`` for every caller).
@@ -33,9 +35,15 @@ class LLMHealth:
     it); ``error``: it answered, but with a refusal or no usable JSON (see ``error``)."""
 
     def __init__(
-        self, llm: LLM | None, *, ttl_s: float = TTL_S, clock: Callable[[], float] = time.monotonic
+        self,
+        llm: LLM | None,
+        *,
+        check: Callable[[], dict[str, Any]] | None = None,
+        ttl_s: float = TTL_S,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._llm = llm
+        self._check_endpoint = check
         self._ttl_s = ttl_s
         self._clock = clock
         self._lock = threading.Lock()
@@ -51,7 +59,14 @@ class LLMHealth:
             assert last is not None
             return self._aged(last)  # another caller is checking right now
         try:
-            checked = (self._clock(), self._check(self._llm))
+            if self._check_endpoint is not None:
+                # the endpoint's address is configuration, not status (tenant keys see this)
+                got = self._check_endpoint()
+                found = {k: v for k, v in got.items() if k not in ("base_url", "model")}
+                found["model"] = self._llm.name
+            else:
+                found = self._check(self._llm)
+            checked = (self._clock(), found)
             self._last = checked
             return self._aged(checked)
         finally:

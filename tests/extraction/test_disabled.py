@@ -47,8 +47,9 @@ def test_health_says_disabled_or_names_the_model(
 def test_memory_builds_the_llm_from_settings(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
     settings = Settings(llm_base_url=fake_llm.url, llm_model="fake-model", llm_timeout=2)
     with Memory(tmp_path / "m.db", embedder=HashEmbedder(), settings=settings, workers=1) as m:
-        fake_llm.enqueue('{"ok": true}')
-        assert m.health()["llm"]["status"] == "ok"
+        health = m.health()["llm"]  # an LLM of the settings: checked by its model list
+        assert health["status"] == "ok" and health["checked"] == "GET /models"
+        assert fake_llm.requests == []  # which costs no completion
         fake_llm.enqueue('{"facts": ["The user is Mei"]}')
         result = m.add_messages(
             CHAT,
