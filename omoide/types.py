@@ -8,9 +8,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, NotRequired, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
+from typing_extensions import TypedDict
 
 DEFAULT_ID = "default"
 MetadataValue: TypeAlias = str | int | float | bool | None
@@ -56,11 +64,41 @@ class Scope(BaseModel):
     scope_id: str = DEFAULT_ID
 
 
+class MessageDump(TypedDict):
+    """A dumped ``Message``: ``timestamp`` (ISO text) only when the message has one."""
+
+    role: str
+    content: str
+    timestamp: NotRequired[str]
+
+
 class Message(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     role: str = "user"
     content: str
+    timestamp: datetime | None = Field(
+        None,
+        description="When the message was said (ISO 8601; UTC if no offset). Extraction reads "
+        "relative dates ('yesterday', 'last month') from it; imported history keeps its time.",
+    )
+
+    @field_validator("timestamp")
+    @classmethod
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
+
+    @model_serializer(mode="wrap")
+    def _without_empty_timestamp(self, handler: SerializerFunctionWrapHandler) -> MessageDump:
+        # A message without a time dumps as it always did (episodes, exports, API replies);
+        # a time dumps as ISO text, so a dump stays JSON-ready in every mode.
+        data = handler(self)
+        out = MessageDump(role=data["role"], content=data["content"])
+        if self.timestamp is not None:
+            out["timestamp"] = self.timestamp.isoformat()
+        return out
 
 
 class Session(BaseModel):
@@ -189,7 +227,10 @@ class Job(BaseModel):
     created_at: datetime
     updated_at: datetime
     result: dict[str, Any] | None = Field(
-        None, description="What a finished job did, e.g. an extraction job's steps and usage."
+        None,
+        description="What a job did: an extraction job's outcome ('done', 'partial' when some "
+        "steps failed, 'failed'), each step's status and detail, and its LLM usage; kept while "
+        "the job waits for a retry.",
     )
 
 
@@ -214,7 +255,9 @@ AddInput: TypeAlias = str | list[Message] | list[dict[str, str]]
 Fusion: TypeAlias = Literal["rrf", "weighted"]
 
 
-ExtractionState: TypeAlias = Literal["off", "disabled", "pending", "running", "done", "failed"]
+ExtractionState: TypeAlias = Literal[
+    "off", "disabled", "pending", "running", "done", "partial", "failed"
+]
 
 
 class ExtractionStatus(BaseModel):
@@ -222,14 +265,17 @@ class ExtractionStatus(BaseModel):
 
     ``off``: not asked for (``infer=False``, every switch off, or a non-raw ``type``);
     ``disabled``: asked for but no LLM is configured; otherwise the state of the extraction job
-    ``job_id`` (``pending`` or ``running`` when ``wait`` was not used or timed out).
+    ``job_id`` (``pending`` or ``running`` when ``wait`` was not used or timed out);
+    ``partial``: the job is ``done`` but some steps failed (``steps[name]["status"] ==
+    "failed"`` with the error as ``detail``; the job's ``result["outcome"]`` says the same).
     """
 
     state: ExtractionState
     job_id: int | None = None
     reason: str | None = None
     steps: dict[str, Any] = Field(
-        default_factory=dict, description="Per step: 'done' or 'skipped', with a detail."
+        default_factory=dict,
+        description="Per step: 'done', 'skipped' or 'failed', with a detail (the error if failed).",
     )
 
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from omoide.config import Settings
 from omoide.embed import Embedder, build_embedder
@@ -28,6 +28,7 @@ from omoide.engine.embedding import Embedding
 from omoide.engine.extraction import ExtractionService
 from omoide.engine.graph import GraphService
 from omoide.engine.ingest import IngestService
+from omoide.engine.llm_health import LLMHealth
 from omoide.engine.maintenance import MaintenanceService
 from omoide.engine.memories import MemoryService
 from omoide.engine.policy import KnowledgeConfig
@@ -42,6 +43,7 @@ from omoide.engine.summaries import SummaryService
 from omoide.engine.transfer import TransferService
 from omoide.engine.variables import VariableService
 from omoide.llm import LLM, build_llm
+from omoide.llm.probe import probe
 from omoide.store import open_store
 from omoide.store.protocol import Store
 
@@ -96,12 +98,13 @@ def build_engine(
         max_llm_calls=settings.llm_max_calls_per_episode,
     )
     on_close: list[Callable[[], None]] = [built.close] if built is not None else []
+    health = LLMHealth(chosen, check=_endpoint_check(settings) if built is not None else None)
     return Engine(
         store,
         embedding,
         chosen,
         signal,
-        partial(build_services, store, embedding, chosen, signal),
+        partial(build_services, store, embedding, chosen, signal, llm_health=health),
         config,
         workers=settings.workers if workers is None else workers,
         on_close=on_close,
@@ -111,12 +114,21 @@ def build_engine(
     )
 
 
+def _endpoint_check(settings: Settings) -> Callable[[], dict[str, Any]]:
+    """The settings' LLM endpoint checked as ``omoide doctor`` does (its model list)."""
+    base_url, model = settings.llm_base_url or "", settings.llm_model
+    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    return partial(probe, base_url, model, key)
+
+
 def build_services(
     store: Store,
     embedding: Embedding,
     llm: LLM | None,
     signal: JobSignal,
     config: ServiceConfig,
+    *,
+    llm_health: LLMHealth | None = None,
 ) -> Services:
     """Every service, each given exactly what it uses (the graph: ``omoide.engine.services``)."""
     knowledge, actor, max_text_chars = config.knowledge, config.actor, config.max_text_chars
@@ -161,7 +173,7 @@ def build_services(
         consolidation=ConsolidationService(store, embedding, llm, signal, knowledge),
         extraction=ExtractionService(store, llm, deps, max_llm_calls=max_llm_calls),
         maintenance=MaintenanceService(
-            store, embedding, graph, signal, llm_name=llm.name if llm else None
+            store, embedding, graph, signal, llm_health=llm_health or LLMHealth(llm)
         ),
         scopes=ScopeService(store),
         transfer=TransferService(store, embedding, signal),

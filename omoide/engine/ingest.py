@@ -186,7 +186,7 @@ class IngestService:
         extracted: list[MemoryItem] = []
         if EXTRACT.name in jobs:
             status = self._status(jobs[EXTRACT.name])
-            if status.state == "done":
+            if status.state in ("done", "partial"):
                 extracted = self._extracted(scope, jobs[EXTRACT.name])
         return AddResult(items=items, extraction=status, extracted=extracted)
 
@@ -224,8 +224,9 @@ class IngestService:
     def _status(self, job_id: int) -> ExtractionStatus:
         job = self._store.jobs.get_job(job_id)
         result = job.result or {}
+        partial = job.state is JobState.DONE and result.get("outcome") == "partial"
         return ExtractionStatus(
-            state=job.state.value,
+            state="partial" if partial else job.state.value,
             job_id=job.id,
             reason=job.last_error if job.state is not JobState.DONE else result.get("skipped"),
             steps=result.get("steps", {}),

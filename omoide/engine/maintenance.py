@@ -7,6 +7,7 @@ from typing import Any
 
 from omoide.engine.embedding import META_DIM, META_MODEL, Embedding
 from omoide.engine.graph import GraphService
+from omoide.engine.llm_health import LLMHealth
 from omoide.engine.signal import JobSignal
 from omoide.errors import EmbedderError, OmoideError
 from omoide.jobs.kinds import EmbedPayload
@@ -16,7 +17,7 @@ from omoide.validate import check_limit
 
 
 class MaintenanceService:
-    """``llm_name`` is the configured LLM's name, None without one."""
+    """``llm_health`` reports the configured LLM from a real call (see ``LLMHealth``)."""
 
     def __init__(
         self,
@@ -25,13 +26,13 @@ class MaintenanceService:
         graph: GraphService,
         signal: JobSignal,
         *,
-        llm_name: str | None,
+        llm_health: LLMHealth,
     ) -> None:
         self._store = store
         self._embedding = embedding
         self._graph = graph
         self._signal = signal
-        self._llm_name = llm_name
+        self._llm_health = llm_health
 
     def run_embed_jobs(self, batch: Sequence[tuple[Job, EmbedPayload]]) -> dict[int, BaseException]:
         """The ``embed`` handler: vectors for memories written while the embedder was down."""
@@ -115,10 +116,6 @@ class MaintenanceService:
             except EmbedderError as exc:
                 embedder.update(status="down", error=str(exc))
         out["embedder"] = embedder
-        if self._llm_name is None:
-            reason = "no LLM configured (OMOIDE_LLM_BASE_URL)"
-            out["llm"] = {"status": "disabled", "reason": reason}
-        else:
-            out["llm"] = {"status": "ok", "model": self._llm_name}
+        out["llm"] = self._llm_health.report()
         out["jobs"] = self.job_counts()
         return out

@@ -13,10 +13,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from omoide.engine import profile_merge
 from omoide.engine.embedding import Embedding, index
 from omoide.engine.search import SearchService
 from omoide.extract import (
     MemVariable,
+    ProfileEntry,
     extract_facts,
     extract_graph,
     extract_profile,
@@ -69,7 +71,10 @@ class Context:
 
     @property
     def today(self) -> str:
-        return self.job.created_at.date().isoformat()
+        """The day relative dates are read from: when the messages were said (the latest
+        message time given), else when they were added. Imported history keeps its days."""
+        said = [m.timestamp for m in self.messages if m.timestamp is not None]
+        return (max(said) if said else self.job.created_at).date().isoformat()
 
     def derived(self, text: str, type_: MemoryType, step: str, **extra: Any) -> NewMemory:
         """A memory this job writes: provenance, session and validity from the episode."""
@@ -170,29 +175,32 @@ def similar_facts(deps: StepDeps, ctx: Context, facts: Sequence[str]) -> list[tu
 
 
 def profile(deps: StepDeps, ctx: Context, llm: LLM) -> Apply:
-    """Profile entries; exact repeats of a valid entry are skipped, others added."""
+    """Profile entries, reconciled with the valid ones (``omoide.engine.profile_merge``): a
+    changed single-valued attribute supersedes its entry (history kept), repeats are skipped."""
     filters = SearchFilters(types=[MemoryType.USER_PROFILE], project=ctx.project)
-    known_items, _ = deps.store.memories.list_memories(ctx.scope, filters, KNOWN_PROFILE_MAX, 0)
-    known = {item.text.casefold() for item in known_items}
-    entries = extract_profile(llm, ctx.messages, [item.text for item in known_items])
-    entries = [e for e in entries if e.text.casefold() not in known]
-    if not entries:
+    known, _ = deps.store.memories.list_memories(ctx.scope, filters, KNOWN_PROFILE_MAX, 0)
+    entries = extract_profile(llm, ctx.messages, [item.text for item in known])
+    todo = profile_merge.plan(entries, known)
+    if todo.empty:
         raise SkipStep("nothing new about the user")
-    vectors = deps.embedding.try_embed([e.text for e in entries])
+    texts = [e.text for e in todo.add] + [e.text for _, e in todo.update]
+    vectors = deps.embedding.try_embed(texts)
+
+    def new(entry: ProfileEntry) -> NewMemory:
+        extra = {"attribute": entry.attribute, "value": entry.value}
+        return ctx.derived(entry.text, MemoryType.USER_PROFILE, "profile", **extra)
 
     def apply(tx: Tx) -> str:
-        ids = []
-        for entry in entries:
-            new = ctx.derived(
-                entry.text,
-                MemoryType.USER_PROFILE,
-                "profile",
-                attribute=entry.attribute,
-                value=entry.value,
+        ids = [tx.memories.insert_memory(ctx.scope, new(e), deps.actor).id for e in todo.add]
+        for old, entry in todo.update:
+            item = tx.memories.supersede_memory(
+                ctx.scope, old.id, new(entry), ctx.at_ms, deps.actor
             )
-            ids.append(tx.memories.insert_memory(ctx.scope, new, deps.actor).id)
+            ids.append(item.id)
+        for stray in todo.retire:
+            tx.memories.invalidate_memory(ctx.scope, stray.id, ctx.at_ms, deps.actor)
         index(tx, ctx.scope, ids, vectors)
-        return f"{len(ids)} entries"
+        return f"{len(todo.add)} added, {len(todo.update)} updated, {todo.unchanged} unchanged"
 
     return apply
 

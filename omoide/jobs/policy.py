@@ -5,26 +5,39 @@ code had three copies with different meanings). Giving up is the store's side of
 policy: a job is enqueued with ``max_attempts`` and ``fail_job`` marks it ``failed`` when its
 attempts are used up.
 
-``decide`` returns a ``Decision`` rather than a bool so that later outcomes fit without changing
-callers (for instance "an LLM outage: wait minutes, jittered, without using up an attempt").
+``decide`` returns a ``Decision``: retry after a delay, give up now, or, for an LLM outage
+(``LLMUnavailable`` because nothing listens, the call timed out, or the server said 429/503),
+wait minutes, jittered, WITHOUT using up an attempt: an outage says nothing about the job, and
+an LLM restart or a model load can take longer than all the attempts' backoffs together. The
+outage backoff grows with the job's runs so far and is capped (``max_outage_ms``), so a job
+waiting out an outage resumes by itself at most that long after the LLM answers again. An HTTP
+500 or a garbled body (``server_error``, ``malformed_response``) may be caused by the request
+itself, so it uses up attempts like any retryable error.
 """
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
 from omoide.errors import BackendError, Conflict, FeatureDisabled, NotFound, OmoideError
+from omoide.llm.errors import LLMUnavailable
 
 # A concurrent change, a row deleted meanwhile, a component not ready yet: worth another try.
 RETRYABLE_ERRORS: tuple[type[OmoideError], ...] = (Conflict, NotFound, FeatureDisabled)
 
+# The LLMUnavailable reasons that are an outage of the endpoint rather than a fault of the job.
+OUTAGE_REASONS = frozenset({"unreachable", "timeout", "rate_limited", "overloaded"})
+
 
 @dataclass(frozen=True)
 class Decision:
-    """What to do with a failed job: retry after ``delay_ms``, or fail it for good now."""
+    """What to do with a failed job: retry after ``delay_ms``, or fail it for good now.
+    ``uses_attempt=False``: the run does not count against ``max_attempts`` (an outage)."""
 
     retry: bool
     delay_ms: int = 0
+    uses_attempt: bool = True
 
 
 @dataclass(frozen=True)
@@ -42,6 +55,8 @@ class RetryPolicy:
     base_backoff_ms: int = 1_000
     max_backoff_ms: int = 600_000
     retryable_errors: tuple[type[OmoideError], ...] = RETRYABLE_ERRORS
+    base_outage_ms: int = 5_000
+    max_outage_ms: int = 300_000
 
     def backoff_ms(self, attempts: int) -> int:
         """The wait after the ``attempts``-th failed run: base, 2x base, 4x base ... capped."""
@@ -49,6 +64,18 @@ class RetryPolicy:
         if exponent >= 62:  # far past any cap; avoids building a huge int
             return self.max_backoff_ms
         return int(min(self.max_backoff_ms, self.base_backoff_ms * 2**exponent))
+
+    def outage_backoff_ms(self, runs: int) -> int:
+        """The wait after the ``runs``-th run met an outage: doubling from ``base_outage_ms``,
+        capped at ``max_outage_ms``, then jittered down by up to half so that the jobs an
+        outage stopped together do not all hit the LLM again in the same second."""
+        exponent = min(max(0, runs - 1), 32)
+        ceiling = min(self.max_outage_ms, self.base_outage_ms * 2**exponent)
+        return int(ceiling * random.uniform(0.5, 1.0))
+
+    @staticmethod
+    def is_outage(error: BaseException) -> bool:
+        return isinstance(error, LLMUnavailable) and error.reason in OUTAGE_REASONS
 
     def retryable(self, error: BaseException) -> bool:
         if isinstance(error, BackendError):
@@ -58,7 +85,9 @@ class RetryPolicy:
         return True
 
     def decide(self, error: BaseException, attempts: int) -> Decision:
-        """Retry (after the backoff for ``attempts``) or give up now."""
+        """Retry (after the backoff for ``attempts``), wait out an outage, or give up now."""
+        if self.is_outage(error):
+            return Decision(True, self.outage_backoff_ms(attempts), uses_attempt=False)
         if not self.retryable(error):
             return Decision(retry=False)
         return Decision(retry=True, delay_ms=self.backoff_ms(attempts))

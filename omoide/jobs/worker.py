@@ -33,12 +33,19 @@ from omoide.jobs.errors import InvalidJobPayload, JobFailed
 from omoide.jobs.kinds import KINDS
 from omoide.jobs.kinds.base import JobKind, P
 from omoide.jobs.policy import DEFAULT_POLICY, Decision, RetryPolicy
+from omoide.llm.errors import LLMRejected
 from omoide.store.protocol import Store
 from omoide.types import Job, JobState
 
 log = logging.getLogger("omoide.jobs")
 
 LEASE_MS = 120_000
+
+# An LLMRejected job fails at once: the same request would be refused again.
+REJECTED_HINT = (
+    "the LLM endpoint refused the request itself; check OMOIDE_LLM_BASE_URL, OMOIDE_LLM_MODEL,"
+    " OMOIDE_LLM_API_KEY and OMOIDE_LLM_RESPONSE_FORMAT (then retry the job)"
+)
 
 # Transitional: the engine's handlers before they are ``Registration``s (``Worker(store,
 # {kind: handler})``): a handler that takes the raw jobs, reports through the store itself and
@@ -188,8 +195,10 @@ def _fail(
         decision = Decision(retry=True, delay_ms=policy.backoff_ms(job.attempts))
     message = describe_error(cause)
     try:
-        if decision.retry:
-            state = store.jobs.fail_job(job.id, message, decision.delay_ms)
+        if decision.retry and not decision.uses_attempt:
+            state = store.jobs.defer_job(job.id, message, decision.delay_ms, result)
+        elif decision.retry:
+            state = store.jobs.fail_job(job.id, message, decision.delay_ms, result)
         else:
             with store.transaction() as tx:
                 tx.jobs.fail_job_now(job.id, message, result)
@@ -209,6 +218,8 @@ def describe_error(error: BaseException) -> str:
     if not isinstance(error, OmoideError):
         return "".join(traceback.format_exception(error))
     text = f"{type(error).__name__}: {error.message}"
+    if isinstance(error, LLMRejected):
+        text += f" | {REJECTED_HINT}"
     if step := error.fields.get("step"):
         text = f"step {step}: {text}"
     raw = error.fields.get("raw")

@@ -12,6 +12,7 @@ import httpx
 from omoide.types import MemoryType
 from tests.api.conftest import KEY, Running
 from tests.compat.conftest import StartServer
+from tests.fakes import FakeLLMServer
 
 # The seed document's "Minimal Example", steps 2 and 3.
 ADD = {
@@ -83,7 +84,7 @@ def test_health_says_extraction_is_off_and_why(start_server: StartServer) -> Non
 
 
 def test_with_an_llm_raw_turns_are_not_returned(
-    llm_server: Running, llm_http: httpx.Client
+    llm_server: Running, llm_http: httpx.Client, fake_llm: FakeLLMServer
 ) -> None:
     messages = [{"role": "user", "content": "I like jasmine tea"}]
     llm_server.engine.add(
@@ -96,4 +97,5 @@ def test_with_an_llm_raw_turns_are_not_returned(
     assert [h["type"] for h in hits] == ["semantic_memory"]
     page = _ok(llm_http.post("/get_user_mem_by_page/", json=TENANT))
     assert [i["type"] for i in page["results"]] == ["semantic_memory"]
+    fake_llm.enqueue('{"ok": true}')  # /health asks the LLM for real
     assert llm_http.get("/health").json()["llm"]["status"] == "ok"

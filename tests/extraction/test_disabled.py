@@ -35,15 +35,21 @@ def test_asking_for_extraction_without_an_llm_raises_before_writing(plain: Memor
     assert plain.add(CHAT, user_id="u", infer=False)
 
 
-def test_health_says_disabled_or_names_the_model(plain: Memory, mem: Memory) -> None:
+def test_health_says_disabled_or_names_the_model(
+    plain: Memory, mem: Memory, fake_llm: FakeLLMServer
+) -> None:
     assert plain.health()["llm"]["status"] == "disabled"
-    assert mem.health()["llm"] == {"status": "ok", "model": "openai-compat/fake-model"}
+    fake_llm.enqueue('{"ok": true}')  # health asks the LLM for real
+    report = mem.health()["llm"]
+    assert (report["status"], report["model"]) == ("ok", "openai-compat/fake-model")
 
 
 def test_memory_builds_the_llm_from_settings(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
     settings = Settings(llm_base_url=fake_llm.url, llm_model="fake-model", llm_timeout=2)
     with Memory(tmp_path / "m.db", embedder=HashEmbedder(), settings=settings, workers=1) as m:
-        assert m.health()["llm"]["status"] == "ok"
+        health = m.health()["llm"]  # an LLM of the settings: checked by its model list
+        assert health["status"] == "ok" and health["checked"] == "GET /models"
+        assert fake_llm.requests == []  # which costs no completion
         fake_llm.enqueue('{"facts": ["The user is Mei"]}')
         result = m.add_messages(
             CHAT,

@@ -45,7 +45,7 @@ def test_malformed_json_is_repaired(mem: Memory, fake_llm: FakeLLMServer) -> Non
     assert mem.token_usage().requests == 2
 
 
-def test_unrepairable_answer_fails_at_once_and_keeps_the_error(
+def test_an_unrepairable_answer_fails_its_step_only_and_the_job_ends_partial(
     mem: Memory, fake_llm: FakeLLMServer
 ) -> None:
     script(fake_llm, facts=["The user is Mei"])
@@ -55,21 +55,55 @@ def test_unrepairable_answer_fails_at_once_and_keeps_the_error(
         CHAT, user_id="u", wait=True, **{**FACTS_ONLY, "enable_user_profile": True}
     )
     job = only_job(mem)
-    assert result.extraction.state == "failed" and job.state is JobState.FAILED
+    assert result.extraction.state == "partial" and job.state is JobState.DONE
     assert job.attempts == 1  # not retryable: no second attempt
-    assert job.last_error is not None and result.extraction.reason == job.last_error
-    assert "step profile: LLMError" in job.last_error and "ProfileResponse" in job.last_error
-    assert "I cannot help with that." in job.last_error
-    # the step before the failure stays done, and the failed calls were counted
+    assert job.result is not None and job.result["outcome"] == "partial"
+    assert job.last_error is None
+    failed = result.extraction.steps["profile"]
+    assert failed["status"] == "failed" and failed == job.result["steps"]["profile"]
+    assert "step profile: LLMError" in failed["detail"] and "ProfileResponse" in failed["detail"]
+    assert "I cannot help with that." in failed["detail"]
+    # the other step did its part, and the failed calls were counted
     assert semantic(mem) == ["The user is Mei"]
-    assert job.result is not None and job.result["steps"]["semantic"]["status"] == "done"
+    assert job.result["steps"]["semantic"]["status"] == "done"
     assert mem.token_usage().requests == 3
-    # an operator's retry runs only what is left
-    mem.retry_job(job.id)
-    fake_llm.enqueue('{"entries": [{"attribute": "name", "value": "Mei"}]}')
-    assert mem.run_jobs() == 1
-    assert only_job(mem).state is JobState.DONE and len(fake_llm.requests) == 4
-    assert semantic(mem) == ["The user is Mei"]
+    assert [i.text for i in result.extracted] == ["The user is Mei"]
+
+
+def test_a_failed_step_does_not_cancel_the_steps_after_it(
+    mem: Memory, fake_llm: FakeLLMServer
+) -> None:
+    """Issue 16, point 3: a bad ``variables`` answer lost the semantic, profile, summary and
+    graph steps."""
+    fake_llm.enqueue("no json here")
+    fake_llm.enqueue("nor here")
+    script(
+        fake_llm,
+        facts=["The user is Mei"],
+        profile={"name": "Mei"},
+        summary="Mei said hi.",
+        graph=GRAPH,
+    )
+    declared = [{"name": "city", "description": "where the user lives", "type": "string"}]
+    result = mem.add_messages(CHAT, user_id="u", session_id="s", mem_variables=declared, wait=True)
+    steps_ = result.extraction.steps
+    assert result.extraction.state == "partial"
+    assert steps_["variables"]["status"] == "failed"
+    assert {
+        n: steps_[n]["status"] for n in ("episodic", "semantic", "profile", "summary", "graph")
+    } == dict.fromkeys(("episodic", "semantic", "profile", "summary", "graph"), "done")
+    assert semantic(mem) == ["The user is Mei"] and mem.list_entities(user_id="u")[1] == 4
+
+
+def test_a_job_whose_every_step_fails_is_failed(mem: Memory, fake_llm: FakeLLMServer) -> None:
+    fake_llm.enqueue("no json here")
+    fake_llm.enqueue("nor here")
+    result = mem.add_messages(CHAT, user_id="u", wait=True, **FACTS_ONLY)
+    job = only_job(mem)
+    assert result.extraction.state == "failed" and job.state is JobState.FAILED
+    assert job.result is not None and job.result["outcome"] == "failed"
+    assert "step semantic: LLMError" in (job.last_error or "")
+    assert result.extraction.reason == job.last_error
 
 
 def test_http_429_is_retried_with_backoff_then_succeeds(

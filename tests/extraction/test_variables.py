@@ -77,8 +77,12 @@ def test_an_uncoercible_answer_fails_the_job_and_writes_nothing(
 ) -> None:
     script(fake_llm, variables={"age": "forty-one"})
     declared = [MemVariable(name="age", description="age", type="integer")]
-    result = mem.add_messages("hello", user_id="u", mem_variables=declared, wait=True)
+    # the only step: with others, they would run and the job end "partial" (test_failures)
+    result = mem.add_messages(
+        "hello", user_id="u", mem_variables=declared, wait=True, **NOTHING_ELSE
+    )
     assert result.extraction.state == "failed"
+    assert result.extraction.steps["variables"]["status"] == "failed"
     assert "variable 'age'" in (result.extraction.reason or "")
     assert mem.get_variables(user_id="u") == {}
     assert mem.store.jobs.get_job(result.extraction.job_id or 0).state is JobState.FAILED

@@ -33,18 +33,22 @@ def link(store: Store, scope: Scope, *pairs: tuple[Entity, Entity]) -> None:
 
 
 @covers(GraphWrites.upsert_entity, GraphReads.get_entity)
-def test_upsert_entity_counts_mentions_of_one_name_and_type(store: Store) -> None:
+def test_upsert_entity_counts_mentions_of_one_name(store: Store) -> None:
+    """One entity per name and tenant (issue 16, point 8): the first specific type stays."""
     [episode] = session_with_episodes(store, ALICE, "s1", ["Mei said hi"])
     with store.transaction() as tx:
         first = tx.graph.upsert_entity(ALICE, "Mei", "person", 1_000, episode_id=episode)
         again = tx.graph.upsert_entity(ALICE, "mei", "person", 5_000)  # names ignore case
         place = tx.graph.upsert_entity(ALICE, "Mei", "place", 2_000, source="user")
         theirs = tx.graph.upsert_entity(BOB, "Mei", "person", 1_000)
-    assert again.id == first.id != place.id
+        vague = tx.graph.upsert_entity(ALICE, "Acme", "other", 1_000)
+        known = tx.graph.upsert_entity(ALICE, "ACME", "organization", 1_000)
+    assert again.id == first.id == place.id
     got = store.graph.get_entity(ALICE, first.id)
-    assert (got.name, got.mention_count, got.episodes) == ("Mei", 2, [episode])
-    assert got.last_seen_at.timestamp() == 5.0 and place.source == "user"
+    assert (got.name, got.type, got.mention_count, got.episodes) == ("Mei", "person", 3, [episode])
+    assert got.last_seen_at.timestamp() == 5.0 and place.source == "extraction"
     assert theirs.id != first.id and theirs.mention_count == 1
+    assert known.id == vague.id and (known.name, known.type) == ("Acme", "organization")
     for bad in ("", "  "):
         with pytest.raises(InvalidInput), store.transaction() as tx:
             tx.graph.upsert_entity(ALICE, bad, "person", 1)

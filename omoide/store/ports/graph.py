@@ -107,10 +107,12 @@ class GraphWrites(Protocol):
         episode_id: str | None = None,
         source: str = "extraction",
     ) -> Entity:
-        """Insert ``(name, type_)`` for the tenant, or count one more mention of it (and move
-        ``last_seen_at`` forward to ``at_ms``, never back); link ``episode_id`` as provenance
-        once. ``source`` is set on insert only. ``InvalidInput`` for a blank name or type.
-        ``NotFound`` if ``episode_id`` is not an episode of the tenant."""
+        """Insert the entity named ``name`` for the tenant, or count one more mention of the
+        one with that name, equal ignoring case (and move ``last_seen_at`` forward to
+        ``at_ms``, never back; a stored type ``other`` becomes ``type_``, any other stays: the
+        first specific type wins); link ``episode_id`` as provenance once. A tenant has one
+        entity per name. ``source`` is set on insert only. ``InvalidInput`` for a blank name
+        or type. ``NotFound`` if ``episode_id`` is not an episode of the tenant."""
         ...
 
     def put_entity_vector(self, scope: Scope, entity_id: str, vector: np.ndarray) -> None:

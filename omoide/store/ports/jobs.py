@@ -46,19 +46,37 @@ class JobQueue(Protocol):
         """
         ...
 
-    def fail_job(self, job_id: int, error: str, backoff_ms: int) -> JobState:
+    def fail_job(
+        self, job_id: int, error: str, backoff_ms: int, result: dict[str, Any] | None = None
+    ) -> JobState:
         """Record a failed attempt of a ``running`` job and return the job's state after it.
 
         With attempts left the job goes back to ``pending`` with ``run_after = now +
         backoff_ms``; after ``max_attempts`` it is ``failed``. The error (its last 4,000
-        characters) is kept on the row. A job that is not ``running`` (already ``done``,
-        ``failed`` or ``pending``) is left exactly as it is and its current state returned:
-        a late failure report never undoes a finished job. ``NotFound`` if no job has this id.
+        characters) is kept on the row, and ``result`` (what the attempt got done) when given.
+        A job that is not ``running`` (already ``done``, ``failed`` or ``pending``) is left
+        exactly as it is and its current state returned: a late failure report never undoes
+        a finished job. ``NotFound`` if no job has this id.
         """
         ...
 
+    def defer_job(
+        self, job_id: int, error: str, delay_ms: int, result: dict[str, Any] | None = None
+    ) -> JobState:
+        """Put a ``running`` job back to ``pending`` for ``delay_ms`` without using up an
+        attempt (its ``max_attempts`` grows by one): the run failed for a reason outside the
+        job, such as an LLM outage. Keeps ``error`` and ``result`` as ``fail_job`` does; a job
+        that is not ``running`` is left as it is. ``NotFound`` if no job has this id."""
+        ...
+
+    def renew_lease(self, job_id: int, lease_ms: int) -> bool:
+        """Extend a ``running`` job's lease to now + ``lease_ms`` (a long step in progress);
+        False when the job is no longer ``running``."""
+        ...
+
     def retry_job(self, scope: Scope | None, job_id: int) -> Job:
-        """Give a ``failed`` job a fresh start: ``pending``, attempts 0, due now.
+        """Give a ``failed`` job a fresh start: ``pending``, attempts 0, due now, no
+        ``last_error`` (the error was of the run given up on; its ``result`` stays).
 
         ``NotFound`` if no such job, or it belongs to another tenant than ``scope`` (``None``:
         any tenant). ``Conflict`` if the job is not ``failed`` (pending, running or done jobs
@@ -119,7 +137,7 @@ class JobWrites(Protocol):
         ...
 
     def record_step(self, job_id: int, step: str, record: dict[str, Any]) -> None:
-        """Record that ``step`` happened: ``record`` has ``status`` (done or skipped) and
+        """Record that ``step`` happened: ``record`` has ``status`` (done, skipped or failed) and
         optionally ``detail``, ``calls``, ``prompt_tokens``, ``completion_tokens``.
 
         Only while the job is ``running`` (otherwise nothing is written). ``Conflict`` if the

@@ -153,24 +153,33 @@ class SQLiteGraphWrites:
         episode_id: str | None = None,
         source: str = "extraction",
     ) -> Entity:
-        """Insert, or count one more mention of, ``(name, type)`` in ``scope``."""
+        """Insert, or count one more mention of, the entity named ``name`` (ignoring case)
+        in ``scope``; an entity stored as ``other`` takes the more specific ``type_``."""
         if not name.strip() or not type_.strip():
             raise InvalidInput("an entity needs a name and a type")
-        self._conn.execute(
-            "INSERT INTO entities (id, user_id, scope_id, name, type, source, last_seen_at,"
-            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (user_id, scope_id, name, type) DO UPDATE SET"
-            " mention_count = mention_count + 1,"
-            " last_seen_at = max(last_seen_at, excluded.last_seen_at)",
-            (uuid.uuid4().hex, scope.user_id, scope.scope_id, name, type_, source, at_ms, at_ms),
-        )
+        # entities_name (0006) makes the name unique per tenant; the name column is NOCASE.
         row = self._conn.execute(
-            "SELECT id FROM entities WHERE user_id = ? AND scope_id = ? AND name = ? AND type = ?",
-            (scope.user_id, scope.scope_id, name, type_),
+            "SELECT id FROM entities WHERE user_id = ? AND scope_id = ? AND name = ?",
+            (scope.user_id, scope.scope_id, name),
         ).fetchone()
+        if row is None:
+            entity_id = uuid.uuid4().hex
+            self._conn.execute(
+                "INSERT INTO entities (id, user_id, scope_id, name, type, source, last_seen_at,"
+                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (entity_id, scope.user_id, scope.scope_id, name, type_, source, at_ms, at_ms),
+            )
+        else:
+            entity_id = str(row["id"])
+            self._conn.execute(
+                "UPDATE entities SET mention_count = mention_count + 1,"
+                " last_seen_at = max(last_seen_at, ?),"
+                " type = CASE WHEN type = 'other' THEN ? ELSE type END WHERE id = ?",
+                (at_ms, type_, entity_id),
+            )
         if episode_id is not None:
-            self._link_episode(scope, row["id"], episode_id)
-        return self._entity(scope, row["id"])
+            self._link_episode(scope, entity_id, episode_id)
+        return self._entity(scope, entity_id)
 
     def put_entity_vector(self, scope: Scope, entity_id: str, vector: np.ndarray) -> None:
         if self._entity_row(scope, entity_id) is None:

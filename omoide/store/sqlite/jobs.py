@@ -45,16 +45,41 @@ class SQLiteJobQueue:
                 )
             return [_job(conn, i) for i in ids]
 
-    def fail_job(self, job_id: int, error: str, backoff_ms: int) -> JobState:
+    def fail_job(
+        self, job_id: int, error: str, backoff_ms: int, result: dict[str, Any] | None = None
+    ) -> JobState:
         ts = now_ms()
         with self._db.immediate() as conn:
             conn.execute(
                 "UPDATE jobs SET state = CASE WHEN attempts >= max_attempts THEN 'failed'"
                 " ELSE 'pending' END, last_error = ?, run_after = ?, lease_until = NULL,"
-                " updated_at = ? WHERE id = ? AND state = 'running'",
-                (error[-_ERROR_CHARS:], ts + backoff_ms, ts, job_id),
+                " updated_at = ?, result = coalesce(?, result) WHERE id = ? AND state = 'running'",
+                (error[-_ERROR_CHARS:], ts + backoff_ms, ts, _dumps(result), job_id),
             )
             return _job(conn, job_id).state
+
+    def defer_job(
+        self, job_id: int, error: str, delay_ms: int, result: dict[str, Any] | None = None
+    ) -> JobState:
+        ts = now_ms()
+        with self._db.immediate() as conn:
+            conn.execute(
+                "UPDATE jobs SET state = 'pending', max_attempts = max_attempts + 1,"
+                " last_error = ?, run_after = ?, lease_until = NULL, updated_at = ?,"
+                " result = coalesce(?, result) WHERE id = ? AND state = 'running'",
+                (error[-_ERROR_CHARS:], ts + delay_ms, ts, _dumps(result), job_id),
+            )
+            return _job(conn, job_id).state
+
+    def renew_lease(self, job_id: int, lease_ms: int) -> bool:
+        ts = now_ms()
+        with self._db.immediate() as conn:
+            cur = conn.execute(
+                "UPDATE jobs SET lease_until = ?, updated_at = ?"
+                " WHERE id = ? AND state = 'running'",
+                (ts + lease_ms, ts, job_id),
+            )
+            return cur.rowcount > 0
 
     def retry_job(self, scope: Scope | None, job_id: int) -> Job:
         with self._db.immediate() as conn:
@@ -65,8 +90,8 @@ class SQLiteJobQueue:
                 raise Conflict(f"job {job_id} is {job.state.value}; only failed jobs retry")
             ts = now_ms()
             conn.execute(
-                "UPDATE jobs SET state = 'pending', attempts = 0, run_after = ?, updated_at = ?"
-                " WHERE id = ? AND state = 'failed'",
+                "UPDATE jobs SET state = 'pending', attempts = 0, run_after = ?, updated_at = ?,"
+                " last_error = NULL WHERE id = ? AND state = 'failed'",
                 (ts, ts, job_id),
             )
             return _job(conn, job_id)

@@ -347,3 +347,5 @@ CREATE TRIGGER kw_docs_delete AFTER DELETE ON kw_docs BEGIN
         AND term IN (SELECT value FROM json_each(old.terms));
 END;
 
+-- 0007: one entity per name within a tenant, equal ignoring case (the column is NOCASE).
+CREATE UNIQUE INDEX entities_name ON entities(user_id, scope_id, name);
