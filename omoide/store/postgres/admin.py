@@ -6,10 +6,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from omoide.store.postgres import backup, migrate
+from omoide.store.postgres import backup, export, import_, migrate
 from omoide.store.postgres.db import Conn, Database, connect, redacted
 from omoide.types import Scope
 
@@ -47,6 +48,11 @@ class PostgresAdminReads:
         with self._db.pool.connection() as conn:
             backup.write(conn, Path(dest))
 
+    def export_records(
+        self, user_id: str | None, scope_id: str | None, batch: int
+    ) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+        return export.export_records(self._db, user_id, scope_id, batch)
+
 
 class PostgresAdminWrites:
     """Metadata and whole-tenant deletes in the caller's transaction (see ``AdminWrites``)."""
@@ -69,6 +75,9 @@ class PostgresAdminWrites:
         for table in (*_TENANT_TABLES, "token_usage"):
             self._conn.execute(f"DELETE FROM {table} WHERE user_id = %s AND scope_id = %s", args)
         return int(row["n"]) if row else 0
+
+    def import_records(self, kind: str, records: Sequence[dict[str, Any]]) -> list[int]:
+        return import_.import_records(self._conn, kind, records)
 
     def delete_everything(self) -> None:
         # TRUNCATE takes an exclusive lock; DELETE keeps this an ordinary transaction that

@@ -28,7 +28,7 @@ TABLES = (
 _IDENTITY = (
     ("projects", "id"), ("sessions", "id"), ("episodes", "seq"), ("memories", "seq"),
     ("history", "id"), ("jobs", "id"), ("entities", "seq"), ("relationships", "seq"),
-    ("chunk_ledger", "id"),
+    ("chunk_ledger", "id"), ("consolidations", "seq"),
 )  # fmt: skip
 _DERIVED = {"memories": ("tsv", "doc_len")}  # recomputed by trigger on restore
 
@@ -68,12 +68,23 @@ def restore(conn: Conn, src: Path) -> None:
             for line in lines:
                 entry = json.loads(line)
                 _insert(conn, entry["table"], entry["row"])
-            for table, column in _IDENTITY:
+            for table, column in _identities(conn):
                 conn.execute(
                     f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'),"
                     f" greatest((SELECT max({column}) FROM {table}), 1))"
                 )
     migrate.migrate(conn)
+
+
+def _identities(conn: Conn) -> list[tuple[str, str]]:
+    """The identity columns the schema has at the backup's version (``consolidations.seq``
+    came with version 2)."""
+    present = conn.execute(
+        "SELECT table_name, column_name FROM information_schema.columns"
+        " WHERE table_schema = current_schema() AND is_identity = 'YES'"
+    ).fetchall()
+    have = {(r["table_name"], r["column_name"]) for r in present}
+    return [pair for pair in _IDENTITY if pair in have]
 
 
 def _insert(conn: Conn, table: str, row: dict[str, Any]) -> None:
