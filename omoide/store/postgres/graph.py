@@ -1,8 +1,9 @@
 """PostgreSQL ``GraphReads`` / ``GraphWrites``: entities and relationships with upsert semantics.
 
-Entities are unique per tenant by ``(lower(name), type)``, so the same person mentioned by two
-users is two entities. Upserts count mentions (``ON CONFLICT``: atomic under concurrent
-writers); deleting an entity cascades to its relationships, provenance rows and vector.
+Entities are unique per tenant by ``lower(name)`` (one entity per name; a stored ``other``
+type takes a more specific one), so the same person mentioned by two users is two entities.
+Upserts count mentions (``ON CONFLICT``: atomic under concurrent writers); deleting an entity
+cascades to its relationships, provenance rows and vector.
 Traversals live in ``traverse``.
 """
 
@@ -144,15 +145,17 @@ class PostgresGraphWrites:
         episode_id: str | None = None,
         source: str = "extraction",
     ) -> Entity:
-        """Insert, or count one more mention of, ``(name, type)`` in ``scope``."""
+        """Insert, or count one more mention of, the entity named ``name`` (ignoring case)
+        in ``scope``; an entity stored as ``other`` takes the more specific ``type_``."""
         if not name.strip() or not type_.strip():
             raise InvalidInput("an entity needs a name and a type")
         row = self._conn.execute(
             "INSERT INTO entities (id, user_id, scope_id, name, type, source, last_seen_at,"
             " created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
-            " ON CONFLICT (user_id, scope_id, lower(name), type) DO UPDATE SET"
+            " ON CONFLICT (user_id, scope_id, lower(name)) DO UPDATE SET"
             " mention_count = entities.mention_count + 1,"
-            " last_seen_at = greatest(entities.last_seen_at, excluded.last_seen_at)"
+            " last_seen_at = greatest(entities.last_seen_at, excluded.last_seen_at),"
+            " type = CASE WHEN entities.type = 'other' THEN excluded.type ELSE entities.type END"
             " RETURNING id",
             (uuid.uuid4().hex, scope.user_id, scope.scope_id, name, type_, source, at_ms, at_ms),
         ).fetchone()

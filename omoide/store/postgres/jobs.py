@@ -47,16 +47,42 @@ class PostgresJobQueue:
         claimed = [rows.job(r) for r in found]
         return sorted(claimed, key=lambda j: (j.run_after, j.id))
 
-    def fail_job(self, job_id: int, error: str, backoff_ms: int) -> JobState:
+    def fail_job(
+        self, job_id: int, error: str, backoff_ms: int, result: dict[str, Any] | None = None
+    ) -> JobState:
         ts = now_ms()
         with self._db.write() as conn:
             conn.execute(
                 "UPDATE jobs SET state = CASE WHEN attempts >= max_attempts THEN 'failed'"
                 " ELSE 'pending' END, last_error = %s, run_after = %s, lease_until = NULL,"
-                " updated_at = %s WHERE id = %s AND state = 'running'",
-                (error[-_ERROR_CHARS:], ts + backoff_ms, ts, job_id),
+                " updated_at = %s, result = coalesce(%s::jsonb, result)"
+                " WHERE id = %s AND state = 'running'",
+                (error[-_ERROR_CHARS:], ts + backoff_ms, ts, _dumps(result), job_id),
             )
             return _job(conn, job_id).state
+
+    def defer_job(
+        self, job_id: int, error: str, delay_ms: int, result: dict[str, Any] | None = None
+    ) -> JobState:
+        ts = now_ms()
+        with self._db.write() as conn:
+            conn.execute(
+                "UPDATE jobs SET state = 'pending', max_attempts = max_attempts + 1,"
+                " last_error = %s, run_after = %s, lease_until = NULL, updated_at = %s,"
+                " result = coalesce(%s::jsonb, result) WHERE id = %s AND state = 'running'",
+                (error[-_ERROR_CHARS:], ts + delay_ms, ts, _dumps(result), job_id),
+            )
+            return _job(conn, job_id).state
+
+    def renew_lease(self, job_id: int, lease_ms: int) -> bool:
+        ts = now_ms()
+        with self._db.write() as conn:
+            cursor = conn.execute(
+                "UPDATE jobs SET lease_until = %s, updated_at = %s"
+                " WHERE id = %s AND state = 'running'",
+                (ts + lease_ms, ts, job_id),
+            )
+            return cursor.rowcount > 0
 
     def retry_job(self, scope: Scope | None, job_id: int) -> Job:
         with self._db.write() as conn:
@@ -67,8 +93,8 @@ class PostgresJobQueue:
                 raise Conflict(f"job {job_id} is {job.state.value}; only failed jobs retry")
             ts = now_ms()
             conn.execute(
-                "UPDATE jobs SET state = 'pending', attempts = 0, run_after = %s, updated_at = %s"
-                " WHERE id = %s AND state = 'failed'",
+                "UPDATE jobs SET state = 'pending', attempts = 0, run_after = %s, updated_at = %s,"
+                " last_error = NULL WHERE id = %s AND state = 'failed'",
                 (ts, ts, job_id),
             )
             return _job(conn, job_id)

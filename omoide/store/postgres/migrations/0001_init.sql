@@ -205,7 +205,8 @@ CREATE TABLE entities (
     PRIMARY KEY (user_id, id)
 );
 -- Names compare ignoring case, like SQLite's COLLATE NOCASE.
-CREATE UNIQUE INDEX entities_name ON entities (user_id, scope_id, lower(name), type);
+-- One entity per name within a tenant, equal ignoring case (as SQLite's NOCASE name column).
+CREATE UNIQUE INDEX entities_name ON entities (user_id, scope_id, lower(name));
 CREATE INDEX entities_seen ON entities (user_id, scope_id, last_seen_at);
 
 CREATE TABLE relationships (
