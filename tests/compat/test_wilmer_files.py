@@ -164,6 +164,21 @@ def test_a_bad_file_fails_its_discussion_only_and_whole(
         assert got.status_code == 404, disc
 
 
+def test_cli_names_the_bad_file_and_exits_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "DiscussionIds"
+    write_chunks(root / "good" / "memories.json", [("Fine chunk.", "g1")])
+    (root / "bad").mkdir()
+    (root / "bad" / "memories.json").write_text('{"text_block": 1, "hash": "x"}')
+    done = cli(tmp_path, monkeypatch, "import", "wilmer", str(root))
+    assert done.exit_code == 1 and "Traceback" not in done.output
+    assert "bad: not imported: memories.json: record 1 has a text that is not a string" in (
+        done.stdout
+    )
+    assert "good: 1 chunks" in done.stdout
+
+
 def test_symlinks_leaving_the_directory_are_not_followed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -152,7 +152,10 @@ def _get(found: dict[str, Discussion], discussion_id: str, key_folder: str | Non
 # reading ---------------------------------------------------------------------------------
 def read_records(path: Path) -> list[tuple[str, str | None]]:
     """``(text, hash)`` records of a memory or summary file, in file order."""
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise WilmerFileError(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
     if _FERNET.match(raw):
         raise WilmerFileError(
             f"{path.name}: encrypted by WilmerAI (a Fernet token); omoide does not decrypt "
