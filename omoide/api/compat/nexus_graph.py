@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from omoide.api.compat.nexus_models import EntityListQuery, RelationshipListQuery, Removed
 from omoide.api.compat.nexus_wire import (
@@ -33,6 +33,11 @@ TenantQ = Annotated[TenantQuery, Query()]
 
 
 class UpsertEntity(Tenant):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"name": "Lin", "type": "person", "user_id": "mei"}]},
+    )
+
     name: str = Field(min_length=1, max_length=256)
     type: str = Field(min_length=1, max_length=64, examples=["person"])
     source: str = Field("api", min_length=1, max_length=64, description="Set on insert only.")
@@ -40,6 +45,15 @@ class UpsertEntity(Tenant):
 
 
 class UpsertRelationship(Tenant):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"from_id": "<Lin's id>", "to_id": "<Acme's id>", "label": "works at"},
+            ]
+        },
+    )
+
     from_id: str = Field(min_length=1, max_length=64)
     to_id: str = Field(min_length=1, max_length=64)
     label: str = Field(min_length=1, max_length=256, examples=["works at"])
