@@ -84,6 +84,8 @@ import_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(import_app, name="import")
+export_app = typer.Typer(help="Export memories to other tools.", no_args_is_help=True)
+app.add_typer(export_app, name="export")
 out = Console()
 err = Console(stderr=True)
 
@@ -658,8 +660,11 @@ def import_wilmer(
     scope: ScopeOpt = "default",
     as_json: JsonOpt = False,
 ) -> None:
-    """Import a WilmerAI discussion directory (<id>_memories.jsonl, <id>_summary.jsonl,
-    <id>_vector_memory.db) as chunk, summary and vector memories of session <id>. Idempotent.
+    """Import WilmerAI discussions: <id>/memories.json, <id>/chat_summary.json and
+    <id>/vector_memory.db (also under a per-API-key folder), the legacy <id>_memories.json,
+    <id>_chat_summary.json, <id>_vector_memory.db, and <id>_memories.jsonl / <id>_summary.jsonl.
+    Each discussion becomes session <id>, in one transaction. Idempotent. Exit 1 when a
+    discussion could not be imported or nothing was recognised.
 
     Example: omoide import wilmer ~/WilmerAI/Public/DiscussionIds --user alice
     """
@@ -676,12 +681,53 @@ def import_wilmer(
             scope_id=scope,
             progress=lambda n, total: progress.update(task, completed=n, total=total),
         )
+    _emit(result, as_json, lambda: _show_wilmer_import(result))
+    if result.failed:
+        raise typer.Exit(1)
+
+
+def _show_wilmer_import(result: Any) -> None:
+    for line in result.ignored:
+        out.print(f"ignored {line}", markup=False)
+    for d in result.discussions:
+        if d.error is not None:
+            out.print(f"{d.discussion_id}: not imported: {d.error}", markup=False)
+        else:
+            out.print(
+                f"{d.discussion_id}: {d.chunks} chunks, {int(d.summary)} summary, "
+                f"{d.vector_memories} vector memories, tracker {'set' if d.tracker else 'kept'}, "
+                f"{d.already} already imported",
+                markup=False,
+            )
+        for reason in d.skipped:
+            out.print(f"  skipped {reason}", markup=False)
+
+
+@export_app.command("wilmer")
+@_errors
+def export_wilmer(
+    directory: Path,
+    discussion: Annotated[str, typer.Option("--discussion", "-d", help="The discussion id.")],
+    user: UserOpt = "default",
+    scope: ScopeOpt = "default",
+    as_json: JsonOpt = False,
+) -> None:
+    """Write one discussion back in WilmerAI's current layout: DIRECTORY/<id>/memories.json,
+    chat_summary.json and vector_memory.db (plain JSON; existing files are not overwritten).
+
+    Example: omoide export wilmer ~/WilmerAI/Public/DiscussionIds --discussion disc-1
+    """
+    from omoide.compat.wilmer import Wilmer
+
+    with _memory() as memory:
+        result = Wilmer.of(memory).exporter.export_wilmer(
+            directory, discussion, user_id=user, scope_id=scope
+        )
 
     def show() -> None:
         out.print(
-            f"{len(result.discussions)} discussions: {result.chunks} chunks, "
-            f"{result.summaries} summaries, {result.vector_memories} vector memories, "
-            f"{result.skipped} already imported",
+            f"{result.discussion_id}: {result.chunks} chunks, {int(result.summary)} summary, "
+            f"{result.vector_memories} vector memories -> {result.folder}",
             markup=False,
         )
 

@@ -28,7 +28,7 @@ from omoide.engine.context import ContextService
 from omoide.engine.graph import MAX_NODES, GraphService
 from omoide.engine.maintenance import MaintenanceService
 from omoide.engine.memories import MemoryService
-from omoide.engine.projects import ProjectService
+from omoide.engine.projects import ProjectDeleted, ProjectService, SessionsOnDelete
 from omoide.engine.scopes import ScopeService
 from omoide.engine.search import SearchService
 from omoide.engine.sessions import SessionService
@@ -569,9 +569,16 @@ class Memory:
 
     @_documented_by(ProjectService.delete_project)
     def delete_project(
-        self, name: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
-    ) -> int:
-        return self._services.projects.delete_project(name, user_id=user_id, scope_id=scope_id)
+        self,
+        name: str,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        sessions: SessionsOnDelete | None = None,
+    ) -> ProjectDeleted:
+        return self._services.projects.delete_project(
+            name, user_id=user_id, scope_id=scope_id, sessions=sessions
+        )
 
     # summaries ---------------------------------------------------------------------------
     @_documented_by(SummaryService.list_summaries)
@@ -680,6 +687,36 @@ class Memory:
         return self._services.variables.token_usage(scope=scope)
 
     # graph -------------------------------------------------------------------------------
+    @_documented_by(GraphService.upsert_entity)
+    def upsert_entity(
+        self,
+        name: str,
+        type: str,  # nexusAI's field name
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        source: str = "api",
+        episode_id: str | None = None,
+    ) -> Entity:
+        return self._services.graph.upsert_entity(
+            name, type, user_id=user_id, scope_id=scope_id, source=source, episode_id=episode_id
+        )
+
+    @_documented_by(GraphService.upsert_relationship)
+    def upsert_relationship(
+        self,
+        from_id: str,
+        to_id: str,
+        label: str,
+        *,
+        notes: str | None = None,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+    ) -> Relationship:
+        return self._services.graph.upsert_relationship(
+            from_id, to_id, label, notes=notes, user_id=user_id, scope_id=scope_id
+        )
+
     @_documented_by(GraphService.list_entities)
     def list_entities(
         self,

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 from omoide.engine.embedding import Embedding
 from omoide.errors import EmbedderError, InvalidInput, NotFound, OmoideError
-from omoide.jobs.kinds import EmbedEntitiesPayload
+from omoide.jobs.kinds import EMBED_ENTITIES, EmbedEntitiesPayload
+from omoide.jobs.queue import enqueue
 from omoide.store.protocol import Store
 from omoide.types import (
     DEFAULT_ID,
@@ -25,6 +26,7 @@ from omoide.types import (
     Scope,
     Subgraph,
     entity_text,
+    now_ms,
 )
 from omoide.validate import check_limit, check_text
 
@@ -145,6 +147,59 @@ class GraphService:
         """Delete an entity, its relationships, provenance and vector in one transaction."""
         with self._store.transaction() as tx:
             tx.graph.delete_entity(Scope(user_id=user_id, scope_id=scope_id), entity_id)
+
+    def upsert_entity(
+        self,
+        name: str,
+        type: str,  # nexusAI's field name
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        source: str = "api",
+        episode_id: str | None = None,
+    ) -> Entity:
+        """nexusAI's entity upsert, without an LLM: a new ``(name, type)`` is created (with
+        ``source``), an existing one gets ``mention_count + 1`` and ``last_seen_at`` now;
+        ``episode_id`` (an episode of the tenant) is linked as provenance once. The entity's
+        vector is written now, or queued when the embedder is down."""
+        check_text(name, 256, what="entity name")
+        check_text(type, 64, what="entity type")
+        check_text(source, 64, what="entity source")
+        scope = Scope(user_id=user_id, scope_id=scope_id)
+        vectors = self._embedding.try_embed([entity_text(name.strip(), type.strip())])
+        with self._store.transaction() as tx:
+            entity = tx.graph.upsert_entity(
+                scope, name.strip(), type.strip(), now_ms(), episode_id, source
+            )
+            if vectors is not None:
+                tx.graph.put_entity_vector(scope, entity.id, vectors[0])
+            else:
+                payload = EmbedEntitiesPayload(entity_ids=[entity.id])
+                enqueue(tx.jobs, scope, EMBED_ENTITIES, payload)
+        return entity
+
+    def upsert_relationship(
+        self,
+        from_id: str,
+        to_id: str,
+        label: str,
+        *,
+        notes: str | None = None,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+    ) -> Relationship:
+        """nexusAI's relationship upsert: a new ``from -[label]-> to`` edge is created, an
+        existing one gets ``mention_count + 1`` and keeps its notes (``notes`` are set only
+        when it had none). ``NotFound`` when either entity is not the tenant's."""
+        check_text(label, 256, what="relationship label")
+        if notes is not None and notes.strip():
+            check_text(notes, 10_000, what="relationship notes")
+        notes = notes if notes and notes.strip() else None
+        scope = Scope(user_id=user_id, scope_id=scope_id)
+        with self._store.transaction() as tx:
+            return tx.graph.upsert_relationship(
+                scope, from_id, to_id, label.strip(), notes, now_ms()
+            )
 
     def list_relationships(
         self,

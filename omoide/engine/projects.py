@@ -3,7 +3,10 @@
 A project is named within its tenant, and a session belongs to at most one (``Session.project``).
 An isolated project's sessions see only its memories, and searches outside it never see them
 (``SearchFilters.project``). ``update_project`` changes only the fields given, from the seed's
-allowlist; deleting a project detaches its sessions in the same transaction. ``create_project``
+allowlist. Deleting a project never silently widens who sees its sessions: a plain project's
+sessions are detached (as nexusAI does), an isolated one's only when the caller says so
+(``sessions="detach"``) or they are deleted with it (``sessions="delete"``); see
+``delete_project``. ``create_project``
 (the library's older call) creates or updates through the same two writes as ``add_project`` and
 ``update_project``: one project-write API for /v1, the library and nexusAI.
 
@@ -15,12 +18,25 @@ allowlist; deleting a project detaches its sessions in the same transaction. ``c
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel
 
 from omoide.errors import Conflict, InvalidInput
 from omoide.store.protocol import Store
 from omoide.types import DEFAULT_ID, Project, Scope
 from omoide.validate import check_limit, check_text
+
+SessionsOnDelete = Literal["detach", "delete"]
+
+
+class ProjectDeleted(BaseModel):
+    """What deleting a project did with its sessions."""
+
+    name: str
+    sessions_detached: int = 0
+    sessions_deleted: int = 0
+
 
 # nexusAI's updateProject allowlist, in its order.
 PROJECT_FIELDS = ("name", "description", "colour", "icon", "isolated", "notes", "system_prompt")
@@ -104,12 +120,51 @@ class ProjectService:
             )
 
     def delete_project(
-        self, name: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
-    ) -> int:
-        """Detach the project's sessions (they keep their memories) and delete it, in one
-        transaction; return how many sessions were detached."""
+        self,
+        name: str,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        sessions: SessionsOnDelete | None = None,
+    ) -> ProjectDeleted:
+        """Delete the project, in one transaction, doing with its sessions what ``sessions``
+        says: ``"detach"`` keeps them (with their memories) in no project, so every search of
+        the tenant sees them; ``"delete"`` deletes them with everything they hold. Omitted,
+        a plain project's sessions are detached (nexusAI's behaviour) while an isolated
+        project that has sessions is a ``Conflict``: detaching them would widen who sees them,
+        so the caller must choose."""
+        if sessions not in (None, "detach", "delete"):
+            raise InvalidInput(f"sessions must be 'detach' or 'delete', got {sessions!r}")
+        scope = Scope(user_id=user_id, scope_id=scope_id)
+        project = self._store.sessions.get_project(scope, name)
+        members = self._members(scope, name)
+        if sessions is None and project.isolated and members:
+            raise Conflict(
+                f"project {name!r} is isolated and has {len(members)} sessions: detaching them "
+                "would let every search of the tenant see them; choose sessions=delete "
+                "(delete them with their memories) or sessions=detach (keep them, shared)"
+            )
         with self._store.transaction() as tx:
-            return tx.sessions.delete_project(Scope(user_id=user_id, scope_id=scope_id), name)
+            deleted = 0
+            for member in members if sessions == "delete" else []:
+                tx.sessions.delete_session(scope, member)
+                deleted += 1
+            detached = tx.sessions.delete_project(scope, name)
+            if detached and project.isolated and sessions != "detach":
+                # a session joined the project meanwhile: never detach it silently
+                raise Conflict(f"project {name!r} gained sessions meanwhile; try again")
+        return ProjectDeleted(name=name, sessions_detached=detached, sessions_deleted=deleted)
+
+    def _members(self, scope: Scope, name: str) -> list[str]:
+        """The ids of the project's sessions."""
+        found: list[str] = []
+        offset = 0
+        while True:
+            page, total = self._store.sessions.list_sessions(scope, 500, offset)
+            found += [s.id for s in page if s.project == name]
+            offset += len(page)
+            if not page or offset >= total:
+                return found
 
 
 def _check_fields(fields: Mapping[str, Any]) -> dict[str, Any]:

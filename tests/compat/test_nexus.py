@@ -31,15 +31,18 @@ def _error(response: httpx.Response, status: int, code: str) -> None:
 
 
 def _episode(http: httpx.Client, session: str, user: str, ai: str = "ok", **tenant: str) -> Any:
-    body = {"session_id": session, "user_message": user, "ai_response": ai} | (tenant or MEI)
+    """An exchange in ``session``, created first if needed (writes never invent sessions)."""
+    tenant = tenant or MEI
+    made = http.post("/sessions", json={"external_id": session} | tenant)
+    assert made.status_code in (201, 409), made.text
+    body = {"session_id": session, "user_message": user, "ai_response": ai} | tenant
     return _ok(http.post("/episodes", json=body), 201)
 
 
 def _search(http: httpx.Client, q: str, **params: str) -> list[str]:
+    """The user messages of the exchanges found, best first (one hit per exchange)."""
     found = _ok(http.get("/episodes/search", params={"q": q, **MEI, **params}))
-    assert found["recipe"] == "keyword"
-    # A reply also matches through its context (the turn before it); keep the turns named.
-    return [hit["memory"]["text"] for hit in found["hits"] if q in hit["memory"]["text"]]
+    return [hit["user_message"] for hit in found["episodes"]]
 
 
 # sessions --------------------------------------------------------------------------------
@@ -90,7 +93,11 @@ def test_a_session_is_deleted_with_its_episodes_memories_and_vectors(
 def test_episodes_are_stored_at_once_searched_and_listed(http: httpx.Client) -> None:
     added = _episode(http, "s1", "I planted tomatoes with Lin", "Which variety?")
     assert added["session_id"] == "s1" and added["episode_id"]
-    assert [i["text"] for i in added["items"]] == ["I planted tomatoes with Lin", "Which variety?"]
+    assert len(added["memory_ids"]) == 2
+    assert (added["episode"]["user_message"], added["episode"]["ai_response"]) == (
+        "I planted tomatoes with Lin",
+        "Which variety?",
+    )
     assert added["extraction"]["state"] == "disabled"  # no LLM configured
     _episode(http, "s2", "tomatoes need staking")
 
@@ -238,8 +245,10 @@ def test_a_bound_key_cannot_name_another_user(start_server: StartServer) -> None
 # summaries -------------------------------------------------------------------------------
 def test_summaries_crud(http: httpx.Client) -> None:
     body = {"session_id": "s1", "text": "Mei grows tomatoes."} | MEI
+    _error(http.post("/summaries", json=body), 404, "not_found")  # no such session yet
+    _ok(http.post("/sessions", json={"external_id": "s1"} | MEI), 201)
     created = _ok(http.post("/summaries", json=body), 201)
-    assert created["type"] == "summary" and created["session_id"] == "s1"
+    assert created["session_id"] == "s1" and isinstance(created["created_at"], int)
     listed = _ok(http.get("/summaries", params=MEI | {"session_id": "s1"}))
     assert [s["id"] for s in listed["items"]] == [created["id"]]
     path = f"/summaries/{created['id']}"
@@ -295,7 +304,7 @@ def test_deleting_a_project_detaches_its_sessions(server: Running, http: httpx.C
     memories = server.engine.store.admin.stats()["memories"]
 
     removed = _ok(http.delete("/projects/garden", params=MEI))
-    assert removed == {"name": "garden", "sessions_detached": 2}
+    assert removed == {"name": "garden", "sessions_detached": 2, "sessions_deleted": 0}
     for sid in ("s1", "s2"):
         assert _ok(http.get(f"/sessions/{sid}", params=MEI))["project"] is None
     assert server.engine.store.admin.stats()["memories"] == memories

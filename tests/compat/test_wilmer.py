@@ -24,6 +24,7 @@ from tests.compat.conftest import StartServer
 from tests.fakes import FakeLLMServer
 
 ALICE = {"user_id": "alice"}
+VECTOR, V = MemoryType.SEMANTIC, {"wilmer": "vector"}  # a vector memory, as QualityMemory writes
 SMALL = {"chunkEstimatedTokenSize": 10_000, "maxMessagesBetweenChunks": 2, "lookbackStartTurn": 0}
 
 
@@ -55,12 +56,14 @@ def test_trigger_rules_and_resent_history(http: httpx.Client) -> None:
     assert _quality(http, "d1", history[3:])["stored"] == 0
     recent = http.get("/v1/discussions/d1/recent-memories", params={"n": 1, **ALICE}).json()
     assert [m["type"] for m in recent["memories"]] == ["chunk"]
-    assert recent["text"] == "user: turn 4 about topic4\nassistant: turn 5 about topic5"
+    # WilmerAI's text block: the contents joined by newlines, no roles
+    assert recent["text"] == "turn 4 about topic4\nturn 5 about topic5"
     three = http.get("/v1/discussions/d1/recent-memories", params={"n": 5, **ALICE}).json()
     assert three["text"].count("--ChunkBreak--") == 2
     assert three["memories"][-1]["id"] == recent["memories"][0]["id"]
+    # VectorMemorySearch searches vector memories only, as WilmerAI's: chunks are not hits
     hits = http.post("/v1/discussions/d1/search", json={"keywords": "topic5", **ALICE}).json()
-    assert [h["memory"]["id"] for h in hits["hits"]] == [recent["memories"][0]["id"]]
+    assert hits["hits"] == []
 
 
 def test_token_threshold_and_lookback(http: httpx.Client) -> None:
@@ -124,7 +127,7 @@ def test_vector_memories_with_the_fake_llm(
 
 def test_keywords_are_safe_and_capped(server: Running) -> None:
     server.engine.add_many(
-        [NewMemory("Lisbon trip", type=MemoryType.CHUNK, session_id="s")], **ALICE
+        [NewMemory("Lisbon trip", type=VECTOR, session_id="s", metadata=V)], **ALICE
     )
     assert len(search_keywords(";".join(f"w{i}" for i in range(100)))) == 60
     assert search_keywords('"a" OR b*; NEAR(x y);; ;"";(*)') == ["a OR b*", "NEAR(x y)"]
@@ -142,9 +145,9 @@ def test_recency_reorders(server: Running) -> None:
     day = 86_400_000
     now = int(time.time() * 1000)
     old = NewMemory(
-        "tea tea tea", type=MemoryType.CHUNK, session_id="r", created_at_ms=now - 90 * day
+        "tea tea tea", type=VECTOR, session_id="r", metadata=V, created_at_ms=now - 90 * day
     )
-    new = NewMemory("tea and cake", type=MemoryType.CHUNK, session_id="r", created_at_ms=now)
+    new = NewMemory("tea and cake", type=VECTOR, session_id="r", metadata=V, created_at_ms=now)
     server.engine.add_many([old, new], **ALICE)
     with server.http() as http:
         plain = http.post("/v1/discussions/r/search", json={"keywords": "tea", **ALICE}).json()
@@ -188,7 +191,7 @@ def test_import_is_idempotent_and_continues(server: Running, tmp_path: Path) -> 
         directory, **ALICE, progress=lambda d, t: calls.append((d, t))
     )
     assert (first.chunks, first.summaries, first.vector_memories, first.trackers) == (2, 1, 1, 1)
-    assert calls[-1] == (3, 3)
+    assert calls[-1] == (1, 1)  # one discussion
     second = Wilmer.of(server.engine).importer.import_wilmer(directory, **ALICE)
     assert (second.chunks, second.summaries, second.vector_memories) == (0, 0, 0)
     assert second.skipped == 4
@@ -206,7 +209,7 @@ def test_import_is_idempotent_and_continues(server: Running, tmp_path: Path) -> 
         went_on = _quality(http, "disc-9", _turns(4))
         assert went_on["mode"] == "standard" and len(went_on["created"]) == 1
         last = http.get("/v1/discussions/disc-9/recent-memories", params={"n": 1, **ALICE})
-        assert last.json()["text"] == "user: turn 2 about topic2\nassistant: turn 3 about topic3"
+        assert last.json()["text"] == "turn 2 about topic2\nturn 3 about topic3"
 
 
 def test_import_cli(tmp_path: Path, monkeypatch: Any) -> None:

@@ -8,12 +8,13 @@ a bound API key is limited to. Responses reuse the domain models of ``omoide.typ
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from omoide.api.compat.nexus_wire import NexusEpisode
 from omoide.api.models import MAX_COUNT, PageQuery, Tenant, TenantQuery
-from omoide.types import Entity, ExtractionStatus, MemoryItem, Project, Relationship
+from omoide.types import ExtractionStatus
 
 SessionId = Annotated[
     str, Field(min_length=1, max_length=512, description="The session's external id.")
@@ -60,7 +61,9 @@ class NexusCreateEpisode(Tenant):
         }
     )
 
-    session_id: SessionId = Field(description="External id; the session is created if needed.")
+    session_id: SessionId = Field(
+        description="External id of a session of the tenant (404 if none)."
+    )
     user_message: str = Field(min_length=1)
     ai_response: str | None = Field(None, description="The assistant's reply, if any.")
     metadata: dict[str, Any] | None = None
@@ -71,6 +74,14 @@ class EpisodeSearchQuery(TenantQuery):
     session_id: SessionId | None = Field(None, description="Only this session's episodes.")
     project: str | None = Field(None, description="Only this project's sessions.")
     limit: int = Field(20, ge=1, le=1000)
+
+
+class ProjectDeleteQuery(TenantQuery):
+    sessions: Literal["detach", "delete"] | None = Field(
+        None,
+        description="detach: keep them in no project (shared); delete: delete them with their "
+        "memories. Omitted: detach for a plain project, 409 for an isolated one with sessions.",
+    )
 
 
 class ConsolidationQuery(TenantQuery):
@@ -133,7 +144,8 @@ class NexusUpdateProject(_ProjectFields):
 class EpisodeCreated(BaseModel):
     episode_id: str | None = Field(description="The stored exchange.")
     session_id: str
-    items: list[MemoryItem] = Field(description="Its messages, stored as raw memories.")
+    episode: NexusEpisode | None = Field(description="The stored exchange, nexusAI's shape.")
+    memory_ids: list[str] = Field(description="Its messages, stored as raw memories.")
     extraction: ExtractionStatus = Field(
         description="The queued extraction job (pending), or disabled without an LLM."
     )
@@ -141,29 +153,3 @@ class EpisodeCreated(BaseModel):
 
 class Removed(BaseModel):
     deleted: int = Field(description="How many memories (or entities) were deleted.")
-
-
-class ProjectRemoved(BaseModel):
-    name: str
-    sessions_detached: int = Field(description="Sessions that now have no project.")
-
-
-class EntityPage(BaseModel):
-    items: list[Entity]
-    total: int
-    limit: int
-    offset: int
-
-
-class RelationshipPage(BaseModel):
-    items: list[Relationship]
-    total: int
-    limit: int
-    offset: int
-
-
-class ProjectPage(BaseModel):
-    items: list[Project]
-    total: int
-    limit: int
-    offset: int

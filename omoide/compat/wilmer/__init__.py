@@ -1,11 +1,13 @@
 """WilmerAI discussion memory: ``QualityMemory`` (``quality``), ``RecentMemory``,
 ``FullChatSummary``, ``VectorMemorySearch`` (``discussions``) and ``omoide import wilmer``
-(``importer``), over the same store, embedding and memory writes as the engine.
+(``importer``) and ``omoide export wilmer`` (``exporter``), over the same store, embedding
+and memory writes as the engine.
 
     >>> wilmer = Wilmer.of(memory)
     >>> wilmer.quality.quality_memory("disc-1", history)
     >>> wilmer.discussions.search_discussion("disc-1", "Lisbon;offsite")
     >>> wilmer.importer.import_wilmer("~/WilmerAI/Public/DiscussionIds", user_id="alice")
+    >>> wilmer.exporter.export_wilmer("/tmp/DiscussionIds", "disc-1", user_id="alice")
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from omoide.compat.wilmer.discussions import DiscussionService
+from omoide.compat.wilmer.exporter import WilmerExporter
 from omoide.compat.wilmer.importer import WilmerImporter
 from omoide.compat.wilmer.quality import QualityMemoryService
 from omoide.engine.embedding import Embedding
@@ -21,7 +24,13 @@ from omoide.llm import LLM
 from omoide.memory import Memory
 from omoide.store.protocol import Store
 
-__all__ = ["DiscussionService", "QualityMemoryService", "Wilmer", "WilmerImporter"]
+__all__ = [
+    "DiscussionService",
+    "QualityMemoryService",
+    "Wilmer",
+    "WilmerExporter",
+    "WilmerImporter",
+]
 
 
 @dataclass(frozen=True)
@@ -29,6 +38,7 @@ class Wilmer:
     quality: QualityMemoryService
     discussions: DiscussionService
     importer: WilmerImporter
+    exporter: WilmerExporter
 
     @classmethod
     def of(cls, memory: Memory) -> Wilmer:
@@ -55,4 +65,5 @@ class Wilmer:
             ),
             discussions=DiscussionService(store),
             importer=WilmerImporter(store, embedding, actor=actor, max_text_chars=limit),
+            exporter=WilmerExporter(store),
         )

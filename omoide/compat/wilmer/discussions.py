@@ -13,9 +13,9 @@ A WilmerAI ``discussionId`` is an omoide session. What each WilmerAI node maps t
 - ``RecentMemory`` -> ``recent_memories`` (the last N chunks) or, without a discussion,
   ``recent_turns`` (the last N messages given).
 - ``FullChatSummary`` -> ``discussion_summary``.
-- ``VectorMemorySearch`` -> ``search_discussion``: ``;``-separated keywords, each quoted by the
-  store, OR-combined, at most 60, ranked by bm25 within the discussion; ``recency=True``
-  multiplies each score by ``2 ** (-age_days / half_life_days)``.
+- ``VectorMemorySearch`` -> ``search_discussion``: the discussion's vector memories only;
+  ``;``-separated keywords, each quoted by the store, OR-combined, at most 60, ranked by
+  bm25; ``recency=True`` multiplies each score by ``2 ** (-age_days / half_life_days)``.
 
 ``QualityMemory`` lives in ``omoide.compat.wilmer.quality``; the reads are here.
 """
@@ -47,8 +47,8 @@ from omoide.validate import check_limit, to_messages
 CHUNK_BREAK = "--ChunkBreak--"  # WilmerAI's separator of recent memories
 DEFAULT_HALF_LIFE_DAYS = 30.0
 _DAY_MS = 86_400_000
-_SEARCH_TYPES = [MemoryType.SEMANTIC, MemoryType.CHUNK]
-_CONTROL = str.maketrans(dict.fromkeys(map(chr, range(32)), " ") | {'"': " "})
+# WilmerAI's sanitiser also turns "-" into a space before quoting.
+_CONTROL = str.maketrans(dict.fromkeys(map(chr, range(32)), " ") | {'"': " ", "-": " "})
 
 
 class DiscussionSummary(BaseModel):
@@ -59,8 +59,8 @@ class DiscussionSummary(BaseModel):
 
 
 def sanitize_keyword(keyword: str) -> str:
-    """A keyword as one FTS5 phrase: quotes and control characters become spaces, whitespace
-    collapses. The store quotes it, so ``NEAR``, ``*`` or ``AND`` are only words."""
+    """A keyword as one FTS5 phrase: quotes, hyphens and control characters become spaces,
+    whitespace collapses. The store quotes it, so ``NEAR``, ``*`` or ``AND`` are only words."""
     return " ".join(keyword.translate(_CONTROL).split())
 
 
@@ -148,7 +148,8 @@ class DiscussionService:
         recency: bool = False,
         half_life_days: float = DEFAULT_HALF_LIFE_DAYS,
     ) -> list[SearchHit]:
-        """WilmerAI ``VectorMemorySearch`` over the discussion's vector and chunk memories.
+        """WilmerAI ``VectorMemorySearch`` over the discussion's vector memories only (chunk
+        memories have ``recent_memories``, as in WilmerAI).
 
         ``keywords`` are ``;``-separated phrases (at most 60 are used), OR-combined and
         ranked by bm25. With ``recency`` each score is multiplied by
@@ -164,7 +165,9 @@ class DiscussionService:
         terms = search_keywords(keywords)
         if not terms:
             return []
-        filters = SearchFilters(session_id=discussion_id, types=_SEARCH_TYPES)
+        filters = SearchFilters(
+            session_id=discussion_id, types=[MemoryType.SEMANTIC], metadata={"wilmer": "vector"}
+        )
         fetch = max(limit * 5, 50) if recency else limit
         ranked = self._store.memories.keyword_search(scope, terms, filters, fetch)
         items = {m.id: m for m in self._store.memories.get_memories(scope, [i for i, _ in ranked])}

@@ -1,40 +1,25 @@
-"""The WilmerAI memory formats, and what importing a WilmerAI discussion directory reads.
+"""WilmerAI's hashes, text forms and vector memory objects, shared by ``QualityMemory``, the
+importer and the exporter (files and layouts: ``omoide.compat.wilmer.layout``).
 
-``import_wilmer(dir)`` reads, for each ``<discussionId>`` found at the top of ``dir``:
-
-- ``<discussionId>_memories.jsonl``: the file memory chunks. A JSON array, or JSON lines, of
-  records that are either ``[text_block, hash]`` pairs (WilmerAI's own form) or objects with
-  the text under ``text_block``/``text``/``memory``/``content`` and the hash under
-  ``hash``/``last_hash``/``message_hash``. They become ``chunk`` memories, in order, each
-  recorded in the chunk ledger with its hash.
-- ``<discussionId>_summary.jsonl``: the same record forms; the last record is the rolling
-  summary (its hash links it to the last chunk it covers). It becomes a ``summary`` memory.
-- ``<discussionId>_vector_memory.db``: SQLite; every row of ``memories`` (``memory_text`` and,
-  optionally, ``metadata_json`` with title, summary, entities, key_phrases, and a date column
-  ``date_added``/``created_at``/``timestamp``) becomes a ``semantic`` vector memory; the last
-  hash of ``vector_memory_tracker`` becomes the discussion's vector tracker.
-
-Everything goes to session ``<discussionId>``. A second import adds nothing: chunks are known
-by hash, vector memories by a hash of their row, the summary by its text. WilmerAI hashes are
-``sha256(message content)``, so a later ``quality_memory`` finds the imported cursor in the
-resent conversation and does not reprocess what WilmerAI had already processed.
+- A chunk's hash is WilmerAI's: the SHA-256 of its last message's content (``wilmer_hash``),
+  kept in the chunk memory's metadata as ``wilmer_hash`` (and ``chunk_hash``).
+- A chunk's text, when no LLM summarised it, is WilmerAI's text block: the messages'
+  contents joined by newlines, no roles (``text_block``).
+- A vector memory is WilmerAI's object (``title``, ``summary``, ``entities``, ``key_phrases``;
+  other keys kept in ``metadata["wilmer_extra"]``); its text is WilmerAI's ``memory_text``.
+- The vector tracker (the last message vector memories cover) is in the session's metadata
+  under ``wilmer_vector_tracker``: ``{"hash", "key", "wilmer_hash"}``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3  # reads WilmerAI's own database file, never omoide's store
-from collections.abc import Callable
-from contextlib import closing
-from datetime import datetime
-from pathlib import Path
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel
-
 from omoide.engine.chunking import ChunkMessage, Ledger
-from omoide.errors import InvalidInput
 from omoide.store.protocol import NewMemory
 from omoide.types import MemoryType
 
@@ -42,25 +27,35 @@ Progress = Callable[[int, int], None]
 
 TRACKER_KEY = "wilmer_vector_tracker"  # session metadata: the last message vector memory covered
 VECTOR_KIND = "vector"  # metadata "wilmer" of a vector memory
-_TEXT_KEYS = ("text_block", "text", "memory", "content", "summary")
-_HASH_KEYS = ("hash", "last_hash", "message_hash")
-_DATE_KEYS = ("date_added", "created_at", "timestamp", "date")
-_SUFFIXES = {"_memories.jsonl": "memories", "_summary.jsonl": "summary"}
-_VECTOR_DB = "_vector_memory.db"
-
-
-class WilmerImportResult(BaseModel):
-    discussions: list[str]
-    chunks: int = 0
-    summaries: int = 0
-    vector_memories: int = 0
-    trackers: int = 0
-    skipped: int = 0
+_KNOWN = ("title", "summary", "entities", "key_phrases")
 
 
 def wilmer_hash(content: str) -> str:
     """WilmerAI's message hash: SHA-256 of the message content."""
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+def text_block(contents: Sequence[str]) -> str:
+    """WilmerAI's text block of a chunk: its messages' contents joined by newlines."""
+    return "\n".join(contents)
+
+
+def vector_key(text: str, metadata: dict[str, Any]) -> str:
+    """A vector memory's identity across imports and exports: its text and its WilmerAI
+    metadata, canonically serialised (so ``import(export(x))`` finds ``x`` already there)."""
+    canonical = json.dumps(metadata, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(f"{text}\x1f{canonical}".encode()).hexdigest()[:32]
+
+
+def wilmer_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """The WilmerAI ``metadata_json`` object of an omoide vector memory: the imported one
+    as it was, else built from its fields."""
+    original = metadata.get("wilmer_metadata")
+    if isinstance(original, dict):
+        return original
+    extra = metadata.get("wilmer_extra")
+    out = {k: metadata[k] for k in _KNOWN if k in metadata}
+    return {**out, **(extra if isinstance(extra, dict) else {})}
 
 
 def translate_ledger(messages: list[ChunkMessage], ledger: Ledger) -> Ledger:
@@ -74,93 +69,23 @@ def translate_ledger(messages: list[ChunkMessage], ledger: Ledger) -> Ledger:
     return ledger
 
 
-def read_records(path: Path) -> list[tuple[str, str | None]]:
-    """``(text, hash)`` records of a WilmerAI ``.jsonl`` file (see the module doc)."""
-    raw = path.read_text(encoding="utf-8").strip()
-    if not raw:
-        return []
-    try:
-        values = json.loads(raw)
-        values = values if isinstance(values, list) else [values]
-    except json.JSONDecodeError:
-        try:
-            values = [json.loads(line) for line in raw.splitlines() if line.strip()]
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"{path.name}: not JSON or JSON lines: {exc}") from exc
-    if values and all(isinstance(v, str) for v in values) and len(values) == 2:
-        values = [values]  # one bare [text, hash] pair
-    return [r for r in map(_record, values) if r is not None]
-
-
-def _record(value: Any) -> tuple[str, str | None] | None:
-    if isinstance(value, list | tuple) and value:
-        text, digest = value[0], value[1] if len(value) > 1 else None
-    elif isinstance(value, dict):
-        text = next((value[k] for k in _TEXT_KEYS if value.get(k)), None)
-        digest = next((value[k] for k in _HASH_KEYS if value.get(k)), None)
-    elif isinstance(value, str):
-        text, digest = value, None
-    else:
-        return None
-    if not isinstance(text, str) or not text.strip():
-        return None
-    return text, str(digest) if digest is not None else None
-
-
-def read_vector_db(path: Path) -> tuple[list[dict[str, Any]], str | None]:
-    """The rows of ``memories`` (``text``, ``metadata``, ``created_ms``) and the tracker hash."""
-    uri = f"file:{path.resolve()}?mode=ro"
-    with closing(sqlite3.connect(uri, uri=True)) as conn:
-        conn.row_factory = sqlite3.Row
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        rows = []
-        if "memories" in tables:
-            rows = [_vector_row(dict(r)) for r in conn.execute("SELECT * FROM memories")]
-        tracker = None
-        if "vector_memory_tracker" in tables:
-            for row in conn.execute("SELECT * FROM vector_memory_tracker ORDER BY rowid"):
-                found = [row[k] for k in row.keys() if "hash" in k.lower() and row[k]]  # noqa: SIM118
-                tracker = str(found[0]) if found else tracker
-    return [r for r in rows if r["text"]], tracker
-
-
-def _vector_row(row: dict[str, Any]) -> dict[str, Any]:
-    try:
-        metadata = json.loads(row.get("metadata_json") or "{}")
-    except json.JSONDecodeError:
-        metadata = {}
-    created = next((row[k] for k in _DATE_KEYS if row.get(k) is not None), None)
-    key = hashlib.sha256(f"{row.get('memory_text')}\x1f{row.get('metadata_json')}".encode())
-    return {
-        "text": str(row.get("memory_text") or "").strip(),
-        "metadata": metadata if isinstance(metadata, dict) else {},
-        "created_ms": _to_ms(created),
-        "key": key.hexdigest()[:32],
-    }
-
-
-def _to_ms(value: Any) -> int | None:
+def to_ms(value: Any) -> int | None:
+    """A WilmerAI ``date_added`` (ISO 8601; naive means UTC) in unix milliseconds."""
     if isinstance(value, int | float):
         return int(value * 1000) if value < 1e11 else int(value)
     if isinstance(value, str) and value:
         try:
-            return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
+            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
             return None
+        when = when if when.tzinfo else when.replace(tzinfo=UTC)
+        return int(when.timestamp() * 1000)
     return None
 
 
-def discover(directory: Path) -> dict[str, dict[str, Path]]:
-    """``{discussionId: {"memories"|"summary"|"vector": path}}`` of a WilmerAI directory."""
-    if not directory.is_dir():
-        raise InvalidInput(f"{directory} is not a directory")
-    found: dict[str, dict[str, Path]] = {}
-    for path in sorted(directory.iterdir()):
-        suffixes = {**_SUFFIXES, _VECTOR_DB: "vector"}
-        for suffix, kind in suffixes.items():
-            if path.is_file() and path.name.endswith(suffix) and len(path.name) > len(suffix):
-                found.setdefault(path.name[: -len(suffix)], {})[kind] = path
-    return found
+def iso(when: datetime) -> str:
+    """A time as WilmerAI writes ``date_added``: ISO 8601 in UTC."""
+    return when.astimezone(UTC).isoformat()
 
 
 def vector_memory(
@@ -181,6 +106,9 @@ def vector_memory(
         "entities": entities,
         "key_phrases": phrases,
     }
+    extra = {k: v for k, v in obj.items() if k not in _KNOWN}
+    if extra:
+        metadata["wilmer_extra"] = extra
     if last_hash is not None:
         metadata["chunk_hash"] = last_hash
     return NewMemory(

@@ -1,33 +1,77 @@
-"""``WilmerImporter``: a WilmerAI discussion directory imported as omoide memories.
+"""``WilmerImporter``: WilmerAI discussions (layouts: ``omoide.compat.wilmer.layout``) imported
+as omoide memories of session ``<discussionId>``.
 
-Idempotent: chunks are known by hash, vector memories by a hash of their row, the summary by
-its text (see ``omoide.compat.wilmer.formats``).
+Per discussion, in one transaction: the chunks (``chunk`` memories, in file order, each in the
+chunk ledger with its WilmerAI hash), the summary (the rolling ``summary`` memory, its hash the
+last chunk it covers), the vector memories (``semantic`` memories with WilmerAI's metadata) and
+the vector tracker. A file that cannot be read fails its discussion only, naming the file and
+the problem; nothing of that discussion is written. Idempotent: chunks are known by hash,
+vector memories by their text and metadata, the summary by its text.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, Field
 
 from omoide.compat.wilmer.formats import (
     TRACKER_KEY,
     Progress,
-    WilmerImportResult,
-    discover,
-    read_records,
-    read_vector_db,
+    to_ms,
+    vector_key,
     vector_memory,
     wilmer_hash,
 )
+from omoide.compat.wilmer.layout import Discussion, discover, read_records, rel
+from omoide.compat.wilmer.vectordb import read_vector_db
 from omoide.engine.embedding import Embedding, index
-from omoide.store.protocol import ChunkCursor, NewChunk, NewMemory, SessionPatch, Store
-from omoide.types import DEFAULT_ID, MemoryType, Scope, SearchFilters, now_ms
+from omoide.errors import InvalidInput, OmoideError
+from omoide.store.protocol import ChunkCursor, NewChunk, NewMemory, SessionPatch, Store, Tx
+from omoide.types import DEFAULT_ID, MemoryItem, MemoryType, Scope, SearchFilters, now_ms
 
 _LIST_ALL = 1_000_000
 
 
+class DiscussionReport(BaseModel):
+    """What importing one discussion did."""
+
+    discussion_id: str
+    key_folder: str | None = Field(None, description="WilmerAI's per-API-key folder, if any.")
+    files: dict[str, str] = Field(default_factory=dict, description="kind -> file read")
+    chunks: int = 0
+    summary: bool = False
+    vector_memories: int = 0
+    tracker: bool = False
+    already: int = Field(0, description="Records imported before (skipped).")
+    skipped: list[str] = Field(default_factory=list, description="Files not read, and why.")
+    error: str | None = Field(None, description="Why nothing of it was imported.")
+
+
+class WilmerImportResult(BaseModel):
+    discussions: list[DiscussionReport]
+    ignored: list[str] = Field(default_factory=list, description="Paths not read, and why.")
+    chunks: int = 0
+    summaries: int = 0
+    vector_memories: int = 0
+    trackers: int = 0
+    skipped: int = Field(0, description="Records imported before.")
+    failed: int = Field(0, description="Discussions not imported (see their error).")
+
+
+@dataclass
+class _Plan:
+    chunks: list[NewChunk] = field(default_factory=list)
+    summary: NewMemory | None = None
+    supersedes: MemoryItem | None = None
+    vectors: list[NewMemory] = field(default_factory=list)
+    tracker: str | None = None
+
+
 class WilmerImporter:
-    """Imports WilmerAI discussion directories into one store (formats: ``formats``)."""
+    """Imports WilmerAI discussion directories into one store."""
 
     def __init__(
         self, store: Store, embedding: Embedding, *, actor: str, max_text_chars: int
@@ -45,48 +89,78 @@ class WilmerImporter:
         scope_id: str = DEFAULT_ID,
         progress: Progress | None = None,
     ) -> WilmerImportResult:
-        """Import a WilmerAI discussion directory (formats: ``omoide.compat.wilmer.formats``);
-        ``progress(done, total)`` is called after each file. Idempotent.
+        """Import every discussion found under ``path``; ``progress(done, total)`` after each.
+        ``InvalidInput`` when ``path`` holds no recognisable discussion.
 
             >>> m.import_wilmer("~/WilmerAI/Public/DiscussionIds", user_id="alice").chunks
             42
         """
-        found = discover(Path(path).expanduser())
-        scope = Scope(user_id=user_id, scope_id=scope_id)
-        result = WilmerImportResult(discussions=sorted(found))
-        total, done = sum(len(files) for files in found.values()), 0
-        for discussion_id, files in sorted(found.items()):
-            with self._store.transaction() as tx:
-                tx.sessions.ensure_session(scope, discussion_id)
-            steps = (
-                ("memories", self._import_memories),
-                ("vector", self._import_vector),
-                ("summary", self._import_summary),
+        root = Path(path).expanduser()
+        found, ignored = discover(root)
+        if not found:
+            raise InvalidInput(
+                f"{root}: no WilmerAI discussion found (looked for <id>/memories.json, "
+                "<id>/chat_summary.json, <id>/vector_memory.db, <id>_memories.json, "
+                "<id>_chat_summary.json, <id>_vector_memory.db, <id>_memories.jsonl, "
+                "<id>_summary.jsonl)"
             )
-            for kind, run in steps:
-                if kind in files:
-                    run(scope, discussion_id, files[kind], result)
-                    done += 1
-                    if progress is not None:
-                        progress(done, total)
+        scope = Scope(user_id=user_id, scope_id=scope_id)
+        result = WilmerImportResult(discussions=[], ignored=ignored)
+        for done, discussion_id in enumerate(sorted(found), 1):
+            report = self._discussion(scope, found[discussion_id], root.resolve())
+            result.discussions.append(report)
+            _add(result, report)
+            if progress is not None:
+                progress(done, len(found))
         return result
+
+    def _discussion(self, scope: Scope, discussion: Discussion, root: Path) -> DiscussionReport:
+        report = DiscussionReport(
+            discussion_id=discussion.id,
+            key_folder=discussion.key_folder,
+            files={k: rel(f.path, root) for k, f in discussion.files.items()},
+            skipped=list(discussion.skipped),
+        )
+        try:
+            plan = self._plan(scope, discussion, report)
+            self._write(scope, discussion.id, plan, report)
+        except OmoideError as exc:
+            report.error = exc.message
+            report.chunks, report.vector_memories = 0, 0
+            report.summary = report.tracker = False
+        return report
+
+    def _plan(self, scope: Scope, discussion: Discussion, report: DiscussionReport) -> _Plan:
+        """Read every file first: a bad one fails the discussion before anything is written."""
+        plan = _Plan()
+        files = discussion.files
+        if "memories" in files:
+            plan.chunks = self._chunks(scope, discussion.id, files["memories"].path, report)
+        if "summary" in files:
+            self._summary(scope, discussion.id, files["summary"].path, plan, report)
+        if "vector" in files:
+            self._vectors(scope, discussion.id, files["vector"].path, plan, report)
+        return plan
 
     def _existing(self, scope: Scope, discussion_id: str, type_: MemoryType, key: str) -> set[str]:
         filters = SearchFilters(session_id=discussion_id, types=[type_], include_invalid=True)
-        items, _ = self._store.memories.list_memories(scope, filters, _LIST_ALL, 0)
+        try:
+            items, _ = self._store.memories.list_memories(scope, filters, _LIST_ALL, 0)
+        except OmoideError:
+            return set()
         return {str(i.metadata[key]) for i in items if key in i.metadata}
 
-    def _import_memories(
-        self, scope: Scope, discussion_id: str, path: Path, result: WilmerImportResult
-    ) -> None:
-        known = self._existing(scope, discussion_id, MemoryType.CHUNK, "wilmer_hash")
+    def _chunks(
+        self, scope: Scope, discussion_id: str, path: Path, report: DiscussionReport
+    ) -> list[NewChunk]:
         records = read_records(path)
+        known = self._existing(scope, discussion_id, MemoryType.CHUNK, "wilmer_hash")
         base = now_ms() - len(records)
         chunks = []
         for position, (text, digest) in enumerate(records):
             digest = digest or wilmer_hash(text)
             if digest in known:
-                result.skipped += 1
+                report.already += 1
                 continue
             known.add(digest)
             memory = NewMemory(
@@ -96,77 +170,90 @@ class WilmerImporter:
                 metadata={"chunk_hash": digest, "wilmer_hash": digest, "wilmer": "file"},
                 created_at_ms=base + position,
             )
-            cursor = ChunkCursor(digest, base + position, 0, position)
-            chunks.append(NewChunk(memory, cursor, 0, 0))
-        if not chunks:
-            return
-        vectors = self._embedding.try_embed([c.memory.text for c in chunks])
-        with self._store.transaction() as tx:
-            items = tx.ledger.record_chunks(scope, discussion_id, chunks, self._actor)
-            index(tx, scope, [i.id for i in items], vectors)
-        result.chunks += len(items)
+            chunks.append(NewChunk(memory, ChunkCursor(digest, base + position, 0, position), 0, 0))
+        return chunks
 
-    def _import_summary(
-        self, scope: Scope, discussion_id: str, path: Path, result: WilmerImportResult
+    def _summary(
+        self, scope: Scope, discussion_id: str, path: Path, plan: _Plan, report: DiscussionReport
     ) -> None:
         records = read_records(path)
         if not records:
+            report.skipped.append(f"{path.name}: no summary in it")
             return
-        text, digest = records[-1]
+        text, digest = records[0]  # WilmerAI reads the first record as the current summary
         filters = SearchFilters(session_id=discussion_id, types=[MemoryType.SUMMARY])
-        current, _ = self._store.memories.list_memories(scope, filters, 1, 0)
+        try:
+            current, _ = self._store.memories.list_memories(scope, filters, 1, 0)
+        except OmoideError:
+            current = []
         if current and current[0].text == text[: self._max_text_chars]:
-            result.skipped += 1
+            report.already += 1
             return
         metadata: dict[str, Any] = {"summary_kind": "rolling", "wilmer": "summary"}
         if digest is not None:
             metadata["last_chunk_hash"] = digest
-        new = NewMemory(
+        plan.summary = NewMemory(
             text=text[: self._max_text_chars],
             type=MemoryType.SUMMARY,
             session_id=discussion_id,
             metadata=metadata,
         )
-        vectors = self._embedding.try_embed([new.text])
-        with self._store.transaction() as tx:
-            if current:
-                item = tx.memories.supersede_memory(
-                    scope, current[0].id, new, now_ms(), self._actor
-                )
-            else:
-                item = tx.memories.insert_memory(scope, new, self._actor)
-            index(tx, scope, [item.id], vectors)
-        result.summaries += 1
+        plan.supersedes = current[0] if current else None
 
-    def _import_vector(
-        self, scope: Scope, discussion_id: str, path: Path, result: WilmerImportResult
+    def _vectors(
+        self, scope: Scope, discussion_id: str, path: Path, plan: _Plan, report: DiscussionReport
     ) -> None:
-        rows, tracker = read_vector_db(path)
+        rows, plan.tracker = read_vector_db(path)
         known = self._existing(scope, discussion_id, MemoryType.SEMANTIC, "wilmer_key")
-        records = []
         for row in rows:
-            if row["key"] in known:
-                result.skipped += 1
+            key = vector_key(row.text, row.metadata)
+            if key in known:
+                report.already += 1
                 continue
-            known.add(row["key"])
-            obj = {"summary": row["text"], **row["metadata"]}
-            new = vector_memory(discussion_id, obj, row["text"], None)
-            new.text = row["text"][: self._max_text_chars]  # WilmerAI's memory_text is the truth
-            new.metadata["wilmer_key"] = row["key"]
-            new.created_at_ms = row["created_ms"]
-            records.append(new)
-        vectors = self._embedding.try_embed([r.text for r in records]) if records else None
+            known.add(key)
+            obj = {"summary": row.text, **row.metadata}
+            new = vector_memory(discussion_id, obj, row.text, None)
+            new.text = row.text[: self._max_text_chars]  # WilmerAI's memory_text is the truth
+            new.metadata["wilmer_key"] = key
+            new.metadata["wilmer_metadata"] = row.metadata  # exported back as it was
+            new.created_at_ms = to_ms(row.date_added)
+            plan.vectors.append(new)
+
+    def _write(
+        self, scope: Scope, discussion_id: str, plan: _Plan, report: DiscussionReport
+    ) -> None:
+        texts = [c.memory.text for c in plan.chunks] + [v.text for v in plan.vectors]
+        texts += [plan.summary.text] if plan.summary is not None else []
+        vectors = self._embedding.try_embed(texts) if texts else None
         with self._store.transaction() as tx:
-            items = [tx.memories.insert_memory(scope, r, self._actor) for r in records]
-            index(tx, scope, [i.id for i in items], vectors)
             session = tx.sessions.ensure_session(scope, discussion_id)
+            items = tx.ledger.record_chunks(scope, discussion_id, plan.chunks, self._actor)
+            items += [tx.memories.insert_memory(scope, v, self._actor) for v in plan.vectors]
+            if plan.summary is not None:
+                items.append(self._write_summary(tx, scope, plan))
+            index(tx, scope, [i.id for i in items], vectors)
             current = session.metadata.get(TRACKER_KEY)
-            if tracker is not None and (current or {}).get("hash") != tracker:
-                mark = {"hash": tracker, "key": [now_ms(), 0, 0]}
-                tx.sessions.update_session(
-                    scope,
-                    discussion_id,
-                    SessionPatch(metadata={**session.metadata, TRACKER_KEY: mark}),
-                )
-                result.trackers += 1
-        result.vector_memories += len(records)
+            if plan.tracker is not None and (current or {}).get("wilmer_hash") != plan.tracker:
+                mark = {"hash": plan.tracker, "key": [now_ms(), 0, 0], "wilmer_hash": plan.tracker}
+                patch = SessionPatch(metadata={**session.metadata, TRACKER_KEY: mark})
+                tx.sessions.update_session(scope, discussion_id, patch)
+                report.tracker = True
+        report.chunks, report.vector_memories = len(plan.chunks), len(plan.vectors)
+        report.summary = plan.summary is not None
+
+    def _write_summary(self, tx: Tx, scope: Scope, plan: _Plan) -> MemoryItem:
+        assert plan.summary is not None  # checked by the caller
+        if plan.supersedes is None:
+            return tx.memories.insert_memory(scope, plan.summary, self._actor)
+        return tx.memories.supersede_memory(
+            scope, plan.supersedes.id, plan.summary, now_ms(), self._actor
+        )
+
+
+def _add(result: WilmerImportResult, report: DiscussionReport) -> None:
+    result.chunks += report.chunks
+    result.summaries += int(report.summary)
+    result.vector_memories += report.vector_memories
+    result.trackers += int(report.tracker)
+    result.skipped += report.already
+    result.failed += int(report.error is not None)

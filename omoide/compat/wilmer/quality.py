@@ -13,7 +13,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from omoide.compat.wilmer.discussions import rolling_summary
-from omoide.compat.wilmer.formats import TRACKER_KEY, translate_ledger, vector_memory
+from omoide.compat.wilmer.formats import (
+    TRACKER_KEY,
+    text_block,
+    translate_ledger,
+    vector_memory,
+    wilmer_hash,
+)
 from omoide.engine.chunking import ChunkConfig, ChunkMessage, Ledger, chunk_tokens, plan_chunks
 from omoide.engine.chunks import MAX_CHUNKS_PER_PASS, chunk_messages, ledger_of
 from omoide.engine.embedding import Embedding, index
@@ -197,7 +203,7 @@ class QualityMemoryService:
     ) -> NewChunk:
         messages = [Message(role=m.role, content=m.content) for m in chunk]
         if llm is None:
-            text = "\n".join(f"{m.role}: {m.content}" for m in messages)
+            text = text_block([m.content for m in messages])  # WilmerAI's text form
         else:
             words = max(20, int(config.max_response_size_in_tokens / 1.35))
             text = summarize(llm, messages, None, max_words=words)
@@ -207,8 +213,9 @@ class QualityMemoryService:
             type=MemoryType.CHUNK,
             session_id=discussion_id,
             metadata={
-                "chunk_hash": chunk[-1].hash,
-                "first_hash": chunk[0].hash,
+                "chunk_hash": wilmer_hash(chunk[-1].content),  # WilmerAI's: its last message
+                "wilmer_hash": wilmer_hash(chunk[-1].content),
+                "first_hash": wilmer_hash(chunk[0].content),
                 "messages": len(chunk),
                 "mode": mode,
                 "summarized": llm is not None,
@@ -239,7 +246,10 @@ class QualityMemoryService:
             text=text[: self._max_text_chars],
             type=MemoryType.SUMMARY,
             session_id=discussion_id,
-            metadata={"summary_kind": "rolling", "last_chunk_hash": chunks[-1][-1].hash},
+            metadata={
+                "summary_kind": "rolling",
+                "last_chunk_hash": wilmer_hash(chunks[-1][-1].content),
+            },
             supersedes=previous.id if previous else None,
         )
 
@@ -278,7 +288,11 @@ class QualityMemoryService:
                 raise Conflict(f"discussion {discussion_id!r} was processed meanwhile")
             items = [tx.memories.insert_memory(scope, r, self._actor) for r in records]
             index(tx, scope, [i.id for i in items], vectors)
-            mark = {"hash": last.hash, "key": list(last.key)}
+            mark = {
+                "hash": last.hash,
+                "key": list(last.key),
+                "wilmer_hash": wilmer_hash(last.content),
+            }
             patch = SessionPatch(metadata={**session.metadata, TRACKER_KEY: mark})
             tx.sessions.update_session(scope, discussion_id, patch)
             used = llm.usage
@@ -293,9 +307,9 @@ class QualityMemoryService:
     ) -> list[NewMemory]:
         messages = [Message(role=m.role, content=m.content) for m in chunk]
         reply = wilmer_prompt.build(messages).run(llm).value
-        raw = "\n".join(f"{m.role}: {m.content}" for m in messages)
+        raw = text_block([m.content for m in messages])
         records = [
-            vector_memory(discussion_id, o.model_dump(), raw, chunk[-1].hash)
+            vector_memory(discussion_id, o.model_dump(), raw, wilmer_hash(chunk[-1].content))
             for o in reply.memories
         ]
         for record in records:

@@ -1,0 +1,124 @@
+"""``WilmerExporter``: one discussion written back in WilmerAI's current layout, so a user can
+go back to WilmerAI (``omoide export wilmer DIR --discussion ID``):
+
+- ``DIR/<id>/memories.json``: the discussion's chunk memories, oldest first, as WilmerAI's
+  ``[{"text_block", "hash"}]`` (the hash: SHA-256 of the chunk's last message);
+- ``DIR/<id>/chat_summary.json``: ``[{"text_block": summary, "hash": last chunk's hash}]``
+  when the discussion has a rolling summary;
+- ``DIR/<id>/vector_memory.db``: its vector memories and tracker (``vectordb``) when it has
+  either.
+
+Files are plain JSON (no WilmerAI encryption), indented as WilmerAI writes them. Existing
+files are never overwritten (``Conflict``). ``import_wilmer`` of the result brings back the
+same chunks, summary, vector memories and tracker.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from omoide.compat.wilmer.formats import TRACKER_KEY, iso, wilmer_hash, wilmer_metadata
+from omoide.compat.wilmer.vectordb import VectorRow, write_vector_db
+from omoide.errors import Conflict, InvalidInput
+from omoide.store.protocol import Store
+from omoide.types import DEFAULT_ID, MemoryItem, MemoryType, Scope, SearchFilters
+
+_LIST_ALL = 1_000_000
+_UNSAFE = ("/", "\\", ":", "\x00")
+
+
+class WilmerExportResult(BaseModel):
+    discussion_id: str
+    folder: str
+    files: list[str] = Field(default_factory=list)
+    chunks: int = 0
+    summary: bool = False
+    vector_memories: int = 0
+    tracker: bool = False
+
+
+class WilmerExporter:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def export_wilmer(
+        self,
+        directory: str | Path,
+        discussion_id: str,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+    ) -> WilmerExportResult:
+        """Write the discussion under ``directory`` (WilmerAI's ``DiscussionIds`` folder).
+
+        >>> m.export_wilmer("~/WilmerAI/Public/DiscussionIds", "disc-1", user_id="alice")
+        """
+        if any(c in discussion_id for c in _UNSAFE) or discussion_id in ("", ".", ".."):
+            raise InvalidInput(f"discussion id {discussion_id!r} is not a safe folder name")
+        scope = Scope(user_id=user_id, scope_id=scope_id)
+        session = self._store.sessions.get_session(scope, discussion_id)
+        folder = Path(directory).expanduser() / discussion_id
+        chunks = self._list(scope, discussion_id, MemoryType.CHUNK)
+        summaries = self._list(scope, discussion_id, MemoryType.SUMMARY)
+        vectors = [
+            v
+            for v in self._list(scope, discussion_id, MemoryType.SEMANTIC)
+            if v.metadata.get("wilmer") == "vector"
+        ]
+        tracker = session.metadata.get(TRACKER_KEY)
+        targets = [folder / "memories.json"]
+        targets += [folder / "chat_summary.json"] if summaries else []
+        targets += [folder / "vector_memory.db"] if vectors or tracker else []
+        taken = [str(t) for t in targets if t.exists() or t.is_symlink()]
+        if taken:
+            raise Conflict(f"not overwriting {', '.join(taken)}")
+        folder.mkdir(parents=True, exist_ok=True)
+        result = WilmerExportResult(discussion_id=discussion_id, folder=str(folder))
+        _write_json(targets[0], [_chunk_record(c) for c in chunks])
+        result.chunks = len(chunks)
+        if summaries:
+            _write_json(targets[1], [_summary_record(summaries[-1])])
+            result.summary = True
+        if vectors or tracker:
+            rows = [_vector_row(v) for v in vectors]
+            mark = _tracker(tracker)
+            write_vector_db(targets[-1], discussion_id, rows, mark)
+            result.vector_memories, result.tracker = len(rows), mark is not None
+        result.files = [str(t) for t in targets]
+        return result
+
+    def _list(self, scope: Scope, discussion_id: str, type_: MemoryType) -> list[MemoryItem]:
+        """The discussion's valid memories of a type, oldest first."""
+        filters = SearchFilters(session_id=discussion_id, types=[type_])
+        items, _ = self._store.memories.list_memories(scope, filters, _LIST_ALL, 0)
+        oldest_first = items[::-1]  # the store lists newest first; sorted() keeps ties' order
+        return sorted(oldest_first, key=lambda i: i.created_at)
+
+
+def _write_json(path: Path, data: list[dict[str, Any]]) -> None:
+    path.write_text(json.dumps(data, indent=4), encoding="utf-8")
+
+
+def _chunk_record(item: MemoryItem) -> dict[str, Any]:
+    digest = item.metadata.get("wilmer_hash") or item.metadata.get("chunk_hash")
+    return {"text_block": item.text, "hash": str(digest or wilmer_hash(item.text))}
+
+
+def _summary_record(item: MemoryItem) -> dict[str, Any]:
+    return {"text_block": item.text, "hash": str(item.metadata.get("last_chunk_hash") or "")}
+
+
+def _vector_row(item: MemoryItem) -> VectorRow:
+    return VectorRow(item.text, wilmer_metadata(item.metadata), iso(item.created_at))
+
+
+def _tracker(tracker: Any) -> tuple[str, str] | None:
+    if not isinstance(tracker, dict):
+        return None
+    digest = tracker.get("wilmer_hash") or tracker.get("hash")
+    return (str(digest), iso(datetime.now(UTC))) if digest else None

@@ -1,0 +1,209 @@
+"""Where WilmerAI keeps a discussion's files, and reading them (facts from WilmerAI's
+``config_utils`` / ``file_utils`` / ``vector_db_utils``; no WilmerAI code is used).
+
+Layouts ``discover(dir)`` recognises, in each of ``dir``, ``dir/DiscussionIds``, ``dir/Public``
+and ``dir/Public/DiscussionIds``:
+
+- current: ``<id>/memories.json``, ``<id>/chat_summary.json``, ``<id>/vector_memory.db``, also
+  one level down under a per-API-key folder (16 hex characters: ``<keyhash>/<id>/...``);
+- legacy: ``<id>_memories.json``, ``<id>_chat_summary.json`` and ``<id>_vector_memory.db``
+  (WilmerAI's old ``Public/<id>_vector_memory.db``);
+- the names some versions wrote: ``<id>_memories.jsonl``, ``<id>_summary.jsonl``.
+
+When one discussion has a file of one kind in several layouts, the current layout wins (as in
+WilmerAI, which reads the nested file when it exists), then legacy, then ``.jsonl``; the others
+are reported as skipped. Nothing reached through a symlink that leaves ``dir`` is read.
+
+The memory and summary files are JSON arrays of ``{"text_block", "hash"}`` records (``[text,
+hash]`` pairs and JSON lines are read too); the summary is the first record. An encrypted file
+(WilmerAI's per-file ``encryption_key``: a Fernet token) is refused: decrypt it with WilmerAI
+first (turn encryption off and let it rewrite the files).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from omoide.errors import InvalidInput
+
+Kind = Literal["memories", "summary", "vector"]
+Layout = Literal["current", "legacy", "jsonl"]
+_KEY_FOLDER = re.compile(r"^[0-9a-f]{16}$")
+_NESTED: dict[str, Kind] = {
+    "memories.json": "memories",
+    "chat_summary.json": "summary",
+    "vector_memory.db": "vector",
+}
+_FLAT: list[tuple[str, Kind, Layout]] = [
+    ("_memories.json", "memories", "legacy"),
+    ("_chat_summary.json", "summary", "legacy"),
+    ("_vector_memory.db", "vector", "legacy"),
+    ("_memories.jsonl", "memories", "jsonl"),
+    ("_summary.jsonl", "summary", "jsonl"),
+]
+_RANK: dict[Layout, int] = {"current": 0, "legacy": 1, "jsonl": 2}
+_TEXT_KEYS = ("text_block", "text", "memory", "content", "summary")
+_HASH_KEYS = ("hash", "last_hash", "message_hash")
+_FERNET = re.compile(rb"^\s*gAAAAA[A-Za-z0-9_\-=]+\s*$")
+
+
+class WilmerFileError(InvalidInput):
+    """A WilmerAI file that cannot be imported: its name and the problem."""
+
+
+@dataclass
+class Found:
+    path: Path
+    layout: Layout
+
+
+@dataclass
+class Discussion:
+    """One discussion's files: the ones to import, and the ones skipped (with why)."""
+
+    id: str
+    files: dict[Kind, Found] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+    key_folder: str | None = None
+
+    def offer(self, kind: Kind, found: Found, root: Path) -> None:
+        current = self.files.get(kind)
+        if current is None or _RANK[found.layout] < _RANK[current.layout]:
+            if current is not None:
+                self.skipped.append(f"{rel(current.path, root)}: a {found.layout} file wins")
+            self.files[kind] = found
+        else:
+            self.skipped.append(f"{rel(found.path, root)}: a {current.layout} file wins")
+
+
+def rel(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path.resolve().is_relative_to(root)
+
+
+def discover(directory: Path) -> tuple[dict[str, Discussion], list[str]]:
+    """The discussions under ``directory`` and what was ignored (symlinks leaving it)."""
+    if not directory.is_dir():
+        raise InvalidInput(f"{directory} is not a directory")
+    root = directory.resolve()
+    found: dict[str, Discussion] = {}
+    ignored: list[str] = []
+    bases = [root, root / "DiscussionIds", root / "Public", root / "Public" / "DiscussionIds"]
+    for base in bases:
+        if base.is_dir() and _inside(base, root):
+            _scan(base, root, found, ignored, None)
+    return found, ignored
+
+
+def _scan(
+    base: Path,
+    root: Path,
+    found: dict[str, Discussion],
+    ignored: list[str],
+    key_folder: str | None,
+) -> None:
+    for path in sorted(base.iterdir()):
+        if not _inside(path, root):
+            ignored.append(f"{rel(path, root)}: a symlink leaving the directory, not followed")
+            continue
+        if path.is_dir():
+            _scan_folder(path, root, found, ignored, key_folder)
+            continue
+        for suffix, kind, layout in _FLAT:
+            if path.is_file() and path.name.endswith(suffix) and len(path.name) > len(suffix):
+                _get(found, path.name[: -len(suffix)], key_folder).offer(
+                    kind, Found(path, layout), root
+                )
+
+
+def _scan_folder(
+    folder: Path,
+    root: Path,
+    found: dict[str, Discussion],
+    ignored: list[str],
+    key_folder: str | None,
+) -> None:
+    for name, kind in _NESTED.items():
+        path = folder / name
+        if not path.exists() and not path.is_symlink():
+            continue
+        if not _inside(path, root):
+            ignored.append(f"{rel(path, root)}: a symlink leaving the directory, not followed")
+        elif path.is_file():
+            _get(found, folder.name, key_folder).offer(kind, Found(path, "current"), root)
+    if key_folder is None and _KEY_FOLDER.match(folder.name):
+        _scan(folder, root, found, ignored, folder.name)
+
+
+def _get(found: dict[str, Discussion], discussion_id: str, key_folder: str | None) -> Discussion:
+    return found.setdefault(discussion_id, Discussion(discussion_id, key_folder=key_folder))
+
+
+# reading ---------------------------------------------------------------------------------
+def read_records(path: Path) -> list[tuple[str, str | None]]:
+    """``(text, hash)`` records of a memory or summary file, in file order."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise WilmerFileError(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
+    if _FERNET.match(raw):
+        raise WilmerFileError(
+            f"{path.name}: encrypted by WilmerAI (a Fernet token); omoide does not decrypt "
+            "WilmerAI files: turn WilmerAI's encryption off so it rewrites them in plain JSON"
+        )
+    try:
+        text = raw.decode("utf-8").strip()
+    except UnicodeDecodeError as exc:
+        raise WilmerFileError(f"{path.name}: not UTF-8 text ({exc.reason})") from None
+    if not text:
+        return []
+    try:
+        values = json.loads(text)
+        values = values if isinstance(values, list) else [values]
+    except json.JSONDecodeError as exc:
+        values = _json_lines(path, text, exc)
+    if values and len(values) == 2 and all(isinstance(v, str) for v in values):
+        values = [values]  # one bare [text, hash] pair
+    return [r for r in (_record(path, n, v) for n, v in enumerate(values)) if r is not None]
+
+
+def _json_lines(path: Path, text: str, first: json.JSONDecodeError) -> list[Any]:
+    values = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            values.append(json.loads(line))
+        except json.JSONDecodeError:
+            raise WilmerFileError(
+                f"{path.name}: not JSON (line {first.lineno}, column {first.colno}: {first.msg})"
+                f" nor JSON lines (line {number})"
+            ) from None
+    return values
+
+
+def _record(path: Path, number: int, value: Any) -> tuple[str, str | None] | None:
+    if isinstance(value, list | tuple) and value:
+        text, digest = value[0], value[1] if len(value) > 1 else None
+    elif isinstance(value, dict):
+        text = next((value[k] for k in _TEXT_KEYS if value.get(k)), None)
+        digest = next((value[k] for k in _HASH_KEYS if value.get(k)), None)
+    elif isinstance(value, str):
+        text, digest = value, None
+    else:
+        raise WilmerFileError(f"{path.name}: record {number + 1} is not a [text, hash] record")
+    if text is None or (isinstance(text, str) and not text.strip()):
+        return None
+    if not isinstance(text, str):
+        raise WilmerFileError(f"{path.name}: record {number + 1} has a text that is not a string")
+    return text, str(digest) if digest is not None else None
