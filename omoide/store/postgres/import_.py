@@ -111,17 +111,17 @@ def _session(conn: Conn, r: Record) -> bool:
 def _episode(conn: Conn, r: Record) -> bool:
     if _owned(conn, "episodes", r["id"], r):
         return False
-    conn.execute(
+    return _inserted(  # ON CONFLICT: a concurrent import of the same file wrote it first
+        conn,
         "INSERT INTO episodes (id, session_id, user_id, scope_id, messages, created_at,"
         " access_count, last_accessed_at, consolidated_at, consolidation_id)"
-        " VALUES (%s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s)",
+        " VALUES (%s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
         (
             *(r["id"], session_pk(conn, _scope(r), r["session"]), r["user_id"], r["scope_id"]),
             *(jsonb(r["messages"]), r["created_at"], r["access_count"]),
             *(r["last_accessed_at"], r["consolidated_at"], r["consolidation_id"]),
         ),
     )
-    return True
 
 
 def _memory(conn: Conn, r: Record) -> bool:
@@ -129,16 +129,20 @@ def _memory(conn: Conn, r: Record) -> bool:
         return False
     scope = _scope(r)
     session = session_pk(conn, scope, r["session"]) if r["session"] is not None else None
-    conn.execute(  # the tsv trigger writes the full-text vector and doc_len
+    written = _inserted(  # the tsv trigger writes the full-text vector and doc_len
+        conn,
         "INSERT INTO memories (id, user_id, scope_id, session_id, type, text, context, metadata,"
         " valid_from, invalid_at, supersedes, access_count, last_accessed_at, created_at,"
-        " updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s, %s, %s)",
+        " updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s, %s, %s)"
+        " ON CONFLICT DO NOTHING",
         (
             *(r["id"], r["user_id"], r["scope_id"], session, r["type"], r["text"], r["context"]),
             *(jsonb(r["metadata"]), r["valid_from"], r["invalid_at"], r["supersedes"]),
             *(r["access_count"], r["last_accessed_at"], r["created_at"], r["updated_at"]),
         ),
     )
+    if not written:  # a concurrent import of the same record came first
+        return False
     _link_episodes(conn, "memory_sources", "memory_id", r, list(r["sources"]))
     if (vec := _vector(r["vector"])) is not None:
         conn.execute(
@@ -246,17 +250,17 @@ def _chunk(conn: Conn, r: Record) -> bool:
 def _consolidation(conn: Conn, r: Record) -> bool:
     if _owned(conn, "consolidations", r["id"], r):
         return False
-    conn.execute(
+    return _inserted(
+        conn,
         "INSERT INTO consolidations (id, user_id, scope_id, session_id, summary_id, report,"
         " snapshot, created_at, reverted_at) VALUES (%s, %s, %s, %s, %s, %s::jsonb, %s::jsonb,"
-        " %s, %s)",
+        " %s, %s) ON CONFLICT DO NOTHING",
         (
             *(r["id"], r["user_id"], r["scope_id"], session_pk(conn, _scope(r), r["session"])),
             *(r["summary_id"], jsonb(r["report"]), jsonb(r["snapshot"])),
             *(r["created_at"], r["reverted_at"]),
         ),
     )
-    return True
 
 
 def _variable(conn: Conn, r: Record) -> bool:
