@@ -68,9 +68,9 @@ graph_app = typer.Typer(help="Walk and search the knowledge graph.", no_args_is_
 app.add_typer(graph_app, name="graph")
 
 
-class _ImportGroup(TyperGroup):
-    """``omoide import FILE.jsonl`` is ``omoide import jsonl FILE.jsonl``; the other tools'
-    importers stay subcommands (``omoide import wilmer DIR``)."""
+class _FileOrToolGroup(TyperGroup):
+    """``omoide import FILE.jsonl`` is ``omoide import jsonl FILE.jsonl`` (likewise ``export``);
+    the other tools' formats stay subcommands (``omoide import wilmer DIR``)."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # typer vendors click
         if args and args[0] not in self.commands and args[0] != "--help":
@@ -79,12 +79,16 @@ class _ImportGroup(TyperGroup):
 
 
 import_app = typer.Typer(
-    cls=_ImportGroup,
+    cls=_FileOrToolGroup,
     help="Import an omoide export (omoide import FILE.jsonl) or memories from other tools.",
     no_args_is_help=True,
 )
 app.add_typer(import_app, name="import")
-export_app = typer.Typer(help="Export memories to other tools.", no_args_is_help=True)
+export_app = typer.Typer(
+    cls=_FileOrToolGroup,
+    help="Export to a JSONL file (omoide export FILE.jsonl) or to other tools' formats.",
+    no_args_is_help=True,
+)
 app.add_typer(export_app, name="export")
 out = Console()
 err = Console(stderr=True)
@@ -395,8 +399,8 @@ def worker(
     ] = None,
 ) -> None:
     """Run the background jobs of the database, without HTTP, until SIGTERM or Ctrl-C (the
-    batch in hand is finished first). Several workers and `omoide serve --workers 0` servers
-    can share one database.  Example: omoide worker --threads 2
+    batch in hand is finished first). Several workers, and servers started with
+    "serve --workers 0", can share one database.  Example: omoide worker --threads 2
     """
     import logging
     import signal
@@ -590,7 +594,7 @@ def consolidate(
     _emit(report, as_json, show)
 
 
-@app.command("export")
+@export_app.command("jsonl")
 @_errors
 def export_(
     dest: Annotated[Path, typer.Argument(help="The JSONL file to write (must not exist).")],
@@ -600,7 +604,7 @@ def export_(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Write every tenant (or one user, or one user's scope) to a JSONL file: memories with
+    """Write everything (or one user, or one user's scope) to a JSONL file: memories with
     history and vectors, sessions, episodes, projects, the graph, summaries, chunks,
     variables and pending jobs. The file is created 0600.
 
@@ -635,7 +639,7 @@ def import_jsonl(
 
     Example: omoide import alice.jsonl
     """
-    with _memory() as memory, Progress(console=err, disable=as_json) as progress:
+    with _memory(create=True) as memory, Progress(console=err, disable=as_json) as progress:
         task = progress.add_task("importing", total=None)
         report = memory.import_file(
             source,
