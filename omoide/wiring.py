@@ -44,7 +44,7 @@ from omoide.engine.transfer import TransferService
 from omoide.engine.variables import VariableService
 from omoide.llm import LLM, build_llm
 from omoide.llm.probe import probe
-from omoide.store import open_store
+from omoide.store import normalize_location, open_store
 from omoide.store.protocol import Store
 
 log = logging.getLogger("omoide")
@@ -83,7 +83,7 @@ def build_engine(
 
     Opens (creating and migrating if new) the store; starts no thread.
     """
-    location = Path(path).expanduser() if path is not None else settings.store_location
+    location = normalize_location(path) if path is not None else settings.store_location
     log.info("omoide store: %s", _without_password(location))
     built = build_llm(settings, timeout=settings.llm_timeout) if llm is None else None
     chosen = llm if llm is not None else built

@@ -24,11 +24,20 @@ __all__ = [
     "apply_migrations",
     "backup",
     "migration_status",
+    "normalize_location",
     "open_store",
 ]
 
 _SQLITE = "sqlite://"
 _POSTGRES = ("postgresql://", "postgres://", "postgresql+")
+
+
+def normalize_location(location: Path | str) -> Path | str:
+    """A URL stays a string (``postgresql://...``, ``sqlite:///...``); anything else is a path
+    (``~`` expanded). ``Path("postgresql://h/db")`` would be a relative file, not a server."""
+    if isinstance(location, str) and "://" in location:
+        return location.strip()
+    return Path(location).expanduser()
 
 
 def _is_postgres(location: Path | str) -> bool:
