@@ -65,6 +65,11 @@ class SearchService:
             try:
                 query_vec = self._embedding.embed([query])[0]
                 signals["vector"] = memories.vector_search(scope, query_vec, filters, fetch)
+                if missing := memories.unembedded_count(scope):
+                    warnings.append(
+                        f"{missing} memories have no vector yet (embed jobs pending or failed),"
+                        " so vector search cannot find them"
+                    )
             except EmbedderError as exc:
                 if exc.fields.get("mismatch"):
                     raise  # searching another model's vectors would return nonsense

@@ -39,6 +39,16 @@ class AdminReads(Protocol):
         memories."""
         ...
 
+    def integrity(self, *, recheck: bool = False, max_seconds: float = 30.0) -> list[str] | None:
+        """Problems in the stored data: ``[]`` when sound, ``None`` when not (yet) known.
+
+        The store checks itself when opened (SQLite: ``PRAGMA quick_check`` on a background
+        thread, bounded in time, so opening never waits), and remembers any statement that
+        failed on a corrupt file since; this returns both. ``recheck`` runs the check again
+        now, for at most ``max_seconds`` (``None`` if it did not finish). A backend without
+        such a check returns the errors it saw, or ``None``."""
+        ...
+
     def backup(self, dest: Path) -> None:
         """Write a complete, consistent copy of the store to ``dest`` (SQLite: one file, by
         ``VACUUM INTO``), safe while others read and write; a copy opens as a store of its

@@ -49,6 +49,17 @@ class SQLiteAdminReads:
     def backup(self, dest: Path) -> None:
         backup_file(self._db.path, dest)
 
+    def integrity(self, *, recheck: bool = False, max_seconds: float = 30.0) -> list[str] | None:
+        if recheck:
+            found = self._db.quick_check(max_seconds)
+            if found is not None:
+                self._db.startup_check = found
+        else:
+            found = self._db.startup_check
+        if found is None:
+            return None if not self._db.corruption else list(self._db.corruption)
+        return [*found, *self._db.corruption]
+
 
 class SQLiteAdminWrites:
     """Metadata and whole-tenant deletes in the caller's transaction (see ``AdminWrites``)."""
