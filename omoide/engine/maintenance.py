@@ -147,7 +147,9 @@ class MaintenanceService:
             problems = admin.integrity(recheck=recheck, max_seconds=PROBE_CHECK_S)
         except Exception as exc:  # health reports failures instead of raising them
             return {"status": "down", "error": str(exc)}
-        report["integrity"] = "unchecked" if problems is None else "ok" if not problems else "corrupt"
+        report["integrity"] = (
+            "unchecked" if problems is None else "ok" if not problems else "corrupt"
+        )
         if problems:
             report.update(
                 status="down",
@@ -193,6 +195,7 @@ class MaintenanceService:
             "reason": f"{missing} memories have no vector yet, so vector search misses them:"
             " their embed jobs are pending or failed (`omoide jobs list`)",
         }
+
 
 def _queue_embeds(tx: Tx, missing: list[tuple[Scope, str]]) -> None:
     """One ``embed`` job per tenant and ``_JOB_IDS`` memories, in the caller's transaction."""

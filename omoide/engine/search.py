@@ -10,6 +10,7 @@ from __future__ import annotations
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from omoide.engine.embedding import Embedding
+from omoide.engine.checks import check_filters, check_scope
 from omoide.errors import EmbedderError
 from omoide.retrieval.fusion import fuse
 from omoide.retrieval.recipes import get_recipe
@@ -48,6 +49,8 @@ class SearchService:
         check_limit(limit, 0, maximum=1000)
         chosen = get_recipe(recipe or self.recipe)
         scope = Scope(user_id=user_id, scope_id=scope_id)
+        check_scope(scope)
+        check_filters(filters)
         filters = filters or SearchFilters()
         signals: dict[str, list[tuple[str, float]]] = {}
         warnings: list[str] = []

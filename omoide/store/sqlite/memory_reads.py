@@ -161,6 +161,7 @@ class SQLiteMemoryReads:
                 ).fetchone()[0]
         return max(0, int(memories) - int(vectors))
 
+
 def _filter_seqs(
     conn: sqlite3.Connection,
     scope: Scope,
