@@ -93,7 +93,7 @@ def status_for(exc: OmoideError) -> int:
         if cls in STATUS:
             if cls is BackendError and not getattr(exc, "retryable", True):
                 return 500
-            return STATUS[cls]  # type: ignore[index]
+            return STATUS[cls]
     return 500
 
 
@@ -143,7 +143,11 @@ def _http_error(request: Request, exc: Exception) -> JSONResponse:
     elif exc.status_code == 405:
         message = f"method {request.method} is not allowed on {request.url.path}"
     return error_response(
-        exc.status_code, code, message, request_id_of(request.state), headers=exc.headers
+        exc.status_code,
+        code,
+        message,
+        request_id_of(request.state),
+        headers=dict(exc.headers) if exc.headers else None,
     )
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from omoide.engine.embedding import Embedding
 from omoide.engine.checks import check_filters, check_scope
+from omoide.engine.embedding import Embedding
 from omoide.errors import EmbedderError
 from omoide.retrieval.fusion import fuse
 from omoide.retrieval.recipes import get_recipe

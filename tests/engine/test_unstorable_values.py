@@ -54,9 +54,9 @@ def test_an_unstorable_value_is_refused_and_nothing_is_stored(
 def test_search_and_list_filters_are_checked(hash_memory: Memory) -> None:
     hash_memory.add("a good note", user_id="alice")
     bad = SearchFilters(metadata={"x": BAD})
-    with pytest.raises(InvalidInput, match="filters.metadata.x"):
+    with pytest.raises(InvalidInput, match=r"filters\.metadata\.x"):
         hash_memory.search("note", user_id="alice", filters=bad)
-    with pytest.raises(InvalidInput, match="filters.metadata.x"):
+    with pytest.raises(InvalidInput, match=r"filters\.metadata\.x"):
         hash_memory.get_all(user_id="alice", filters=bad)
     with pytest.raises(InvalidInput):
         hash_memory.search("note", user_id="alice", filters=SearchFilters(metadata={"n": 2**70}))

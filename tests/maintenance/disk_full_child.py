@@ -26,8 +26,8 @@ def main(folder: str) -> None:
                 if reply.status_code != 201:
                     break
             stored = memory.get_all(user_id="alice").total
-        print(json.dumps({"status": reply.status_code, "body": reply.json(), "added": i}))
-        print(json.dumps({"stored": stored}))
+        refused = {"status": reply.status_code, "body": reply.json(), "added": i}
+        sys.stdout.write(json.dumps(refused) + "\n" + json.dumps({"stored": stored}) + "\n")
 
 
 if __name__ == "__main__":

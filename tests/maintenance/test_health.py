@@ -123,7 +123,8 @@ def test_a_full_filesystem_is_a_507_with_a_clear_message(tmp_path: Path) -> None
     folder = tmp_path / "tiny"
     folder.mkdir()
     child = Path(__file__).with_name("disk_full_child.py")
-    script = f'mount -t tmpfs -o size=2m tmpfs "{folder}" && exec "{sys.executable}" "{child}" "{folder}"'
+    mount = f'mount -t tmpfs -o size=2m tmpfs "{folder}"'
+    script = f'{mount} && exec "{sys.executable}" "{child}" "{folder}"'
     done = subprocess.run(
         [*prefix, script],
         capture_output=True,

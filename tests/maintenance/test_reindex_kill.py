@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 from omoide import Memory
-from omoide.store.protocol import NewMemory
 from omoide.embed import HashEmbedder
+from omoide.store.protocol import NewMemory
 
 CHILD = Path(__file__).with_name("reindex_child.py")
 ACK_WAIT_S = 120  # generous: a loaded machine may take seconds to import omoide

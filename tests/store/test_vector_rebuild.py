@@ -29,9 +29,7 @@ def test_a_vector_of_an_old_text_is_not_stored_over_the_new_one(store: Store) ->
     assert score == pytest.approx(0.0, abs=1e-5)  # still the vector of "giraffes"
 
 
-@covers(
-    MemoryWrites.stage_vector, MemoryWrites.swap_staged_vectors, MemoryReads.iter_memory_texts
-)
+@covers(MemoryWrites.stage_vector, MemoryWrites.swap_staged_vectors, MemoryReads.iter_memory_texts)
 def test_staged_vectors_are_invisible_until_the_swap(store: Store) -> None:
     first, second, edited = (add(store, ALICE, t) for t in ("tea", "coffee", "milk"))
     late = add(store, BOB, "juice")

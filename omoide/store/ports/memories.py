@@ -7,7 +7,8 @@ and sees the transaction's own writes.
 Tenant rule: every method except ``iter_memory_texts``, ``clear_vectors``,
 ``clear_staged_vectors`` and ``swap_staged_vectors`` (whole-store maintenance; also
 ``unembedded_count`` without a scope) takes a ``Scope`` and reads or writes only that tenant's
-rows; an id of another tenant behaves exactly like an id that does not exist. Ids are opaque strings made by the store.
+rows; an id of another tenant behaves exactly like an id that does not exist. Ids are opaque
+strings made by the store.
 
 Model. A memory is never edited into a different fact: ``supersede_memory`` closes the old
 version (``invalid_at``) and inserts the next one linked by ``supersedes``; ``as_of`` filters

@@ -82,7 +82,8 @@ class SQLiteMemoryWrites:
         if text is not None and text != old.text:
             for table in ("memory_vectors", "vector_rebuild"):  # both were of the old text
                 self._conn.execute(
-                    f"DELETE FROM {table} WHERE memory_seq = (SELECT seq FROM memories WHERE id = ?)",
+                    f"DELETE FROM {table}"
+                    " WHERE memory_seq = (SELECT seq FROM memories WHERE id = ?)",
                     (memory_id,),
                 )
         new_text = text or old.text
