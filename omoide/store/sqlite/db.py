@@ -73,17 +73,12 @@ class Database:
         self._local = threading.local()
         # One reader per thread, closed when its thread ends (servers replace idle threads).
         self._readers: weakref.WeakSet[_Reader] = weakref.WeakSet()
-        # Problems seen by a failed statement; the startup check's result (None: running or
-        # not finished in its budget). The check runs on its own thread: opening never waits.
+        # Problems seen by a failed statement, and the last integrity check's result (None:
+        # not run yet, or not finished in its budget). The first check runs on the first
+        # health report, not at open: opening never waits and starts no thread.
         self.corruption: list[str] = []
-        self.startup_check: list[str] | None = None
-        self._closing = threading.Event()
-
-    def check_in_background(self, max_seconds: float) -> None:
-        def run() -> None:
-            self.startup_check = self.quick_check(max_seconds)
-
-        threading.Thread(target=run, name="omoide-quick-check", daemon=True).start()
+        self.last_check: list[str] | None = None
+        self.checked = False
 
     def reader(self) -> sqlite3.Connection:
         """This thread's read-only connection (opened on first use)."""
@@ -142,9 +137,7 @@ class Database:
             conn = sqlite3.connect(str(self.path), isolation_level=None)
         except sqlite3.Error as exc:
             return [str(exc)]
-        conn.set_progress_handler(
-            lambda: int(self._closing.is_set() or time.monotonic() > deadline), _PROGRESS_STEPS
-        )
+        conn.set_progress_handler(lambda: int(time.monotonic() > deadline), _PROGRESS_STEPS)
         try:
             found = [str(r[0]) for r in conn.execute("PRAGMA quick_check(20)").fetchall()]
         except sqlite3.OperationalError as exc:
@@ -158,7 +151,6 @@ class Database:
         return [] if found == ["ok"] else found
 
     def close(self) -> None:
-        self._closing.set()  # stops a running integrity check
         for holder in list(self._readers):
             holder.close()
         with self.write_lock:

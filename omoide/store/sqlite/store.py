@@ -31,7 +31,6 @@ from omoide.store.sqlite.vectors import VectorCache, trim_log
 __all__ = ["SQLiteStore", "connect"]
 
 _TRIM_EVERY = 10_000  # transactions between trims of vec_log
-STARTUP_CHECK_S = 5.0  # budget of the integrity check at open (a few hundred MB)
 
 
 class SQLiteStore:
@@ -60,7 +59,6 @@ class SQLiteStore:
                 migrate.migrate(self._db.writer)
             elif migrate.pending(self._db.writer) or migrate.current_version(self._db.writer) == 0:
                 raise StoreError(f"{self.path} needs `omoide migrate`", retryable=False)
-        self._db.check_in_background(STARTUP_CHECK_S)
 
     @property
     def memories(self) -> SQLiteMemoryReads:
