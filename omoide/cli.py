@@ -334,7 +334,9 @@ def migrate(
 def doctor(as_json: JsonOpt = False) -> None:
     """Check the store, the embedder, the LLM (for real) and the job backlog.
 
-    Exits 1 when the embedder or a configured LLM is down.  Example: omoide doctor
+    Exits 1 when the store (a corrupt file), the embedder (down or another model than the
+    database's) or a configured LLM is down; memories without a vector are reported as
+    `vectors: degraded`.  Example: omoide doctor
     """
     # An explicit --db must exist (a typo would create an empty file); the default one is
     # created, as the first add or serve would.
@@ -347,7 +349,8 @@ def doctor(as_json: JsonOpt = False) -> None:
         key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
         report["llm"] = probe(settings.llm_base_url, settings.llm_model, key)
     _emit(report, as_json, lambda: _show_health(report))
-    if "down" in (report["embedder"]["status"], report["llm"].get("status")):
+    parts = ("store", "embedder", "llm")
+    if "down" in (report.get(name, {}).get("status") for name in parts):
         raise typer.Exit(1)
 
 

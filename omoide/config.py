@@ -151,6 +151,13 @@ class Settings(BaseSettings):
     consolidation_batch: int = Field(50, ge=1, le=1000)
     max_body_bytes: int = Field(1_048_576, ge=1024)
     max_text_chars: int = Field(100_000, ge=1)
+    max_messages: int = Field(
+        1_000,
+        ge=1,
+        le=1_000_000,
+        description="Messages one add may carry. An add is one transaction, which holds the "
+        "write lock of the database for every other writer (~1 ms per message).",
+    )
     workers: int = Field(1, ge=0, le=32, description="Background job worker threads.")
     run_jobs: bool = Field(
         True,

@@ -95,6 +95,7 @@ def build_engine(
         knowledge=knowledge or knowledge_config(settings),
         recipe=settings.search_recipe,
         max_text_chars=settings.max_text_chars,
+        max_messages=settings.max_messages,
         max_llm_calls=settings.llm_max_calls_per_episode,
     )
     on_close: list[Callable[[], None]] = [built.close] if built is not None else []
@@ -151,6 +152,7 @@ def build_services(
             llm_enabled=llm is not None,
             summary_trigger=trigger_kind,
             max_text_chars=max_text_chars,
+            max_messages=config.max_messages,
         ),
         sessions=SessionService(store),
         projects=ProjectService(store),

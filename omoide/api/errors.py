@@ -57,6 +57,7 @@ HTTP_CODES = {
     405: "method_not_allowed",
     413: "payload_too_large",
     415: "unsupported_media_type",
+    507: "insufficient_storage",
     422: "invalid_input",
     500: "internal_error",
 }
@@ -86,6 +87,8 @@ def error_response(
 
 
 def status_for(exc: OmoideError) -> int:
+    if exc.fields.get("disk_full"):
+        return 507  # Insufficient Storage: the client may retry once space is freed
     for cls in type(exc).__mro__:
         if cls in STATUS:
             if cls is BackendError and not getattr(exc, "retryable", True):

@@ -71,7 +71,9 @@ def health(
     """Status of the store, the embedder and the LLM: `ok`, `down` or `disabled`, with versions.
 
     `status` is `healthy` (the JiuwenMemory seed's word), or `degraded` when the embedder is
-    down (search falls back to keywords); the reply is 503 when the store is down. Without a
+    down (search falls back to keywords) or is another model than the database's, or when
+    memories have no vector yet (`vectors.without_vector`: vector search misses them); `down`
+    with a 503 when the store is down or its file is corrupt (`store.integrity`). Without a
     valid key (when one is configured) only the statuses and the version are shown, and
     `probe=true` (which embeds a text on every call) is a 401. A tenant-bound key sees no
     database location and only its own tenant's job counts.
@@ -80,9 +82,16 @@ def health(
     if query.probe and not authenticated:
         raise Unauthorized(UNAUTHORIZED)
     report = engine.health(probe_embedder=query.probe)
-    parts = ("store", "embedder", "llm")
-    down = {name for name in parts if report.get(name, {}).get("status") == "down"}
-    status = "down" if "store" in down else "degraded" if down else "healthy"
+    parts = ("store", "embedder", "vectors", "llm")
+    states = {name: report.get(name, {}).get("status") for name in parts}
+    down = {name for name, state in states.items() if state == "down"}
+    status = (
+        "down"
+        if "store" in down
+        else "degraded"
+        if down or "degraded" in states.values()
+        else "healthy"
+    )
     if tenancy.bound is not None:
         report["store"] = {
             k: v for k, v in report["store"].items() if k not in ("location", "error")
@@ -90,7 +99,7 @@ def health(
         report["jobs"] = engine.job_counts(scope=tenancy.scope(None, None))
     if not authenticated:
         report = {"version": report["version"]} | {
-            name: {"status": report.get(name, {}).get("status")} for name in parts
+            name: {"status": states[name]} for name in parts if name in report
         }
     body = {"status": status, "message": "Memory Engine API is running", **report}  # + seed's
     return JSONResponse(body, status_code=503 if "store" in down else 200)

@@ -82,6 +82,7 @@ class IngestService:
         llm_enabled: bool,
         summary_trigger: Literal["episode", "chunk"],
         max_text_chars: int,
+        max_messages: int = 1_000,
     ) -> None:
         self._store = store
         self._memories = memories
@@ -89,6 +90,7 @@ class IngestService:
         self._llm_enabled = llm_enabled
         self._summary_trigger = summary_trigger
         self._max_text_chars = max_text_chars
+        self._max_messages = max_messages
 
     def add(
         self,
@@ -168,6 +170,14 @@ class IngestService:
         timeout: float,
     ) -> AddResult:
         msgs = to_messages(messages, self._max_text_chars)
+        if len(msgs) > self._max_messages:
+            # One add is one transaction: every other writer waits for all of it (10,000
+            # messages held the lock ~10 s). Bigger imports go in several adds.
+            raise InvalidInput(
+                f"{len(msgs)} messages in one add; the limit is {self._max_messages}"
+                " (OMOIDE_MAX_MESSAGES): send them in several requests",
+                limit=self._max_messages,
+            )
         if not isinstance(timeout, int | float) or timeout <= 0:
             raise InvalidInput(f"timeout must be a positive number of seconds, got {timeout!r}")
         payload, status = self._plan(infer, type_, mem_variables, request, metadata or {})

@@ -1,4 +1,10 @@
-"""``MaintenanceService``: jobs, reindexing and health, the engine's operator-facing side."""
+"""``MaintenanceService``: jobs, reindexing and health, the engine's operator-facing side.
+
+A reindex builds the new vectors beside the live ones (``stage_vector``) and swaps them in one
+transaction at the end, queuing an ``embed`` job for any memory written or edited too late to
+be staged: killed at any point, every memory still has a vector or a queued job, search keeps
+working on the old vectors, and the next run resumes from what was staged.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +16,15 @@ from omoide.engine.graph import GraphService
 from omoide.engine.llm_health import LLMHealth
 from omoide.engine.signal import JobSignal
 from omoide.errors import EmbedderError, OmoideError
-from omoide.jobs.kinds import EmbedPayload
-from omoide.store.protocol import Store
+from omoide.jobs.kinds import EMBED, EmbedPayload
+from omoide.jobs.queue import enqueue
+from omoide.store.protocol import Store, Tx
 from omoide.types import Job, JobState, Scope
 from omoide.validate import check_limit
+
+META_REBUILD = "rebuild_embedder"  # "model:dim" the staged vectors of a reindex belong to
+_JOB_IDS = 256  # memory ids per embed job queued by a reindex
+PROBE_CHECK_S = 10.0  # budget of the integrity check a probing health call runs
 
 
 class MaintenanceService:
@@ -45,7 +56,9 @@ class MaintenanceService:
                 with self._store.transaction() as tx:
                     for row, item in enumerate(items):
                         assert vectors is not None
-                        tx.memories.put_vector(scope, item.id, vectors[row])
+                        # Only over the text it was computed from: an update() since then
+                        # stored (or queued) the new text's vector, which must stay.
+                        tx.memories.put_vector(scope, item.id, vectors[row], item.text)
                     tx.jobs.finish_job(job.id)
             except OmoideError as exc:
                 errors[job.id] = exc
@@ -72,50 +85,120 @@ class MaintenanceService:
 
     def reindex(self, progress: Callable[[int, int], None] | None = None, batch: int = 256) -> int:
         """Re-embed every memory (and entity) with the current embedder (after a model change);
-        return the number of memories."""
-        total = self._store.admin.stats()["memories"]
-        probe = self._embedding.embedder.embed(["probe"])
+        return the number of memories embedded by this run.
+
+        Resumable: a run killed midway leaves the old vectors in use and the new ones staged;
+        the next run with the same embedder embeds only what is not staged yet. ``progress``
+        gets (memories embedded by this run, total memories) after each committed batch.
+        """
+        dim = int(self._embedding.embedder.embed(["probe"]).shape[1])
+        target = f"{self._embedding.name}:{dim}"
         with self._store.transaction() as tx:
-            tx.memories.clear_vectors()
-            self._embedding.record_signature(tx, probe.shape[1])
+            if self._store.admin.get_meta(META_REBUILD) != target:
+                tx.memories.clear_staged_vectors()  # staged by another embedder: start over
+                tx.admin.set_meta(META_REBUILD, target)
+        total = self._store.admin.stats()["memories"]
         done = 0
-        for chunk in self._store.memories.iter_memory_texts(batch):
+        for chunk in self._store.memories.iter_memory_texts(batch, unstaged=True):
             vectors = self._embedding.embedder.embed([text for _, _, text in chunk])
             with self._store.transaction() as tx:
-                for (scope, memory_id, _), vector in zip(chunk, vectors, strict=True):
-                    tx.memories.put_vector(scope, memory_id, vector)
+                for (scope, memory_id, text), vector in zip(chunk, vectors, strict=True):
+                    tx.memories.stage_vector(scope, memory_id, vector, text)
             done += len(chunk)
             if progress:
-                progress(done, total)
+                progress(done, max(total, done))
+        with self._store.transaction() as tx:
+            _queue_embeds(tx, tx.memories.swap_staged_vectors())
+            self._embedding.record_signature(tx, dim)
+            tx.admin.set_meta(META_REBUILD, "")
+        self._signal.wake()
         self._graph.reembed(batch)
         return done
 
     def health(self, *, probe_embedder: bool = False) -> dict[str, Any]:
-        """Status of each part: ``ok``, ``down`` or ``disabled``, with versions and counts."""
+        """Status of each part: ``ok``, ``degraded``, ``down`` or ``disabled``, with versions
+        and counts. ``probe_embedder`` also checks for real: embeds a text and re-runs the
+        store's integrity check (bounded; ``omoide doctor``)."""
         from omoide._version import __version__
 
         out: dict[str, Any] = {"version": __version__}
+        out["store"] = self._store_health(recheck=probe_embedder)
+        out["embedder"] = self._embedder_health(probe_embedder)
+        if out["store"]["status"] != "down":
+            out["vectors"] = self._vector_health()
+        out["llm"] = self._llm_health.report()
         try:
-            out["store"] = {
+            out["jobs"] = self.job_counts()
+        except OmoideError as exc:
+            out["jobs"] = {"error": str(exc)}
+        return out
+
+    def _store_health(self, *, recheck: bool) -> dict[str, Any]:
+        admin = self._store.admin
+        try:
+            report: dict[str, Any] = {
                 "status": "ok",
                 "location": self._store.location,
-                "schema_version": self._store.admin.schema_version(),
+                "schema_version": admin.schema_version(),
             }
+            problems = admin.integrity(recheck=recheck, max_seconds=PROBE_CHECK_S)
         except Exception as exc:  # health reports failures instead of raising them
-            out["store"] = {"status": "down", "error": str(exc)}
+            return {"status": "down", "error": str(exc)}
+        report["integrity"] = (
+            "unchecked" if problems is None else "ok" if not problems else "corrupt"
+        )
+        if problems:
+            report.update(
+                status="down",
+                error="the database file is corrupt (restore a backup, or copy what is still"
+                f" readable with `sqlite3 .recover`): {'; '.join(problems[:5])}",
+            )
+        return report
+
+    def _embedder_health(self, probe: bool) -> dict[str, Any]:
+        model = self._store.admin.get_meta(META_MODEL)
         embedder: dict[str, Any] = {
             "name": self._embedding.name,
-            "database_model": self._store.admin.get_meta(META_MODEL),
+            "database_model": model,
             "dimension": self._store.admin.get_meta(META_DIM),
             "status": "ok" if self._embedding.checked else "not loaded",
         }
-        if probe_embedder:
+        if probe:
             try:
                 embedder["dimension"] = int(self._embedding.embed(["probe"]).shape[1])
                 embedder["status"] = "ok"
             except EmbedderError as exc:
                 embedder.update(status="down", error=str(exc))
-        out["embedder"] = embedder
-        out["llm"] = self._llm_health.report()
-        out["jobs"] = self.job_counts()
-        return out
+        if model is not None and model != self._embedding.name:
+            embedder.update(
+                status="down",
+                error=f"this database was embedded with {model} but the embedder is"
+                f" {self._embedding.name}: vector search is refused until `omoide reindex`",
+            )
+        return embedder
+
+    def _vector_health(self) -> dict[str, Any]:
+        """Memories vector search cannot find: written while the embedder was down (their
+        ``embed`` jobs pending or failed) or left by an interrupted reindex."""
+        try:
+            missing = self._store.memories.unembedded_count()
+        except OmoideError as exc:
+            return {"status": "down", "error": str(exc)}
+        if not missing:
+            return {"status": "ok", "without_vector": 0}
+        return {
+            "status": "degraded",
+            "without_vector": missing,
+            "reason": f"{missing} memories have no vector yet, so vector search misses them:"
+            " their embed jobs are pending or failed (`omoide jobs list`)",
+        }
+
+
+def _queue_embeds(tx: Tx, missing: list[tuple[Scope, str]]) -> None:
+    """One ``embed`` job per tenant and ``_JOB_IDS`` memories, in the caller's transaction."""
+    by_scope: dict[Scope, list[str]] = {}
+    for scope, memory_id in missing:
+        by_scope.setdefault(scope, []).append(memory_id)
+    for scope, ids in by_scope.items():
+        for start in range(0, len(ids), _JOB_IDS):
+            enqueue(tx.jobs, scope, EMBED, EmbedPayload(memory_ids=ids[start : start + _JOB_IDS]))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from omoide.engine.checks import check_filters, check_scope, check_writable
 from omoide.engine.chunks import ChunkTrigger
 from omoide.engine.embedding import Embedding, index
 from omoide.engine.signal import JobSignal
@@ -28,7 +29,7 @@ from omoide.types import (
     Scope,
     SearchFilters,
 )
-from omoide.validate import check_limit, check_text
+from omoide.validate import check_limit, check_text, check_value
 
 NEIGHBOUR_CHARS = 1000
 
@@ -76,6 +77,7 @@ class MemoryService:
         and the ids of the jobs queued, by kind."""
         if not records:
             raise InvalidInput("nothing to add")
+        check_writable(scope, records, episode)
         vectors = self._embedding.try_embed([r.text for r in records])
         jobs: dict[str, int] = {}
         with self._store.transaction() as tx:
@@ -151,7 +153,9 @@ class MemoryService:
             raise InvalidInput("update needs text or metadata")
         if text is not None:
             check_text(text, self.max_text_chars)
+        check_value(metadata, "metadata")
         scope = Scope(user_id=user_id, scope_id=scope_id)
+        check_scope(scope)
         vectors = self._embedding.try_embed([text]) if text is not None else None
         with self._store.transaction() as tx:
             item = tx.memories.update_memory(scope, memory_id, text, metadata, self._actor)
@@ -202,6 +206,7 @@ class MemoryService:
     ) -> Page:
         """One page of memories, newest first, with the true total of all that match."""
         check_limit(limit, offset)
+        check_filters(filters)
         items, total = self._store.memories.list_memories(
             Scope(user_id=user_id, scope_id=scope_id), filters or SearchFilters(), limit, offset
         )

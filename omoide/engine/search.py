@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
 
+from omoide.engine.checks import check_filters, check_scope
 from omoide.engine.embedding import Embedding
 from omoide.errors import EmbedderError
 from omoide.retrieval.fusion import fuse
@@ -48,6 +49,8 @@ class SearchService:
         check_limit(limit, 0, maximum=1000)
         chosen = get_recipe(recipe or self.recipe)
         scope = Scope(user_id=user_id, scope_id=scope_id)
+        check_scope(scope)
+        check_filters(filters)
         filters = filters or SearchFilters()
         signals: dict[str, list[tuple[str, float]]] = {}
         warnings: list[str] = []
@@ -65,6 +68,11 @@ class SearchService:
             try:
                 query_vec = self._embedding.embed([query])[0]
                 signals["vector"] = memories.vector_search(scope, query_vec, filters, fetch)
+                if missing := memories.unembedded_count(scope):
+                    warnings.append(
+                        f"{missing} memories have no vector yet (embed jobs pending or failed),"
+                        " so vector search cannot find them"
+                    )
             except EmbedderError as exc:
                 if exc.fields.get("mismatch"):
                     raise  # searching another model's vectors would return nonsense

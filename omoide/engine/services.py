@@ -62,5 +62,6 @@ class ServiceConfig:
     knowledge: KnowledgeConfig
     recipe: str = "hybrid"
     max_text_chars: int = 100_000
+    max_messages: int = 1_000
     max_llm_calls: int = 6
     actor: str = "library"

@@ -6,7 +6,7 @@ from typing import Any
 
 from omoide.store.protocol import SessionPatch, Store
 from omoide.types import DEFAULT_ID, Episode, Scope, Session
-from omoide.validate import check_limit, check_text
+from omoide.validate import check_limit, check_text, check_value
 
 
 class SessionService:
@@ -24,6 +24,7 @@ class SessionService:
         metadata: dict[str, Any] | None = None,
     ) -> Session:
         check_text(session_id, 512, what="session id")
+        _check_fields(user_id, scope_id, name, project, metadata)
         with self._store.transaction() as tx:
             return tx.sessions.create_session(
                 Scope(user_id=user_id, scope_id=scope_id), session_id, name, project, metadata or {}
@@ -60,6 +61,7 @@ class SessionService:
         metadata: dict[str, Any] | None = None,
     ) -> Session:
         """Change only the fields given."""
+        _check_fields(user_id, scope_id, name, project, metadata)
         patch = SessionPatch(name=name, project=project, metadata=metadata)
         with self._store.transaction() as tx:
             return tx.sessions.update_session(
@@ -101,3 +103,15 @@ class SessionService:
         with them), in one transaction; return how many memories were deleted."""
         with self._store.transaction() as tx:
             return tx.sessions.delete_episode(Scope(user_id=user_id, scope_id=scope_id), episode_id)
+
+
+def _check_fields(
+    user_id: str, scope_id: str, name: str | None, project: str | None, metadata: Any
+) -> None:
+    """A stored string no reply can carry (a lone surrogate, NUL) would break every later
+    listing of the tenant's sessions: refused before the write (the library path; HTTP
+    requests are checked whole before they get here)."""
+    for value, what in ((user_id, "user_id"), (scope_id, "scope_id"), (name, "name")):
+        check_value(value, what)
+    check_value(project, "project")
+    check_value(metadata, "metadata")

@@ -17,7 +17,7 @@ from omoide.engine.signal import JobSignal
 from omoide.errors import NotFound
 from omoide.store.protocol import NewMemory, Store
 from omoide.types import DEFAULT_ID, MemoryItem, MemoryType, Page, Scope, SearchFilters
-from omoide.validate import check_limit, check_text
+from omoide.validate import check_limit, check_text, check_value
 
 
 class SummaryService:
@@ -80,6 +80,8 @@ class SummaryService:
         """Store a summary of a session (created if needed); being the newest, it becomes
         the session's rolling summary, which later updates supersede."""
         check_text(text, self._max_text_chars)
+        check_value(metadata, "metadata")  # a lone surrogate stored would break every listing
+        check_value([user_id, scope_id, session_id], "ids")
         scope = Scope(user_id=user_id, scope_id=scope_id)
         new = NewMemory(
             text=text,

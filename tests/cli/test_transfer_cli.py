@@ -67,7 +67,7 @@ def test_a_model_mismatch_exits_1_naming_reembed(cli, tmp_path: Path, monkeypatc
 
 def test_the_other_importers_are_still_subcommands(cli, tmp_path: Path) -> None:
     (tmp_path / "wilmer").mkdir()
-    code, out, err = cli("import", "wilmer", str(tmp_path / "wilmer"), "--json")
+    code, _out, err = cli("import", "wilmer", str(tmp_path / "wilmer"), "--json")
     # Routed to the WilmerAI importer (not read as a JSONL file), which refuses a directory
     # without any discussion (issue 12).
     assert code == 1 and "no WilmerAI discussion found" in err

@@ -40,6 +40,17 @@ class AdminReads(Protocol):
         memories."""
         ...
 
+    def integrity(self, *, recheck: bool = False, max_seconds: float = 30.0) -> list[str] | None:
+        """Problems in the stored data: ``[]`` when sound, ``None`` when not (yet) known.
+
+        The first call checks the stored data (SQLite: ``PRAGMA quick_check``, stopped after
+        a couple of seconds, so a first ``/health`` after start-up answers promptly; opening
+        the store never waits and starts no thread); any statement that failed on a corrupt
+        file since is remembered and returned too. ``recheck`` runs the check again now, for
+        at most ``max_seconds`` (``None`` if it did not finish: ``omoide doctor``). A backend
+        without such a check returns the errors it saw, or ``None``."""
+        ...
+
     def backup(self, dest: Path) -> None:
         """Write a complete, consistent copy of the store to ``dest`` (SQLite: one file, by
         ``VACUUM INTO``), safe while others read and write; a copy opens as a store of its

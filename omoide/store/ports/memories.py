@@ -4,9 +4,11 @@
 ``MemoryWrites`` is used inside one (``with store.transaction() as tx: tx.memories...``)
 and sees the transaction's own writes.
 
-Tenant rule: every method except ``iter_memory_texts`` and ``clear_vectors`` (whole-store
-maintenance) takes a ``Scope`` and reads or writes only that tenant's rows; an id of another
-tenant behaves exactly like an id that does not exist. Ids are opaque strings made by the store.
+Tenant rule: every method except ``iter_memory_texts``, ``clear_vectors``,
+``clear_staged_vectors`` and ``swap_staged_vectors`` (whole-store maintenance; also
+``unembedded_count`` without a scope) takes a ``Scope`` and reads or writes only that tenant's
+rows; an id of another tenant behaves exactly like an id that does not exist. Ids are opaque
+strings made by the store.
 
 Model. A memory is never edited into a different fact: ``supersede_memory`` closes the old
 version (``invalid_at``) and inserts the next one linked by ``supersedes``; ``as_of`` filters
@@ -156,13 +158,23 @@ class MemoryReads(Protocol):
         """
         ...
 
-    def iter_memory_texts(self, batch: int) -> Iterator[list[tuple[Scope, str, str]]]:
+    def iter_memory_texts(
+        self, batch: int, *, unstaged: bool = False
+    ) -> Iterator[list[tuple[Scope, str, str]]]:
         """Every memory of every tenant as ``(scope, id, text)``, ``batch`` at a time, in
-        insertion order (for a reindex; not a tenant read).
+        insertion order (for a reindex; not a tenant read). ``unstaged``: only the memories
+        without a staged vector (``MemoryWrites.stage_vector``), so a killed reindex resumes.
 
         Each batch is read when the iterator advances: memories inserted meanwhile after the
         last batch read are included, deleted ones may or may not be.
         """
+        ...
+
+    def unembedded_count(self, scope: Scope | None = None) -> int:
+        """How many memories of the tenant (of every tenant with ``None``) have no vector:
+        memories written while the embedder was down, before their ``embed`` job ran. Vector
+        search misses them, so a search reports itself degraded while this is not 0. One
+        snapshot; cheap enough for every search (two indexed counts in SQLite)."""
         ...
 
 
@@ -240,12 +252,34 @@ class MemoryWrites(Protocol):
         gets a ``DELETE`` entry and stays. ``NotFound`` if not the tenant's."""
         ...
 
-    def put_vector(self, scope: Scope, memory_id: str, vector: np.ndarray) -> None:
-        """Store (or replace) the memory's vector, as float32.
+    def put_vector(
+        self, scope: Scope, memory_id: str, vector: np.ndarray, text: str | None = None
+    ) -> bool:
+        """Store (or replace) the memory's vector, as float32; True when stored.
 
-        A memory deleted before its embedding arrived is silently skipped: an embed job may
-        finish after its memory is gone.
+        ``text`` is the text the vector was computed from: when given, the vector is stored
+        only if that is still the memory's text, checked inside the transaction, so an embed
+        job or reindex that read the text before a concurrent ``update_memory`` cannot put the
+        old text's vector over the new one (False). A memory deleted before its embedding
+        arrived is silently skipped (False): an embed job may finish after its memory is gone.
         """
+        ...
+
+    def stage_vector(self, scope: Scope, memory_id: str, vector: np.ndarray, text: str) -> bool:
+        """A reindex's vector, stored beside the live one (search does not see it) until
+        ``swap_staged_vectors``; same text check and return as ``put_vector``. Deleting the
+        memory or changing its text drops its staged vector too. Not a tenant read path."""
+        ...
+
+    def clear_staged_vectors(self) -> None:
+        """Drop every staged vector (a reindex for another embedder than the staged one)."""
+        ...
+
+    def swap_staged_vectors(self) -> list[tuple[Scope, str]]:
+        """Replace every live memory vector by the staged ones and empty the stage, in the
+        caller's transaction; return ``(scope, id)`` of the memories left without a vector
+        (written or edited after they were staged), in insertion order, so the caller queues
+        an ``embed`` job for them in the same transaction. Entity vectors are untouched."""
         ...
 
     def clear_vectors(self) -> None:

@@ -21,6 +21,7 @@ from omoide.types import Scope
 # sources, relationships, job steps, chunk state and ledger.
 _TENANT_TABLES = ("memories", "sessions", "projects", "history", "jobs", "entities", "variables")
 _ALL_TABLES = ("memories", "episodes", "sessions", "projects", "history", "jobs", "meta")
+FIRST_CHECK_S = 2.0  # budget of the check the first health report runs (~GBs/s when cached)
 _COUNTED = ("memories", "memory_vectors", "sessions", "episodes", "history", "jobs")
 
 
@@ -54,6 +55,18 @@ class SQLiteAdminReads:
         self, user_id: str | None, scope_id: str | None, batch: int
     ) -> Iterator[tuple[str, list[dict[str, Any]]]]:
         return export.export_records(self._db.path, user_id, scope_id, batch)
+
+    def integrity(self, *, recheck: bool = False, max_seconds: float = 30.0) -> list[str] | None:
+        if recheck or not self._db.checked:
+            budget = max_seconds if recheck else FIRST_CHECK_S
+            self._db.checked = True  # a check that ran out of time is not retried per call
+            found = self._db.quick_check(budget)
+            if found is not None:
+                self._db.last_check = found
+        found = self._db.last_check
+        if found is None:
+            return None if not self._db.corruption else list(self._db.corruption)
+        return [*found, *self._db.corruption]
 
 
 class SQLiteAdminWrites:

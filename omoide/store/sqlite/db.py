@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +20,8 @@ from pathlib import Path
 from omoide.errors import StoreError
 
 BUSY_TIMEOUT_MS = 30_000
+_CORRUPT = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+_PROGRESS_STEPS = 10_000  # VM steps between checks of a bounded integrity check's clock
 
 
 def connect(path: Path | str) -> sqlite3.Connection:
@@ -73,6 +76,12 @@ class Database:
         self._local = threading.local()
         # One reader per thread, closed when its thread ends (servers replace idle threads).
         self._readers: weakref.WeakSet[_Reader] = weakref.WeakSet()
+        # Problems seen by a failed statement, and the last integrity check's result (None:
+        # not run yet, or not finished in its budget). The first check runs on the first
+        # health report, not at open: opening never waits and starts no thread.
+        self.corruption: list[str] = []
+        self.last_check: list[str] | None = None
+        self.checked = False
 
     def reader(self) -> sqlite3.Connection:
         """This thread's read-only connection (opened on first use)."""
@@ -104,10 +113,45 @@ class Database:
                         conn.execute("ROLLBACK")
                     raise
             except sqlite3.Error as exc:
-                retryable = isinstance(exc, sqlite3.OperationalError)
-                raise StoreError(
-                    f"write to {self.path} failed: {exc}", retryable=retryable
-                ) from exc
+                raise self.error(exc, "write to") from exc
+
+    def error(self, exc: sqlite3.Error, doing: str) -> StoreError:
+        """The ``StoreError`` for a driver error: a full disk says so (``disk_full``, HTTP
+        507), a corrupt file is remembered for ``/health``; retryable when operational."""
+        code = getattr(exc, "sqlite_errorcode", None)
+        if code == sqlite3.SQLITE_FULL:
+            return StoreError(
+                f"{doing} {self.path} failed: the disk (or the database's size limit) is full;"
+                " free space and retry, nothing of this request was stored",
+                retryable=True,
+                disk_full=True,
+            )
+        if code in _CORRUPT:
+            self.corruption.append(f"{doing} {self.path}: {exc}")
+        retryable = isinstance(exc, sqlite3.OperationalError)
+        return StoreError(f"{doing} {self.path} failed: {exc}", retryable=retryable)
+
+    def quick_check(self, max_seconds: float) -> list[str] | None:
+        """``PRAGMA quick_check`` on a fresh connection, stopped after ``max_seconds`` (None:
+        not finished; a large file is checked in full by ``omoide doctor``'s longer budget).
+        The problems found, ``[]`` when the file is sound."""
+        deadline = time.monotonic() + max_seconds
+        try:
+            conn = sqlite3.connect(str(self.path), isolation_level=None)
+        except sqlite3.Error as exc:
+            return [str(exc)]
+        conn.set_progress_handler(lambda: int(time.monotonic() > deadline), _PROGRESS_STEPS)
+        try:
+            found = [str(r[0]) for r in conn.execute("PRAGMA quick_check(20)").fetchall()]
+        except sqlite3.OperationalError as exc:
+            if "interrupted" in str(exc):
+                return None
+            return [str(exc)]
+        except sqlite3.DatabaseError as exc:
+            return [str(exc)]
+        finally:
+            conn.close()
+        return [] if found == ["ok"] else found
 
     def close(self) -> None:
         for holder in list(self._readers):

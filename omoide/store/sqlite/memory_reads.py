@@ -127,12 +127,19 @@ class SQLiteMemoryReads:
             ).fetchone()
         return None if row is None else Scope(user_id=row["user_id"], scope_id=row["scope_id"])
 
-    def iter_memory_texts(self, batch: int) -> Iterator[list[tuple[Scope, str, str]]]:
+    def iter_memory_texts(
+        self, batch: int, *, unstaged: bool = False
+    ) -> Iterator[list[tuple[Scope, str, str]]]:
         last = 0
         conn = self._db.reader()
+        where = (
+            " AND NOT EXISTS (SELECT 1 FROM vector_rebuild r WHERE r.memory_seq = m.seq)"
+            if unstaged
+            else ""
+        )
         while True:
             cursor = conn.execute(
-                "SELECT seq, id, user_id, scope_id, text FROM memories WHERE seq > ?"
+                f"SELECT seq, id, user_id, scope_id, text FROM memories m WHERE seq > ?{where}"
                 " ORDER BY seq LIMIT ?",
                 (last, batch),
             )
@@ -144,6 +151,23 @@ class SQLiteMemoryReads:
                 (Scope(user_id=r["user_id"], scope_id=r["scope_id"]), r["id"], r["text"])
                 for r in chunk
             ]
+
+    def unembedded_count(self, scope: Scope | None = None) -> int:
+        conn = self._db.reader()
+        with snapshot(conn):
+            if scope is None:
+                memories = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+                vectors = conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0]
+            else:
+                memories = conn.execute(
+                    "SELECT count(*) FROM memories WHERE user_id = ? AND scope_id = ?",
+                    (scope.user_id, scope.scope_id),
+                ).fetchone()[0]
+                vectors = conn.execute(
+                    "SELECT count(*) FROM memory_vectors WHERE tenant = ?",
+                    (rows.tenant_key(scope),),
+                ).fetchone()[0]
+        return max(0, int(memories) - int(vectors))
 
 
 def _filter_seqs(

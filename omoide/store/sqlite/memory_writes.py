@@ -105,11 +105,12 @@ class SQLiteMemoryWrites:
         )
         if text is not None and text != old.text:
             self._reindex(memory_id)
-            self._conn.execute(
-                "DELETE FROM memory_vectors"
-                " WHERE memory_seq = (SELECT seq FROM memories WHERE id = ?)",
-                (memory_id,),
-            )
+            for table in ("memory_vectors", "vector_rebuild"):  # both were of the old text
+                self._conn.execute(
+                    f"DELETE FROM {table}"
+                    " WHERE memory_seq = (SELECT seq FROM memories WHERE id = ?)",
+                    (memory_id,),
+                )
         new_text = text or old.text
         write_history(self._conn, scope, memory_id, HistoryEvent.UPDATE, old.text, new_text, actor)
         return fetch_memory(self._conn, scope, memory_id)
@@ -119,18 +120,30 @@ class SQLiteMemoryWrites:
         self._conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))  # cascades
         write_history(self._conn, scope, memory_id, HistoryEvent.DELETE, old.text, None, actor)
 
-    def put_vector(self, scope: Scope, memory_id: str, vector: np.ndarray) -> None:
-        row = self._conn.execute(
-            "SELECT seq FROM memories WHERE id = ? AND user_id = ? AND scope_id = ?",
-            (memory_id, scope.user_id, scope.scope_id),
-        ).fetchone()
-        if row is None:
-            return  # deleted before its embedding arrived: nothing to index
+    def put_vector(
+        self, scope: Scope, memory_id: str, vector: np.ndarray, text: str | None = None
+    ) -> bool:
+        return self._write_vector("memory_vectors", scope, memory_id, vector, text)
+
+    def stage_vector(self, scope: Scope, memory_id: str, vector: np.ndarray, text: str) -> bool:
+        return self._write_vector("vector_rebuild", scope, memory_id, vector, text)
+
+    def clear_staged_vectors(self) -> None:
+        self._conn.execute("DELETE FROM vector_rebuild")
+
+    def swap_staged_vectors(self) -> list[tuple[Scope, str]]:
+        self._conn.execute("DELETE FROM memory_vectors")
         self._conn.execute(
-            "INSERT INTO memory_vectors (memory_seq, tenant, vec) VALUES (?, ?, ?)"
-            " ON CONFLICT (memory_seq) DO UPDATE SET vec = excluded.vec",
-            (row["seq"], rows.tenant_key(scope), vector.astype(np.float32).tobytes()),
+            "INSERT INTO memory_vectors (memory_seq, tenant, vec)"
+            " SELECT memory_seq, tenant, vec FROM vector_rebuild"
         )
+        self._conn.execute("DELETE FROM vector_rebuild")
+        missing = self._conn.execute(
+            "SELECT m.id, m.user_id, m.scope_id FROM memories m"
+            " WHERE NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_seq = m.seq)"
+            " ORDER BY m.seq"
+        ).fetchall()
+        return [(Scope(user_id=r["user_id"], scope_id=r["scope_id"]), r["id"]) for r in missing]
 
     def clear_vectors(self) -> None:
         self._conn.execute("DELETE FROM memory_vectors")
@@ -141,6 +154,24 @@ class SQLiteMemoryWrites:
         row = self._conn.execute("SELECT seq FROM memories WHERE id = ?", (memory_id,)).fetchone()
         if row is not None:
             self._changed.add(int(row[0]))
+
+    def _write_vector(
+        self, table: str, scope: Scope, memory_id: str, vector: np.ndarray, text: str | None
+    ) -> bool:
+        # The text check runs inside the writer's transaction: an update() committed after
+        # the vector was computed changed the text, and the vector of the old text is dropped.
+        row = self._conn.execute(
+            "SELECT seq, text FROM memories WHERE id = ? AND user_id = ? AND scope_id = ?",
+            (memory_id, scope.user_id, scope.scope_id),
+        ).fetchone()
+        if row is None or (text is not None and row["text"] != text):
+            return False  # deleted, or edited, since the vector was computed
+        self._conn.execute(
+            f"INSERT INTO {table} (memory_seq, tenant, vec) VALUES (?, ?, ?)"
+            " ON CONFLICT (memory_seq) DO UPDATE SET vec = excluded.vec",
+            (row["seq"], rows.tenant_key(scope), vector.astype(np.float32).tobytes()),
+        )
+        return True
 
     def _valid_memory(self, scope: Scope, memory_id: str) -> tuple[str, int]:
         """The text and ``valid_from`` (ms) of a currently valid memory of ``scope``."""
