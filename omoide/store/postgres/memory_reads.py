@@ -114,12 +114,20 @@ class PostgresMemoryReads:
                 ).fetchone()
         return None if row is None else Scope(user_id=row["user_id"], scope_id=row["scope_id"])
 
-    def iter_memory_texts(self, batch: int) -> Iterator[list[tuple[Scope, str, str]]]:
+    def iter_memory_texts(
+        self, batch: int, *, unstaged: bool = False
+    ) -> Iterator[list[tuple[Scope, str, str]]]:
         last = 0
+        where = (
+            " AND NOT EXISTS (SELECT 1 FROM vector_rebuild r"
+            " WHERE r.user_id = m.user_id AND r.memory_id = m.id)"
+            if unstaged
+            else ""
+        )
         while True:
             with self._db.read() as conn:
                 chunk = conn.execute(
-                    "SELECT seq, id, user_id, scope_id, text FROM memories WHERE seq > %s"
+                    f"SELECT seq, id, user_id, scope_id, text FROM memories m WHERE seq > %s{where}"
                     " ORDER BY seq LIMIT %s",
                     (last, batch),
                 ).fetchall()
@@ -130,6 +138,20 @@ class PostgresMemoryReads:
                 (Scope(user_id=r["user_id"], scope_id=r["scope_id"]), r["id"], r["text"])
                 for r in chunk
             ]
+
+    def unembedded_count(self, scope: Scope | None = None) -> int:
+        where, params = (
+            ("", ())
+            if scope is None
+            else (" AND m.user_id = %s AND m.scope_id = %s", (scope.user_id, scope.scope_id))
+        )
+        with self._db.read() as conn:
+            row = conn.execute(
+                "SELECT count(*) AS n FROM memories m WHERE NOT EXISTS (SELECT 1 FROM"
+                " memory_vectors v WHERE v.user_id = m.user_id AND v.memory_id = m.id)" + where,
+                params,
+            ).fetchone()
+        return int(row["n"]) if row else 0
 
 
 def _check_dimension(conn: Conn, scope: Scope, dim: int) -> None:

@@ -87,11 +87,12 @@ class PostgresMemoryWrites:
             f"UPDATE memories SET {', '.join(sets)} WHERE user_id = %s AND id = %s",
             (*params, scope.user_id, memory_id),
         )
-        if text is not None and text != old.text:  # the old vector describes the old text
-            self._conn.execute(
-                "DELETE FROM memory_vectors WHERE user_id = %s AND memory_id = %s",
-                (scope.user_id, memory_id),
-            )
+        if text is not None and text != old.text:  # the old vectors describe the old text
+            for table in ("memory_vectors", "vector_rebuild"):
+                self._conn.execute(
+                    f"DELETE FROM {table} WHERE user_id = %s AND memory_id = %s",
+                    (scope.user_id, memory_id),
+                )
         new_text = text or old.text
         write_history(self._conn, scope, memory_id, HistoryEvent.UPDATE, old.text, new_text, actor)
         return fetch_memory(self._conn, scope, memory_id)
@@ -103,15 +104,46 @@ class PostgresMemoryWrites:
         )
         write_history(self._conn, scope, memory_id, HistoryEvent.DELETE, old.text, None, actor)
 
-    def put_vector(self, scope: Scope, memory_id: str, vector: np.ndarray) -> None:
-        # INSERT ... SELECT: nothing when the memory was deleted before its embedding arrived.
+    def put_vector(
+        self, scope: Scope, memory_id: str, vector: np.ndarray, text: str | None = None
+    ) -> bool:
+        return self._write_vector("memory_vectors", scope, memory_id, vector, text)
+
+    def stage_vector(self, scope: Scope, memory_id: str, vector: np.ndarray, text: str) -> bool:
+        return self._write_vector("vector_rebuild", scope, memory_id, vector, text)
+
+    def clear_staged_vectors(self) -> None:
+        self._conn.execute("DELETE FROM vector_rebuild")
+
+    def swap_staged_vectors(self) -> list[tuple[Scope, str]]:
+        self._conn.execute("DELETE FROM memory_vectors")
         self._conn.execute(
             "INSERT INTO memory_vectors (user_id, scope_id, memory_id, embedding)"
+            " SELECT user_id, scope_id, memory_id, embedding FROM vector_rebuild"
+        )
+        self._conn.execute("DELETE FROM vector_rebuild")
+        missing = self._conn.execute(
+            "SELECT m.id, m.user_id, m.scope_id FROM memories m WHERE NOT EXISTS"
+            " (SELECT 1 FROM memory_vectors v WHERE v.user_id = m.user_id AND v.memory_id = m.id)"
+            " ORDER BY m.seq"
+        ).fetchall()
+        return [(Scope(user_id=r["user_id"], scope_id=r["scope_id"]), r["id"]) for r in missing]
+
+    def _write_vector(
+        self, table: str, scope: Scope, memory_id: str, vector: np.ndarray, text: str | None
+    ) -> bool:
+        # INSERT ... SELECT inside the writer's transaction: nothing when the memory was
+        # deleted, or its text changed (an update() committed after the vector was computed),
+        # since the vector was computed.
+        cursor = self._conn.execute(
+            f"INSERT INTO {table} (user_id, scope_id, memory_id, embedding)"
             " SELECT user_id, scope_id, id, %s FROM memories"
             " WHERE user_id = %s AND scope_id = %s AND id = %s"
+            " AND (%s::text IS NULL OR text = %s::text)"
             " ON CONFLICT (user_id, memory_id) DO UPDATE SET embedding = excluded.embedding",
-            (vector.astype(np.float32), scope.user_id, scope.scope_id, memory_id),
+            (vector.astype(np.float32), scope.user_id, scope.scope_id, memory_id, text, text),
         )
+        return cursor.rowcount > 0
 
     def clear_vectors(self) -> None:
         self._conn.execute("DELETE FROM memory_vectors")
