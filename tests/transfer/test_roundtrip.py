@@ -72,6 +72,17 @@ def test_the_imported_store_answers_like_the_source(source: Memory, tmp_path: Pa
             for m in (source, target)
         ]
         assert hits[0] and hits[0] == hits[1]
+        # The keyword index (and its per-tenant statistics) covers the imported memories too.
+        keyword = [
+            [
+                (h.memory.id, round(h.score, 6))
+                for h in m.search(
+                    "cherry tomatoes", user_id="alice", scope_id="demo", recipe="keyword"
+                ).hits
+            ]
+            for m in (source, target)
+        ]
+        assert keyword[0] and keyword[0] == keyword[1]
         fact = next(
             i for i in source.get_all(user_id="alice", scope_id="demo").items if "cherry" in i.text
         )

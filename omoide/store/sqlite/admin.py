@@ -13,7 +13,7 @@ from typing import Any
 
 from omoide.errors import InvalidInput
 from omoide.store import files
-from omoide.store.sqlite import export, import_, migrate
+from omoide.store.sqlite import export, import_, keyword, migrate
 from omoide.store.sqlite.db import Database, connect
 from omoide.types import Scope
 
@@ -72,8 +72,9 @@ class SQLiteAdminReads:
 class SQLiteAdminWrites:
     """Metadata and whole-tenant deletes in the caller's transaction (see ``AdminWrites``)."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, tokenizer: keyword.Tokenizer) -> None:
         self._conn = conn
+        self._tokenizer = tokenizer
 
     def set_meta(self, key: str, value: str) -> None:
         self._conn.execute(
@@ -92,7 +93,19 @@ class SQLiteAdminWrites:
         return int(count)
 
     def import_records(self, kind: str, records: Sequence[dict[str, Any]]) -> list[int]:
-        return import_.import_records(self._conn, kind, records)
+        written = import_.import_records(self._conn, kind, records)
+        if kind == "memory" and written:
+            # Imported memories join the tenant's keyword index (and its statistics) at once.
+            ids = [records[i]["id"] for i in written]
+            marks = ",".join("?" * len(ids))
+            docs = self._conn.execute(
+                "SELECT m.seq, m.tenant_token, m.text, m.context FROM memories m"
+                f" WHERE m.id IN ({marks}) AND NOT EXISTS"
+                " (SELECT 1 FROM kw_docs d WHERE d.memory_seq = m.seq)",
+                ids,
+            ).fetchall()
+            keyword.index_memories(self._conn, self._tokenizer, [tuple(r) for r in docs])
+        return written
 
     def delete_everything(self) -> None:
         for table in (*_ALL_TABLES, "entities", "variables", "token_usage"):

@@ -154,19 +154,17 @@ class SQLiteMemoryReads:
 
     def unembedded_count(self, scope: Scope | None = None) -> int:
         conn = self._db.reader()
+        if scope is not None:
+            # Every search asks: the keyword index's per-tenant document count and the vector
+            # cache's size are two lookups, where counting the rows cost ~5 ms at 100k.
+            token = rows.tenant_token(scope)  # the keyword index's name for the tenant
+            found = conn.execute("SELECT docs FROM kw_tenants WHERE tenant = ?", (token,))
+            row = found.fetchone()
+            memories = int(row[0]) if row is not None else 0
+            return max(0, memories - self._vectors.count(conn, rows.tenant_key(scope)))
         with snapshot(conn):
-            if scope is None:
-                memories = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-                vectors = conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0]
-            else:
-                memories = conn.execute(
-                    "SELECT count(*) FROM memories WHERE user_id = ? AND scope_id = ?",
-                    (scope.user_id, scope.scope_id),
-                ).fetchone()[0]
-                vectors = conn.execute(
-                    "SELECT count(*) FROM memory_vectors WHERE tenant = ?",
-                    (rows.tenant_key(scope),),
-                ).fetchone()[0]
+            memories = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+            vectors = conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0]
         return max(0, int(memories) - int(vectors))
 
 

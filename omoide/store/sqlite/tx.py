@@ -25,7 +25,7 @@ class SQLiteTx:
         self._graph = SQLiteGraphWrites(conn)
         self._ledger = SQLiteLedgerWrites(conn, memories)
         self._variables = SQLiteVariableWrites(conn)
-        self._admin = SQLiteAdminWrites(conn)
+        self._admin = SQLiteAdminWrites(conn, tokenizer)
 
     @property
     def memories(self) -> SQLiteMemoryWrites:

@@ -95,6 +95,12 @@ class VectorCache:
             order = part[np.argsort(-scores[part], kind="stable")]
             return [(int(seqs[i]), float(scores[i])) for i in order], matrix.n
 
+    def count(self, conn: sqlite3.Connection, tenant: str) -> int:
+        """How many vectors ``tenant`` has, as the next search would see them."""
+        with self._lock:
+            matrix = self._matrix(conn, tenant)
+            return 0 if matrix is None else matrix.n
+
     def reset(self) -> None:
         with self._lock:
             self._tenants.clear()
