@@ -123,8 +123,18 @@ def _lines(stream: object, into: queue.Queue[str]) -> None:
 
 @pytest.fixture
 def memory_server(tmp_path: Path) -> Iterator[str]:
-    """A fresh ``python -m omoide.server`` with MEMORY_API_KEY=dev-secret; yields its URL."""
-    env = _env(tmp_path, IP="127.0.0.1", PORT="0", MEMORY_API_KEY="dev-secret")
+    """A fresh ``python -m omoide.server`` with MEMORY_API_KEY=dev-secret; yields its URL.
+
+    With the real embedding model (through torch: no ONNX export into the temporary HOME), as
+    a user runs it: JiuwenMemory's ``threshold`` is a similarity, which hash vectors are not."""
+    env = _env(
+        tmp_path,
+        IP="127.0.0.1",
+        PORT="0",
+        MEMORY_API_KEY="dev-secret",
+        OMOIDE_EMBEDDER="local",
+        OMOIDE_EMBED_RUNTIME="torch",
+    )
     process = subprocess.Popen(
         SERVER, env=env, cwd=tmp_path, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
     )

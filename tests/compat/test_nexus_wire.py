@@ -111,8 +111,10 @@ def test_entities_and_relationships_upsert_like_nexusai(http: httpx.Client) -> N
     again = _ok(http.post("/entities", json={"name": "Lin", "type": "person"} | MEI), 201)
     assert again["id"] == lin["id"] and again["mention_count"] == 2
     assert again["last_seen_at"] >= lin["last_seen_at"] and isinstance(again["created_at"], int)
-    other = _ok(http.post("/entities", json={"name": "Lin", "type": "place"} | MEI), 201)
-    assert other["id"] != lin["id"]  # (name, type) is the key
+    # One entity per name within a tenant (issue 16: invented types split one person into
+    # several); nexusAI keys on (name, type). The first specific type stays.
+    other = _ok(http.post("/entities", json={"name": "lin", "type": "place"} | MEI), 201)
+    assert (other["id"], other["type"], other["mention_count"]) == (lin["id"], "person", 3)
 
     edge = {"from_id": lin["id"], "to_id": acme["id"], "label": "works at"}
     first = _ok(http.post("/relationships", json=edge | {"notes": "since 2020"} | MEI), 201)

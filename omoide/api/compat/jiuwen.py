@@ -254,9 +254,9 @@ def _search(body: SearchRequest, engine: Memory, tenancy: TenancyDep, summaries:
         filters=SearchFilters(types=types),
         limit=body.num,
         threshold=body.min_score(),
-        # Cosine similarity is what upstream's threshold means; the raw turns of the no-LLM
-        # mode are conversation text, which the hybrid search finds far better (bench/).
-        recipe="hybrid" if off else "vector",
+        # Cosine similarity is what upstream's threshold means, in both modes: a fused hybrid
+        # score is calibrated differently (a right answer at cosine 0.37 fuses to ~0.17).
+        recipe="vector",
     )
     return Hits(
         results=[
