@@ -21,7 +21,7 @@ defaults, type names, response shapes and error prefixes. What each route calls:
 
 Types go out under upstream's names (``semantic_memory``, ``episodic_memory`` ...; see
 ``jiuwen_common``). Without an LLM nothing is extracted, so the stored turns themselves are the
-episodes: ``raw`` memories are listed and searched (hybrid search) as ``episodic_memory``. With
+episodes: ``raw`` memories are listed and searched (by cosine) as ``episodic_memory``. With
 an LLM the extracted types take over and raw turns stay reachable through ``/v1`` only.
 
 Errors: a client error keeps its status and omoide's body (404, 403); a request that does not

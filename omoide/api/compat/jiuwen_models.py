@@ -179,8 +179,7 @@ class SearchRequest(_Tenant):
     threshold: float | None = Field(
         DEFAULT_THRESHOLD,
         allow_inf_nan=False,
-        description="Minimum score (null: 0.3). With an LLM, the cosine similarity of query "
-        "and memory; without one, the hybrid search score (both 0 to 1).",
+        description="Minimum score (null: 0.3): the cosine similarity of query and memory.",
     )
 
     def min_score(self) -> float:
