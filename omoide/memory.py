@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from pydantic import ValidationError
 
@@ -25,10 +25,10 @@ from omoide.engine import Engine, ExtractionRequest, KnowledgeConfig, Services
 from omoide.engine.chunks import ChunkService
 from omoide.engine.consolidate import ConsolidationService
 from omoide.engine.context import ContextService
-from omoide.engine.graph import MAX_NODES, GraphService
+from omoide.engine.graph import GraphService
 from omoide.engine.maintenance import MaintenanceService
 from omoide.engine.memories import MemoryService
-from omoide.engine.projects import ProjectDeleted, ProjectService, SessionsOnDelete
+from omoide.engine.projects import ProjectService
 from omoide.engine.scopes import ScopeService
 from omoide.engine.search import SearchService
 from omoide.engine.sessions import SessionService
@@ -39,37 +39,23 @@ from omoide.errors import InvalidInput
 from omoide.extract import MemVariable
 from omoide.interface import MemoryAPI
 from omoide.llm import LLM
-from omoide.store.protocol import NewMemory, Store
+from omoide.store.protocol import Store
 from omoide.types import (
     DEFAULT_ID,
     AddInput,
     AddResult,
-    ChunkResult,
-    ConsolidationCandidates,
-    ConsolidationReport,
-    ContextResult,
-    Entity,
-    EntitySearchResult,
-    Episode,
-    HistoryEntry,
-    Job,
-    JobState,
     MemoryItem,
     MemoryType,
     Page,
     Project,
-    Relationship,
-    Scope,
     SearchFilters,
     SearchResult,
-    Session,
-    Subgraph,
-    TokenUsage,
-    VariableValue,
 )
 from omoide.wiring import build_engine
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 def _documented_by(source: Callable[..., Any]) -> Callable[[_F], _F]:
@@ -97,6 +83,34 @@ def _filters(filters: SearchFilters | Mapping[str, Any] | None) -> SearchFilters
             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
         )
         raise InvalidInput(f"filters: {problems}", field="filters") from None
+
+
+class _Delegate(Generic[_P, _R]):
+    """A ``Memory`` method that *is* the same-named method of one of its engine's services:
+    same signature, same docstring, typed from it, with no copy of either to keep in step.
+
+    The service is looked up at each call: the services are rebuilt when the knowledge
+    settings change (``Memory.knowledge = ...``). Read on the class (``Memory.search``,
+    ``help()``, ``inspect.signature``) it is the service's function.
+    """
+
+    def __init__(self, service: str, method: Callable[Concatenate[Any, _P], _R]) -> None:
+        self._service = service
+        self._method = method
+        self.__doc__ = method.__doc__
+
+    @overload
+    def __get__(self, obj: None, owner: type[Any]) -> Callable[Concatenate[Any, _P], _R]: ...
+    @overload
+    def __get__(self, obj: Memory, owner: type[Any]) -> Callable[_P, _R]: ...
+    def __get__(
+        self, obj: Memory | None, owner: type[Any]
+    ) -> Callable[Concatenate[Any, _P], _R] | Callable[_P, _R]:
+        if obj is None:
+            return self._method
+        service = getattr(obj.engine.services, self._service)
+        bound: Callable[_P, _R] = getattr(service, self._method.__name__)
+        return bound
 
 
 class Memory:
@@ -288,53 +302,17 @@ class Memory:
         )
 
     # memories ----------------------------------------------------------------------------
-    @_documented_by(MemoryService.add_many)
-    def add_many(
-        self,
-        items: Sequence[NewMemory],
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-    ) -> list[MemoryItem]:
-        return self._services.memories.add_many(items, user_id=user_id, scope_id=scope_id)
+    add_many = _Delegate("memories", MemoryService.add_many)
 
-    @_documented_by(MemoryService.update)
-    def update(
-        self,
-        memory_id: str,
-        text: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-    ) -> MemoryItem:
-        return self._services.memories.update(
-            memory_id,
-            text,
-            metadata,
-            user_id=user_id,
-            scope_id=scope_id,
-        )
+    update = _Delegate("memories", MemoryService.update)
 
-    @_documented_by(MemoryService.delete)
-    def delete(
-        self, memory_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
-    ) -> None:
-        self._services.memories.delete(memory_id, user_id=user_id, scope_id=scope_id)
+    delete = _Delegate("memories", MemoryService.delete)
 
-    @_documented_by(MemoryService.delete_all)
-    def delete_all(self, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID) -> int:
-        return self._services.memories.delete_all(user_id=user_id, scope_id=scope_id)
+    delete_all = _Delegate("memories", MemoryService.delete_all)
 
-    @_documented_by(MemoryService.reset)
-    def reset(self) -> None:
-        self._services.memories.reset()
+    reset = _Delegate("memories", MemoryService.reset)
 
-    @_documented_by(MemoryService.get)
-    def get(
-        self, memory_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
-    ) -> MemoryItem:
-        return self._services.memories.get(memory_id, user_id=user_id, scope_id=scope_id)
+    get = _Delegate("memories", MemoryService.get)
 
     @_documented_by(MemoryService.get_all)
     def get_all(
@@ -354,15 +332,9 @@ class Memory:
             offset=offset,
         )
 
-    @_documented_by(MemoryService.history)
-    def history(
-        self, memory_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
-    ) -> list[HistoryEntry]:
-        return self._services.memories.history(memory_id, user_id=user_id, scope_id=scope_id)
+    history = _Delegate("memories", MemoryService.history)
 
-    @_documented_by(MemoryService.owner)
-    def owner(self, memory_id: str) -> Scope:
-        return self._services.memories.owner(memory_id)
+    owner = _Delegate("memories", MemoryService.owner)
 
     # search ------------------------------------------------------------------------------
     @_documented_by(SearchService.search)
@@ -388,130 +360,24 @@ class Memory:
         )
 
     # sessions ----------------------------------------------------------------------------
-    @_documented_by(SessionService.create_session)
-    def create_session(
-        self,
-        session_id: str,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        name: str | None = None,
-        project: str | None = None,
-        metadata: dict[str, Any] | None = None,
-    ) -> Session:
-        return self._services.sessions.create_session(
-            session_id,
-            user_id=user_id,
-            scope_id=scope_id,
-            name=name,
-            project=project,
-            metadata=metadata,
-        )
+    create_session = _Delegate("sessions", SessionService.create_session)
 
-    @_documented_by(SessionService.get_session)
-    def get_session(
-        self, session_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
-    ) -> Session:
-        return self._services.sessions.get_session(session_id, user_id=user_id, scope_id=scope_id)
+    get_session = _Delegate("sessions", SessionService.get_session)
 
-    @_documented_by(SessionService.list_sessions)
-    def list_sessions(
-        self,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> tuple[list[Session], int]:
-        return self._services.sessions.list_sessions(
-            user_id=user_id,
-            scope_id=scope_id,
-            limit=limit,
-            offset=offset,
-        )
+    list_sessions = _Delegate("sessions", SessionService.list_sessions)
 
-    @_documented_by(SessionService.update_session)
-    def update_session(
-        self,
-        session_id: str,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        name: str | None = None,
-        project: str | None = None,
-        metadata: dict[str, Any] | None = None,
-    ) -> Session:
-        return self._services.sessions.update_session(
-            session_id,
-            user_id=user_id,
-            scope_id=scope_id,
-            name=name,
-            project=project,
-            metadata=metadata,
-        )
+    update_session = _Delegate("sessions", SessionService.update_session)
 
-    @_documented_by(SessionService.delete_session)
-    def delete_session(
-        self, session_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
-    ) -> int:
-        return self._services.sessions.delete_session(
-            session_id,
-            user_id=user_id,
-            scope_id=scope_id,
-        )
+    delete_session = _Delegate("sessions", SessionService.delete_session)
 
-    @_documented_by(SessionService.list_episodes)
-    def list_episodes(
-        self,
-        session_id: str,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> tuple[list[Episode], int]:
-        return self._services.sessions.list_episodes(
-            session_id,
-            user_id=user_id,
-            scope_id=scope_id,
-            limit=limit,
-            offset=offset,
-        )
+    list_episodes = _Delegate("sessions", SessionService.list_episodes)
 
-    @_documented_by(SessionService.get_episode)
-    def get_episode(
-        self, episode_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
-    ) -> Episode:
-        return self._services.sessions.get_episode(episode_id, user_id=user_id, scope_id=scope_id)
+    get_episode = _Delegate("sessions", SessionService.get_episode)
 
-    @_documented_by(SessionService.delete_episode)
-    def delete_episode(
-        self, episode_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
-    ) -> int:
-        return self._services.sessions.delete_episode(
-            episode_id,
-            user_id=user_id,
-            scope_id=scope_id,
-        )
+    delete_episode = _Delegate("sessions", SessionService.delete_episode)
 
     # projects ----------------------------------------------------------------------------
-    @_documented_by(ProjectService.create_project)
-    def create_project(
-        self,
-        name: str,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        description: str | None = None,
-        isolated: bool = False,
-    ) -> Project:
-        return self._services.projects.create_project(
-            name,
-            user_id=user_id,
-            scope_id=scope_id,
-            description=description,
-            isolated=isolated,
-        )
+    create_project = _Delegate("projects", ProjectService.create_project)
 
     @_documented_by(ProjectService.add_project)
     def add_project(
@@ -529,459 +395,86 @@ class Memory:
             **fields,
         )
 
-    @_documented_by(ProjectService.get_project)
-    def get_project(
-        self, name: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
-    ) -> Project:
-        return self._services.projects.get_project(name, user_id=user_id, scope_id=scope_id)
+    get_project = _Delegate("projects", ProjectService.get_project)
 
-    @_documented_by(ProjectService.list_projects)
-    def list_projects(
-        self,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> tuple[list[Project], int]:
-        return self._services.projects.list_projects(
-            user_id=user_id,
-            scope_id=scope_id,
-            limit=limit,
-            offset=offset,
-        )
+    list_projects = _Delegate("projects", ProjectService.list_projects)
 
-    @_documented_by(ProjectService.update_project)
-    def update_project(
-        self,
-        name: str,
-        fields: Mapping[str, Any],
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-    ) -> Project:
-        return self._services.projects.update_project(
-            name,
-            fields,
-            user_id=user_id,
-            scope_id=scope_id,
-        )
+    update_project = _Delegate("projects", ProjectService.update_project)
 
-    @_documented_by(ProjectService.delete_project)
-    def delete_project(
-        self,
-        name: str,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        sessions: SessionsOnDelete | None = None,
-    ) -> ProjectDeleted:
-        return self._services.projects.delete_project(
-            name, user_id=user_id, scope_id=scope_id, sessions=sessions
-        )
+    delete_project = _Delegate("projects", ProjectService.delete_project)
 
     # summaries ---------------------------------------------------------------------------
-    @_documented_by(SummaryService.list_summaries)
-    def list_summaries(
-        self,
-        session_id: str,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        include_history: bool = False,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> Page:
-        return self._services.summaries.list_summaries(
-            session_id,
-            user_id=user_id,
-            scope_id=scope_id,
-            include_history=include_history,
-            limit=limit,
-            offset=offset,
-        )
+    list_summaries = _Delegate("summaries", SummaryService.list_summaries)
 
-    @_documented_by(SummaryService.get_summary)
-    def get_summary(
-        self, summary_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
-    ) -> MemoryItem:
-        return self._services.summaries.get_summary(summary_id, user_id=user_id, scope_id=scope_id)
+    get_summary = _Delegate("summaries", SummaryService.get_summary)
 
-    @_documented_by(SummaryService.create_summary)
-    def create_summary(
-        self,
-        session_id: str,
-        text: str,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        metadata: dict[str, Any] | None = None,
-    ) -> MemoryItem:
-        return self._services.summaries.create_summary(
-            session_id,
-            text,
-            user_id=user_id,
-            scope_id=scope_id,
-            metadata=metadata,
-        )
+    create_summary = _Delegate("summaries", SummaryService.create_summary)
 
-    @_documented_by(SummaryService.update_summary)
-    def update_summary(
-        self,
-        summary_id: str,
-        text: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-    ) -> MemoryItem:
-        return self._services.summaries.update_summary(
-            summary_id,
-            text,
-            metadata,
-            user_id=user_id,
-            scope_id=scope_id,
-        )
+    update_summary = _Delegate("summaries", SummaryService.update_summary)
 
-    @_documented_by(SummaryService.delete_summary)
-    def delete_summary(
-        self, summary_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
-    ) -> None:
-        self._services.summaries.delete_summary(summary_id, user_id=user_id, scope_id=scope_id)
+    delete_summary = _Delegate("summaries", SummaryService.delete_summary)
 
     # variables ---------------------------------------------------------------------------
-    @_documented_by(VariableService.get_variables)
-    def get_variables(
-        self,
-        names: Sequence[str] | None = None,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-    ) -> dict[str, VariableValue]:
-        return self._services.variables.get_variables(names, user_id=user_id, scope_id=scope_id)
+    get_variables = _Delegate("variables", VariableService.get_variables)
 
-    @_documented_by(VariableService.update_variables)
-    def update_variables(
-        self,
-        variables: Mapping[str, Any],
-        *,
-        types: Mapping[str, str] | None = None,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-    ) -> dict[str, VariableValue]:
-        return self._services.variables.update_variables(
-            variables,
-            types=types,
-            user_id=user_id,
-            scope_id=scope_id,
-        )
+    update_variables = _Delegate("variables", VariableService.update_variables)
 
-    @_documented_by(VariableService.delete_variables)
-    def delete_variables(
-        self, names: Sequence[str], *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
-    ) -> list[str]:
-        return self._services.variables.delete_variables(names, user_id=user_id, scope_id=scope_id)
+    delete_variables = _Delegate("variables", VariableService.delete_variables)
 
-    @_documented_by(VariableService.token_usage)
-    def token_usage(self, *, scope: Scope | None = None) -> TokenUsage:
-        return self._services.variables.token_usage(scope=scope)
+    token_usage = _Delegate("variables", VariableService.token_usage)
 
     # graph -------------------------------------------------------------------------------
-    @_documented_by(GraphService.upsert_entity)
-    def upsert_entity(
-        self,
-        name: str,
-        type: str,  # nexusAI's field name
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        source: str = "api",
-        episode_id: str | None = None,
-    ) -> Entity:
-        return self._services.graph.upsert_entity(
-            name, type, user_id=user_id, scope_id=scope_id, source=source, episode_id=episode_id
-        )
+    upsert_entity = _Delegate("graph", GraphService.upsert_entity)
 
-    @_documented_by(GraphService.upsert_relationship)
-    def upsert_relationship(
-        self,
-        from_id: str,
-        to_id: str,
-        label: str,
-        *,
-        notes: str | None = None,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-    ) -> Relationship:
-        return self._services.graph.upsert_relationship(
-            from_id, to_id, label, notes=notes, user_id=user_id, scope_id=scope_id
-        )
+    upsert_relationship = _Delegate("graph", GraphService.upsert_relationship)
 
-    @_documented_by(GraphService.list_entities)
-    def list_entities(
-        self,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        type: str | None = None,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> tuple[list[Entity], int]:
-        return self._services.graph.list_entities(
-            user_id=user_id,
-            scope_id=scope_id,
-            type=type,
-            limit=limit,
-            offset=offset,
-        )
+    list_entities = _Delegate("graph", GraphService.list_entities)
 
-    @_documented_by(GraphService.get_entity)
-    def get_entity(
-        self, entity_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
-    ) -> Entity:
-        return self._services.graph.get_entity(entity_id, user_id=user_id, scope_id=scope_id)
+    get_entity = _Delegate("graph", GraphService.get_entity)
 
-    @_documented_by(GraphService.delete_entity)
-    def delete_entity(
-        self, entity_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
-    ) -> None:
-        self._services.graph.delete_entity(entity_id, user_id=user_id, scope_id=scope_id)
+    delete_entity = _Delegate("graph", GraphService.delete_entity)
 
-    @_documented_by(GraphService.list_relationships)
-    def list_relationships(
-        self,
-        *,
-        entity_id: str | None = None,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> tuple[list[Relationship], int]:
-        return self._services.graph.list_relationships(
-            entity_id=entity_id,
-            user_id=user_id,
-            scope_id=scope_id,
-            limit=limit,
-            offset=offset,
-        )
+    list_relationships = _Delegate("graph", GraphService.list_relationships)
 
-    @_documented_by(GraphService.search_entities)
-    def search_entities(
-        self,
-        query: str,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        limit: int = 10,
-    ) -> EntitySearchResult:
-        return self._services.graph.search_entities(
-            query,
-            user_id=user_id,
-            scope_id=scope_id,
-            limit=limit,
-        )
+    search_entities = _Delegate("graph", GraphService.search_entities)
 
-    @_documented_by(GraphService.neighborhood)
-    def neighborhood(
-        self,
-        entity_id: str,
-        depth: int = 1,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        max_nodes: int = 200,
-    ) -> Subgraph:
-        return self._services.graph.neighborhood(
-            entity_id,
-            depth,
-            user_id=user_id,
-            scope_id=scope_id,
-            max_nodes=max_nodes,
-        )
+    neighborhood = _Delegate("graph", GraphService.neighborhood)
 
-    @_documented_by(GraphService.neighbors)
-    def neighbors(
-        self,
-        entity_ids: Sequence[str],
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        max_nodes: int = MAX_NODES,
-    ) -> Subgraph:
-        return self._services.graph.neighbors(
-            entity_ids,
-            user_id=user_id,
-            scope_id=scope_id,
-            max_nodes=max_nodes,
-        )
+    neighbors = _Delegate("graph", GraphService.neighbors)
 
     # context -----------------------------------------------------------------------------
-    @_documented_by(ContextService.context)
-    def context(
-        self,
-        query: str,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        session_id: str | None = None,
-        token_budget: int = 2000,
-        recent_turns: int | None = None,
-        recipe: str | None = None,
-        track_access: bool = True,
-    ) -> ContextResult:
-        return self._services.context.context(
-            query,
-            user_id=user_id,
-            scope_id=scope_id,
-            session_id=session_id,
-            token_budget=token_budget,
-            recent_turns=recent_turns,
-            recipe=recipe,
-            track_access=track_access,
-        )
+    context = _Delegate("context", ContextService.context)
 
-    @_documented_by(ContextService.touch_memories)
-    def touch_memories(
-        self, memory_ids: Sequence[str], *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
-    ) -> int:
-        return self._services.context.touch_memories(memory_ids, user_id=user_id, scope_id=scope_id)
+    touch_memories = _Delegate("context", ContextService.touch_memories)
 
-    @_documented_by(ContextService.touch_episodes)
-    def touch_episodes(
-        self, episode_ids: Sequence[str], *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
-    ) -> int:
-        return self._services.context.touch_episodes(
-            episode_ids,
-            user_id=user_id,
-            scope_id=scope_id,
-        )
+    touch_episodes = _Delegate("context", ContextService.touch_episodes)
 
     # chunks ------------------------------------------------------------------------------
-    @_documented_by(ChunkService.update_chunks)
-    def update_chunks(
-        self,
-        session_id: str,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        timeout: float = 60.0,
-    ) -> ChunkResult:
-        return self._services.chunks.update_chunks(
-            session_id,
-            user_id=user_id,
-            scope_id=scope_id,
-            timeout=timeout,
-        )
+    update_chunks = _Delegate("chunks", ChunkService.update_chunks)
 
-    @_documented_by(ChunkService.reset_chunks)
-    def reset_chunks(
-        self, session_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
-    ) -> list[str]:
-        return self._services.chunks.reset_chunks(session_id, user_id=user_id, scope_id=scope_id)
+    reset_chunks = _Delegate("chunks", ChunkService.reset_chunks)
 
     # consolidation -----------------------------------------------------------------------
-    @_documented_by(ConsolidationService.consolidation_candidates)
-    def consolidation_candidates(
-        self,
-        session_id: str,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        min_age_days: float | None = None,
-        min_session_episodes: int | None = None,
-        limit: int = 100,
-    ) -> ConsolidationCandidates:
-        return self._services.consolidation.consolidation_candidates(
-            session_id,
-            user_id=user_id,
-            scope_id=scope_id,
-            min_age_days=min_age_days,
-            min_session_episodes=min_session_episodes,
-            limit=limit,
-        )
+    consolidation_candidates = _Delegate(
+        "consolidation", ConsolidationService.consolidation_candidates
+    )
 
-    @_documented_by(ConsolidationService.consolidate)
-    def consolidate(
-        self,
-        session_id: str,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        run: bool = False,
-        max_score: float | None = None,
-        min_age_days: float | None = None,
-        min_session_episodes: int | None = None,
-        limit: int | None = None,
-    ) -> ConsolidationReport:
-        return self._services.consolidation.consolidate(
-            session_id,
-            user_id=user_id,
-            scope_id=scope_id,
-            run=run,
-            max_score=max_score,
-            min_age_days=min_age_days,
-            min_session_episodes=min_session_episodes,
-            limit=limit,
-        )
+    consolidate = _Delegate("consolidation", ConsolidationService.consolidate)
 
-    @_documented_by(ConsolidationService.revert_consolidation)
-    def revert_consolidation(
-        self, consolidation_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
-    ) -> dict[str, Any]:
-        return self._services.consolidation.revert_consolidation(
-            consolidation_id,
-            user_id=user_id,
-            scope_id=scope_id,
-        )
+    revert_consolidation = _Delegate("consolidation", ConsolidationService.revert_consolidation)
 
-    @_documented_by(ConsolidationService.schedule_consolidation)
-    def schedule_consolidation(
-        self,
-        session_id: str,
-        *,
-        user_id: str = DEFAULT_ID,
-        scope_id: str = DEFAULT_ID,
-        max_score: float | None = None,
-    ) -> int:
-        return self._services.consolidation.schedule_consolidation(
-            session_id,
-            user_id=user_id,
-            scope_id=scope_id,
-            max_score=max_score,
-        )
+    schedule_consolidation = _Delegate("consolidation", ConsolidationService.schedule_consolidation)
 
     # maintenance -------------------------------------------------------------------------
-    @_documented_by(MaintenanceService.list_jobs)
-    def list_jobs(
-        self,
-        *,
-        scope: Scope | None = None,
-        state: JobState | None = None,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> list[Job]:
-        return self._services.maintenance.list_jobs(
-            scope=scope,
-            state=state,
-            limit=limit,
-            offset=offset,
-        )
+    list_jobs = _Delegate("maintenance", MaintenanceService.list_jobs)
 
-    @_documented_by(MaintenanceService.job_counts)
-    def job_counts(self, *, scope: Scope | None = None) -> dict[str, int]:
-        return self._services.maintenance.job_counts(scope=scope)
+    job_counts = _Delegate("maintenance", MaintenanceService.job_counts)
 
-    @_documented_by(MaintenanceService.retry_job)
-    def retry_job(self, job_id: int, *, scope: Scope | None = None) -> Job:
-        return self._services.maintenance.retry_job(job_id, scope=scope)
+    retry_job = _Delegate("maintenance", MaintenanceService.retry_job)
 
-    @_documented_by(MaintenanceService.reindex)
-    def reindex(self, progress: Callable[[int, int], None] | None = None, batch: int = 256) -> int:
-        return self._services.maintenance.reindex(progress, batch)
+    reindex = _Delegate("maintenance", MaintenanceService.reindex)
 
-    @_documented_by(MaintenanceService.health)
-    def health(self, *, probe_embedder: bool = False) -> dict[str, Any]:
-        return self._services.maintenance.health(probe_embedder=probe_embedder)
+    health = _Delegate("maintenance", MaintenanceService.health)
 
     # export / import ---------------------------------------------------------------------
 
@@ -1005,9 +498,7 @@ class Memory:
         return self._services.transfer.import_(Path(source), reembed=reembed, progress=progress)
 
     # scopes ------------------------------------------------------------------------------
-    @_documented_by(ScopeService.delete_scope_id)
-    def delete_scope_id(self, scope_id: str) -> int:
-        return self._services.scopes.delete_scope_id(scope_id)
+    delete_scope_id = _Delegate("scopes", ScopeService.delete_scope_id)
 
 
 def _conforms(memory: Memory) -> MemoryAPI:
