@@ -55,6 +55,7 @@ class Engine:
         self._lease_ms = lease_ms
         count = workers if run_jobs else 0
         self._workers = [Worker(store, self._registered, poll_s, lease_ms) for _ in range(count)]
+        self._unwatch: Callable[[], None] | None = None
 
     @property
     def embedder(self) -> Embedder:
@@ -67,6 +68,8 @@ class Engine:
         self.signal.connect(wake=wake, drain=self.run_jobs if self._runs_jobs else _no_jobs)
         for worker in self._workers:
             worker.start()
+        if self._workers and self._unwatch is None:  # jobs other processes enqueue wake them
+            self._unwatch = self.store.watch_jobs(self._wake)
 
     def run_jobs(self, limit: int = 1000) -> int:
         """Run due jobs in this thread until none is due (or ``limit``); return the count."""
@@ -89,6 +92,9 @@ class Engine:
         old.search.close()
 
     def close(self) -> None:
+        if self._unwatch is not None:
+            self._unwatch()
+            self._unwatch = None
         for worker in self._workers:
             worker.stop()
         self.services.search.close()

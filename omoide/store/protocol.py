@@ -29,6 +29,7 @@ Rules every backend keeps:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from enum import StrEnum
 from typing import Protocol
@@ -163,6 +164,13 @@ class Store(Protocol):
         the store. A driver failure that escapes the block (busy past the timeout, disk full,
         I/O) is raised as ``StoreError``, ``retryable`` when trying again may succeed.
         """
+        ...
+
+    def watch_jobs(self, wake: Callable[[], None]) -> Callable[[], None]:
+        """Call ``wake`` soon after any process enqueues a job; return what stops watching.
+
+        Lets idle workers skip their poll wait. A backend that cannot tell (SQLite) returns
+        a no-op: its workers find new jobs by polling."""
         ...
 
     def close(self) -> None:

@@ -17,6 +17,7 @@ from omoide.errors import Conflict, NotFound
 from omoide.store.postgres import rows
 from omoide.store.postgres.db import Conn, Database
 from omoide.store.postgres.shared import jsonb
+from omoide.store.postgres.wakeups import notify_jobs
 from omoide.types import Job, JobState, Scope, now_ms
 
 _ERROR_CHARS = 4000  # the end of a traceback is the informative part
@@ -150,6 +151,7 @@ class PostgresJobWrites:
             " RETURNING id",
             (kind, scope.user_id, scope.scope_id, jsonb(payload), max_attempts, ts, ts, ts),
         ).fetchone()
+        notify_jobs(self._conn)
         return int(row["id"]) if row else 0
 
     def finish_job(self, job_id: int, result: dict[str, Any] | None = None) -> None:

@@ -9,7 +9,7 @@ migrate once.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from omoide.errors import StoreError
@@ -23,6 +23,7 @@ from omoide.store.postgres.memory_reads import PostgresMemoryReads
 from omoide.store.postgres.sessions import PostgresSessionReads
 from omoide.store.postgres.tx import PostgresTx
 from omoide.store.postgres.variables import PostgresVariableReads
+from omoide.store.postgres.wakeups import JobWatcher
 from omoide.store.protocol import Capability
 
 __all__ = ["PostgresStore"]
@@ -92,6 +93,9 @@ class PostgresStore:
     def transaction(self) -> Iterator[PostgresTx]:
         with self._db.write() as conn:
             yield PostgresTx(conn)
+
+    def watch_jobs(self, wake: Callable[[], None]) -> Callable[[], None]:
+        return JobWatcher(self._db.url, wake).stop
 
     def close(self) -> None:
         self._db.close()

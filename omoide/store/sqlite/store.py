@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -111,5 +111,12 @@ class SQLiteStore:
             if self._writes % _TRIM_EVERY == 0:
                 trim_log(self._db.writer)
 
+    def watch_jobs(self, wake: Callable[[], None]) -> Callable[[], None]:  # noqa: ARG002
+        return _unwatched  # no cross-process signal on one file: workers poll
+
     def close(self) -> None:
         self._db.close()
+
+
+def _unwatched() -> None:
+    return None
