@@ -336,7 +336,7 @@ def doctor(as_json: JsonOpt = False) -> None:
 
     Exits 1 when the store (a corrupt file), the embedder (down or another model than the
     database's) or a configured LLM is down; memories without a vector are reported as
-    `vectors: degraded`.  Example: omoide doctor
+    "vectors: degraded".  Example: omoide doctor
     """
     # An explicit --db must exist (a typo would create an empty file); the default one is
     # created, as the first add or serve would.
