@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from omoide.errors import InvalidInput, NotFound
+from omoide.store import records
 from omoide.store.postgres import rows, traverse
 from omoide.store.postgres.db import Conn, Database
 from omoide.types import Entity, Relationship, Scope, Subgraph, entity_text
@@ -76,7 +77,7 @@ class PostgresGraphReads:
                 " ORDER BY r.last_seen_at DESC, r.seq DESC LIMIT %s OFFSET %s",
                 (*params, limit, offset),
             )
-            found = [rows.relationship(r) for r in cursor]
+            found = [records.relationship(r) for r in cursor]
         return found, int(row["n"]) if row else 0
 
     def entity_vector_search(
@@ -216,7 +217,7 @@ class PostgresGraphWrites:
             (scope.user_id, from_id, to_id, label),
         ).fetchone()
         assert row is not None  # written just above
-        return rows.relationship(row)
+        return records.relationship(row)
 
     def delete_entity(self, scope: Scope, entity_id: str) -> None:
         """Delete an entity with its relationships, provenance and vector (by cascade)."""

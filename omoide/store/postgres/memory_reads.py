@@ -8,6 +8,7 @@ import numpy as np
 import psycopg
 
 from omoide.errors import InvalidInput, NotFound
+from omoide.store import records
 from omoide.store.postgres import ann, fts, rows
 from omoide.store.postgres.db import Conn, Database
 from omoide.store.postgres.filters import memory_filter
@@ -97,7 +98,7 @@ class PostgresMemoryReads:
         tenant = (scope.user_id, scope.scope_id)
         with self._db.read() as conn:
             cursor = conn.execute(_HISTORY, (memory_id, *tenant, memory_id, *tenant, *tenant))
-            entries = [rows.history(r) for r in cursor]
+            entries = [records.history(r) for r in cursor]
         if not entries:
             raise NotFound(f"memory {memory_id!r} not found", id=memory_id)
         return entries

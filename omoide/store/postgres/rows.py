@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
+from omoide.store.records import ms_to_dt_required as dt
 from omoide.types import (
     Entity,
     Episode,
-    HistoryEntry,
-    HistoryEvent,
     Job,
     JobState,
     MemoryItem,
     MemoryType,
     Message,
     Project,
-    Relationship,
     Session,
     Variable,
     ms_to_dt,
@@ -50,11 +47,6 @@ RELATIONSHIP_SELECT = """
     JOIN entities f ON f.user_id = r.user_id AND f.id = r.from_id
     JOIN entities t ON t.user_id = r.user_id AND t.id = r.to_id
 """
-
-
-def dt(ms: int) -> datetime:
-    """A NOT NULL millisecond column as an aware datetime."""
-    return datetime.fromtimestamp(ms / 1000, tz=UTC)
 
 
 def memory(row: Row) -> MemoryItem:
@@ -121,18 +113,6 @@ def project(row: Row) -> Project:
     )
 
 
-def history(row: Row) -> HistoryEntry:
-    return HistoryEntry(
-        id=row["id"],
-        memory_id=row["memory_id"],
-        event=HistoryEvent(row["event"]),
-        old_text=row["old_text"],
-        new_text=row["new_text"],
-        actor=row["actor"],
-        created_at=dt(row["created_at"]),
-    )
-
-
 def job(row: Row) -> Job:
     return Job(
         id=row["id"],
@@ -162,23 +142,6 @@ def entity(row: Row) -> Entity:
         confidence=row["confidence"],
         source=row["source"],
         episodes=list(row["episodes"] or []),
-        last_seen_at=dt(row["last_seen_at"]),
-        created_at=dt(row["created_at"]),
-    )
-
-
-def relationship(row: Row) -> Relationship:
-    return Relationship(
-        id=row["id"],
-        user_id=row["user_id"],
-        scope_id=row["scope_id"],
-        from_id=row["from_id"],
-        from_name=row["from_name"],
-        to_id=row["to_id"],
-        to_name=row["to_name"],
-        label=row["label"],
-        mention_count=row["mention_count"],
-        notes=row["notes"],
         last_seen_at=dt(row["last_seen_at"]),
         created_at=dt(row["created_at"]),
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from omoide.errors import NotFound
+from omoide.store import records
 from omoide.store.postgres import rows
 from omoide.store.postgres.db import Conn
 from omoide.types import Entity, GraphNode, Relationship, Scope, Subgraph
@@ -117,4 +118,4 @@ def _edges(conn: Conn, scope: Scope, ids: list[str], *, within: bool) -> list[Re
         f' AND (r.from_id = ANY(%s) {join} r.to_id = ANY(%s)) ORDER BY r.id COLLATE "C"',
         (scope.user_id, scope.scope_id, ids, ids),
     )
-    return [rows.relationship(r) for r in cursor]
+    return [records.relationship(r) for r in cursor]

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from omoide.errors import InvalidInput, NotFound
+from omoide.store import records
 from omoide.store.sqlite import rows, traverse
 from omoide.store.sqlite.db import Database, snapshot
 from omoide.types import Entity, Relationship, Scope, Subgraph, entity_text
@@ -82,7 +83,7 @@ class SQLiteGraphReads:
                 " ORDER BY r.last_seen_at DESC, r.rowid DESC LIMIT ? OFFSET ?",
                 (*params, limit, offset),
             ).fetchall()
-        return [rows.relationship_from_row(r) for r in found], count
+        return [records.relationship(r) for r in found], count
 
     def entity_vector_search(
         self, scope: Scope, vector: np.ndarray, limit: int
@@ -216,7 +217,7 @@ class SQLiteGraphWrites:
             rows.RELATIONSHIP_SELECT + " WHERE r.from_id = ? AND r.to_id = ? AND r.label = ?",
             (from_id, to_id, label),
         ).fetchone()
-        return rows.relationship_from_row(row)
+        return records.relationship(row)
 
     def delete_entity(self, scope: Scope, entity_id: str) -> None:
         """Delete an entity with its relationships, provenance and vector (by cascade)."""

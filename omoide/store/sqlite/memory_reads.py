@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from omoide.errors import NotFound
+from omoide.store import records
 from omoide.store.sqlite import keyword, rows
 from omoide.store.sqlite.db import Database, snapshot
 from omoide.store.sqlite.vectors import VectorCache
@@ -111,7 +112,7 @@ class SQLiteMemoryReads:
             " SELECT id FROM newer) AND user_id = ? AND scope_id = ? ORDER BY id",
             (memory_id, *scope_args, memory_id, *scope_args, *scope_args),
         )
-        entries = [rows.history_from_row(r) for r in cursor]
+        entries = [records.history(r) for r in cursor]
         if not entries:
             raise NotFound(f"memory {memory_id!r} not found", id=memory_id)
         return entries

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from omoide.errors import Conflict, NotFound
-from omoide.store.sqlite import rows
+from omoide.store import records
 from omoide.store.sqlite.db import snapshot
 from omoide.types import Project, Scope, ms_to_dt, now_ms
 
@@ -32,7 +32,7 @@ def project_from_row(row: sqlite3.Row) -> Project:
         icon=row["icon"],
         notes=row["notes"],
         system_prompt=row["system_prompt"],
-        created_at=rows.ms_to_dt_required(row["created_at"]),
+        created_at=records.ms_to_dt_required(row["created_at"]),
         updated_at=ms_to_dt(row["updated_at"]),
     )
 

@@ -5,20 +5,17 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from datetime import UTC, datetime
 from typing import Any
 
+from omoide.store.records import ms_to_dt_required
 from omoide.types import (
     Entity,
     Episode,
-    HistoryEntry,
-    HistoryEvent,
     Job,
     JobState,
     MemoryItem,
     MemoryType,
     Message,
-    Relationship,
     Scope,
     SearchFilters,
     Session,
@@ -36,11 +33,6 @@ MEMORY_COLUMNS = """
     EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_seq = m.seq) AS embedded
 """
 MEMORY_FROM = "memories m LEFT JOIN sessions s ON s.id = m.session_id"
-
-
-def ms_to_dt_required(ms: int) -> datetime:
-    """A NOT NULL millisecond column as an aware datetime."""
-    return datetime.fromtimestamp(ms / 1000, tz=UTC)
 
 
 def tenant_key(scope: Scope) -> str:
@@ -107,18 +99,6 @@ def episode_from_row(row: sqlite3.Row, session_ext: str) -> Episode:
     )
 
 
-def history_from_row(row: sqlite3.Row) -> HistoryEntry:
-    return HistoryEntry(
-        id=row["id"],
-        memory_id=row["memory_id"],
-        event=HistoryEvent(row["event"]),
-        old_text=row["old_text"],
-        new_text=row["new_text"],
-        actor=row["actor"],
-        created_at=ms_to_dt_required(row["created_at"]),
-    )
-
-
 def job_from_row(row: sqlite3.Row) -> Job:
     return Job(
         id=row["id"],
@@ -160,23 +140,6 @@ def entity_from_row(row: sqlite3.Row) -> Entity:
         confidence=row["confidence"],
         source=row["source"],
         episodes=row["episodes"].split(",") if row["episodes"] else [],
-        last_seen_at=ms_to_dt_required(row["last_seen_at"]),
-        created_at=ms_to_dt_required(row["created_at"]),
-    )
-
-
-def relationship_from_row(row: sqlite3.Row) -> Relationship:
-    return Relationship(
-        id=row["id"],
-        user_id=row["user_id"],
-        scope_id=row["scope_id"],
-        from_id=row["from_id"],
-        from_name=row["from_name"],
-        to_id=row["to_id"],
-        to_name=row["to_name"],
-        label=row["label"],
-        mention_count=row["mention_count"],
-        notes=row["notes"],
         last_seen_at=ms_to_dt_required(row["last_seen_at"]),
         created_at=ms_to_dt_required(row["created_at"]),
     )

@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from omoide.errors import NotFound
+from omoide.store import records
 from omoide.store.sqlite import rows
 from omoide.types import Entity, GraphNode, Relationship, Scope, Subgraph
 
@@ -124,7 +125,7 @@ def _edges_within(conn: sqlite3.Connection, scope: Scope, ids: list[str]) -> lis
         f" AND r.from_id IN ({marks}) AND r.to_id IN ({marks}) ORDER BY r.id",
         (scope.user_id, scope.scope_id, *ids, *ids),
     )
-    return [rows.relationship_from_row(r) for r in cursor]
+    return [records.relationship(r) for r in cursor]
 
 
 def _edges_touching(conn: sqlite3.Connection, scope: Scope, ids: list[str]) -> list[Relationship]:
@@ -137,4 +138,4 @@ def _edges_touching(conn: sqlite3.Connection, scope: Scope, ids: list[str]) -> l
         f" AND (r.from_id IN ({marks}) OR r.to_id IN ({marks})) ORDER BY r.id",
         (scope.user_id, scope.scope_id, *ids, *ids),
     )
-    return [rows.relationship_from_row(r) for r in cursor]
+    return [records.relationship(r) for r in cursor]
