@@ -45,8 +45,10 @@ from omoide.store.ports.ledger import (
     LedgerWrites,
     NewChunk,
     SessionMessage,
+    TenantActivity,
 )
 from omoide.store.ports.memories import MemoryReads, MemoryWrites, Neighbour, NewMemory
+from omoide.store.ports.schedules import Schedule, ScheduleReads, ScheduleWrites
 from omoide.store.ports.sessions import SessionPatch, SessionReads, SessionWrites
 from omoide.store.ports.variables import VariableReads, VariableWrites
 
@@ -58,9 +60,11 @@ __all__ = [
     "Neighbour",
     "NewChunk",
     "NewMemory",
+    "Schedule",
     "SessionMessage",
     "SessionPatch",
     "Store",
+    "TenantActivity",
     "Tx",
 ]
 
@@ -112,6 +116,11 @@ class Tx(Protocol):
         """Store-wide settings and whole-tenant deletes."""
         ...
 
+    @property
+    def schedules(self) -> ScheduleWrites:
+        """Dreaming schedules (and their claims) and scope configs."""
+        ...
+
 
 class Store(Protocol):
     """A tenant-scoped memory store: read ports, transactions, and its declared capabilities.
@@ -155,6 +164,11 @@ class Store(Protocol):
     @property
     def admin(self) -> AdminReads:
         """Schema version, settings, counts and backups."""
+        ...
+
+    @property
+    def schedules(self) -> ScheduleReads:
+        """Dreaming schedules and scope configs."""
         ...
 
     def transaction(self) -> AbstractContextManager[Tx]:

@@ -19,7 +19,9 @@ from omoide.store.protocol import NewMemory, Store, Tx
 from omoide.types import SearchFilters
 from tests.store.contract import ALICE, Backend, add, covers, unit
 
-ACCESSORS = ("memories", "sessions", "jobs", "graph", "ledger", "variables", "admin")
+ACCESSORS = (
+    *("memories", "sessions", "jobs", "graph", "ledger", "variables", "admin", "schedules"),
+)
 
 
 def _port_type(owner: type, name: str) -> Any:

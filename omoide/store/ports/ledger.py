@@ -79,6 +79,17 @@ class EpisodeStat:
     consolidated: bool
 
 
+@dataclass(frozen=True)
+class TenantActivity:
+    """A tenant's memories by use: how many, how many superseded (no longer valid), and how
+    many inactive (last used, by an access or a change, before the cutoff asked for)."""
+
+    scope: Scope
+    total: int
+    superseded: int
+    inactive: int
+
+
 @dataclass
 class ConsolidationPlan:
     """What consolidating ``episodes`` changes, as the store sees it now."""
@@ -119,6 +130,21 @@ class LedgerReads(Protocol):
         only by them, which of those have vectors, the extracted entities all of whose open
         provenance is among them, and those entities' relationships. Facts, profile entries,
         chunks and summaries are distilled knowledge and never in a plan."""
+        ...
+
+
+    def tenant_activity(
+        self, before_ms: int, user_id: str | None, scope_id: str | None
+    ) -> list[TenantActivity]:
+        """Each tenant of ``user_id`` / ``scope_id`` (``None``: any) that has memories, ordered
+        by user then scope, with its counts; inactive means the later of the last access
+        (``touch``) and the last change is before ``before_ms``. Global: an operator's view
+        across tenants when ``user_id`` is None."""
+        ...
+
+    def inactive_memories(self, scope: Scope, before_ms: int, limit: int) -> list[str]:
+        """Ids of up to ``limit`` of the tenant's memories inactive since ``before_ms`` (as in
+        ``tenant_activity``), least recently used first, then by id."""
         ...
 
 

@@ -16,7 +16,10 @@ from omoide.types import Scope
 
 # Tenant tables: deleting a tenant's rows here cascades to episodes, vectors, sources,
 # relationships, job steps, chunk state and ledger, and consolidations.
-_TENANT_TABLES = ("memories", "sessions", "projects", "history", "jobs", "entities", "variables")
+_TENANT_TABLES = (
+    *("memories", "sessions", "projects", "history", "jobs", "entities", "variables"),
+    *("dreaming_schedules", "scope_configs"),
+)
 _COUNTED = ("memories", "memory_vectors", "sessions", "episodes", "history", "jobs")
 
 

@@ -24,6 +24,7 @@ TABLES = (
     "meta", "projects", "sessions", "episodes", "memories", "memory_sources", "history",
     "memory_vectors", "jobs", "job_steps", "entities", "relationships", "entity_episodes",
     "entity_vectors", "variables", "token_usage", "chunk_state", "chunk_ledger", "consolidations",
+    "dreaming_schedules", "scope_configs",
 )  # fmt: skip
 _IDENTITY = (
     ("projects", "id"), ("sessions", "id"), ("episodes", "seq"), ("memories", "seq"),

@@ -20,8 +20,9 @@ from omoide.store.ports.ledger import (
     EpisodeStat,
     NewChunk,
     SessionMessage,
+    TenantActivity,
 )
-from omoide.store.postgres import consolidation
+from omoide.store.postgres import activity, consolidation
 from omoide.store.postgres.db import Conn, Database
 from omoide.store.postgres.memory_writes import PostgresMemoryWrites
 from omoide.store.postgres.shared import session_pk, write_history
@@ -122,6 +123,16 @@ class PostgresLedgerReads:
     def consolidation_plan(self, scope: Scope, episode_ids: Sequence[str]) -> ConsolidationPlan:
         with self._db.read() as conn:
             return consolidation.consolidation_plan(conn, scope, episode_ids)
+
+    def tenant_activity(
+        self, before_ms: int, user_id: str | None, scope_id: str | None
+    ) -> list[TenantActivity]:
+        with self._db.read() as conn:
+            return activity.tenant_activity(conn, before_ms, user_id, scope_id)
+
+    def inactive_memories(self, scope: Scope, before_ms: int, limit: int) -> list[str]:
+        with self._db.read() as conn:
+            return activity.inactive_memories(conn, scope, before_ms, limit)
 
 
 class PostgresLedgerWrites:

@@ -20,6 +20,7 @@ from omoide.store.postgres.graph import PostgresGraphReads
 from omoide.store.postgres.jobs import PostgresJobQueue
 from omoide.store.postgres.ledger import PostgresLedgerReads
 from omoide.store.postgres.memory_reads import PostgresMemoryReads
+from omoide.store.postgres.schedules import PostgresScheduleReads
 from omoide.store.postgres.sessions import PostgresSessionReads
 from omoide.store.postgres.tx import PostgresTx
 from omoide.store.postgres.variables import PostgresVariableReads
@@ -54,6 +55,7 @@ class PostgresStore:
         self._ledger = PostgresLedgerReads(self._db)
         self._variables = PostgresVariableReads(self._db)
         self._admin = PostgresAdminReads(self._db)
+        self._schedules = PostgresScheduleReads(self._db)
 
     @property
     def memories(self) -> PostgresMemoryReads:
@@ -82,6 +84,10 @@ class PostgresStore:
     @property
     def admin(self) -> PostgresAdminReads:
         return self._admin
+
+    @property
+    def schedules(self) -> PostgresScheduleReads:
+        return self._schedules
 
     def create_vector_index(self, dim: int) -> None:
         """Build the HNSW index that large tenants' searches of ``dim``-dimension vectors use

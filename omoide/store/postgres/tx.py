@@ -8,6 +8,7 @@ from omoide.store.postgres.graph import PostgresGraphWrites
 from omoide.store.postgres.jobs import PostgresJobWrites
 from omoide.store.postgres.ledger import PostgresLedgerWrites
 from omoide.store.postgres.memory_writes import PostgresMemoryWrites
+from omoide.store.postgres.schedules import PostgresScheduleWrites
 from omoide.store.postgres.sessions import PostgresSessionWrites
 from omoide.store.postgres.variables import PostgresVariableWrites
 
@@ -23,6 +24,7 @@ class PostgresTx:
         self._graph = PostgresGraphWrites(conn)
         self._ledger = PostgresLedgerWrites(conn, memories)
         self._variables = PostgresVariableWrites(conn)
+        self._schedules = PostgresScheduleWrites(conn)
         self._admin = PostgresAdminWrites(conn)
 
     @property
@@ -52,3 +54,7 @@ class PostgresTx:
     @property
     def admin(self) -> PostgresAdminWrites:
         return self._admin
+
+    @property
+    def schedules(self) -> PostgresScheduleWrites:
+        return self._schedules

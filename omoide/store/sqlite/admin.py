@@ -19,7 +19,10 @@ from omoide.types import Scope
 
 # Tenant tables: deleting a tenant's rows here cascades (schema.sql) to episodes, vectors,
 # sources, relationships, job steps, chunk state and ledger.
-_TENANT_TABLES = ("memories", "sessions", "projects", "history", "jobs", "entities", "variables")
+_TENANT_TABLES = (
+    *("memories", "sessions", "projects", "history", "jobs", "entities", "variables"),
+    *("dreaming_schedules", "scope_configs"),
+)
 _ALL_TABLES = ("memories", "episodes", "sessions", "projects", "history", "jobs", "meta")
 FIRST_CHECK_S = 2.0  # budget of the check the first health report runs (~GBs/s when cached)
 _COUNTED = ("memories", "memory_vectors", "sessions", "episodes", "history", "jobs")
@@ -108,7 +111,7 @@ class SQLiteAdminWrites:
         return written
 
     def delete_everything(self) -> None:
-        for table in (*_ALL_TABLES, "entities", "variables", "token_usage"):
+        for table in (*_ALL_TABLES, "entities", "variables", "token_usage", *_TENANT_TABLES[-2:]):
             self._conn.execute(f"DELETE FROM {table}")
 
 

@@ -20,8 +20,9 @@ from omoide.store.ports.ledger import (
     EpisodeStat,
     NewChunk,
     SessionMessage,
+    TenantActivity,
 )
-from omoide.store.sqlite import consolidation
+from omoide.store.sqlite import activity, consolidation
 from omoide.store.sqlite.db import Database
 from omoide.store.sqlite.memory_writes import SQLiteMemoryWrites
 from omoide.store.sqlite.shared import session_pk, write_history
@@ -101,6 +102,14 @@ class SQLiteLedgerReads:
 
     def consolidation_plan(self, scope: Scope, episode_ids: Sequence[str]) -> ConsolidationPlan:
         return consolidation.consolidation_plan(self._db.reader(), scope, episode_ids)
+
+    def tenant_activity(
+        self, before_ms: int, user_id: str | None, scope_id: str | None
+    ) -> list[TenantActivity]:
+        return activity.tenant_activity(self._db.reader(), before_ms, user_id, scope_id)
+
+    def inactive_memories(self, scope: Scope, before_ms: int, limit: int) -> list[str]:
+        return activity.inactive_memories(self._db.reader(), scope, before_ms, limit)
 
 
 class SQLiteLedgerWrites:

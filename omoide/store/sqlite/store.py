@@ -23,6 +23,7 @@ from omoide.store.sqlite.graph import SQLiteGraphReads
 from omoide.store.sqlite.jobs import SQLiteJobQueue
 from omoide.store.sqlite.ledger import SQLiteLedgerReads
 from omoide.store.sqlite.memory_reads import SQLiteMemoryReads
+from omoide.store.sqlite.schedules import SQLiteScheduleReads
 from omoide.store.sqlite.sessions import SQLiteSessionReads
 from omoide.store.sqlite.tx import SQLiteTx
 from omoide.store.sqlite.variables import SQLiteVariableReads
@@ -55,6 +56,7 @@ class SQLiteStore:
         self._ledger = SQLiteLedgerReads(self._db)
         self._variables = SQLiteVariableReads(self._db)
         self._admin = SQLiteAdminReads(self._db)
+        self._schedules = SQLiteScheduleReads(self._db)
         with self._db.write_lock:
             if auto_migrate:
                 migrate.migrate(self._db.writer)
@@ -90,6 +92,10 @@ class SQLiteStore:
     @property
     def admin(self) -> SQLiteAdminReads:
         return self._admin
+
+    @property
+    def schedules(self) -> SQLiteScheduleReads:
+        return self._schedules
 
     @property
     def _writer(self) -> sqlite3.Connection:

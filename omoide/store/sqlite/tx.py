@@ -10,6 +10,7 @@ from omoide.store.sqlite.jobs import SQLiteJobWrites
 from omoide.store.sqlite.keyword import Tokenizer
 from omoide.store.sqlite.ledger import SQLiteLedgerWrites
 from omoide.store.sqlite.memory_writes import SQLiteMemoryWrites
+from omoide.store.sqlite.schedules import SQLiteScheduleWrites
 from omoide.store.sqlite.sessions import SQLiteSessionWrites
 from omoide.store.sqlite.variables import SQLiteVariableWrites
 
@@ -25,6 +26,7 @@ class SQLiteTx:
         self._graph = SQLiteGraphWrites(conn)
         self._ledger = SQLiteLedgerWrites(conn, memories)
         self._variables = SQLiteVariableWrites(conn)
+        self._schedules = SQLiteScheduleWrites(conn)
         self._admin = SQLiteAdminWrites(conn, tokenizer)
 
     @property
@@ -54,3 +56,7 @@ class SQLiteTx:
     @property
     def admin(self) -> SQLiteAdminWrites:
         return self._admin
+
+    @property
+    def schedules(self) -> SQLiteScheduleWrites:
+        return self._schedules
