@@ -24,7 +24,9 @@ from omoide.engine.chunks import ChunkService, ChunkTrigger
 from omoide.engine.consolidate import ConsolidationService
 from omoide.engine.context import ContextService
 from omoide.engine.core import Engine
+from omoide.engine.dreaming import DreamingService
 from omoide.engine.embedding import Embedding
+from omoide.engine.expiry import ExpiryService
 from omoide.engine.extraction import ExtractionService
 from omoide.engine.graph import GraphService
 from omoide.engine.ingest import IngestService
@@ -142,6 +144,7 @@ def build_services(
     graph = GraphService(store, embedding)
     deps = StepDeps(store, embedding, search, actor, max_text_chars)
     trigger_kind: Literal["episode", "chunk"] = knowledge.summary_trigger
+    consolidation = ConsolidationService(store, embedding, llm, signal, knowledge)
     return Services(
         memories=memories,
         search=search,
@@ -172,13 +175,15 @@ def build_services(
             actor=actor,
             max_text_chars=max_text_chars,
         ),
-        consolidation=ConsolidationService(store, embedding, llm, signal, knowledge),
+        consolidation=consolidation,
         extraction=ExtractionService(store, llm, deps, max_llm_calls=max_llm_calls),
         maintenance=MaintenanceService(
             store, embedding, graph, signal, llm_health=llm_health or LLMHealth(llm)
         ),
         scopes=ScopeService(store),
         transfer=TransferService(store, embedding, signal),
+        expiry=ExpiryService(store, signal, actor=actor),
+        dreaming=DreamingService(store, consolidation, llm, signal),
     )
 
 

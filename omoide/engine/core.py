@@ -5,11 +5,15 @@ nothing; ``start()`` starts its worker threads (none with ``workers=0``: then jo
 caller's thread, in ``run_jobs`` or a ``wait``; with ``run_jobs=False`` never: other processes,
 ``omoide worker``, run them and a ``wait`` only watches). Each job kind is registered with the one
 service method that handles it, looked up when the job runs, so ``reconfigure`` (new
-services over the same store) takes effect for the next job.
+services over the same store) takes effect for the next job. A process that runs jobs also runs
+the scheduler of dreaming schedules (``Ticker``): every ``poll_s`` it enqueues the due sweeps
+(claimed in the store, so several processes enqueue each once).
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -18,10 +22,21 @@ from omoide.embed.protocol import Embedder
 from omoide.engine.embedding import Embedding
 from omoide.engine.services import ServiceConfig, Services
 from omoide.engine.signal import JobSignal
-from omoide.jobs.kinds import CHUNK, CONSOLIDATE, EMBED, EMBED_ENTITIES, EXTRACT
+from omoide.jobs.kinds import (
+    CHUNK,
+    CONSOLIDATE,
+    DREAM_SWEEP,
+    EMBED,
+    EMBED_ENTITIES,
+    EXPIRY_DELETE,
+    EXPIRY_REFRESH,
+    EXTRACT,
+)
 from omoide.jobs.worker import LEASE_MS, Registration, Worker, run_batch
 from omoide.llm import LLM
 from omoide.store.protocol import Store
+
+log = logging.getLogger("omoide.jobs")
 
 
 class Engine:
@@ -56,6 +71,7 @@ class Engine:
         count = workers if run_jobs else 0
         self._workers = [Worker(store, self._registered, poll_s, lease_ms) for _ in range(count)]
         self._unwatch: Callable[[], None] | None = None
+        self._ticker = Ticker(self._enqueue_due, poll_s) if self._workers else None
 
     @property
     def embedder(self) -> Embedder:
@@ -70,10 +86,14 @@ class Engine:
             worker.start()
         if self._workers and self._unwatch is None:  # jobs other processes enqueue wake them
             self._unwatch = self.store.watch_jobs(self._wake)
+        if self._ticker is not None:
+            self._ticker.start()
 
     def run_jobs(self, limit: int = 1000) -> int:
         """Run due jobs in this thread until none is due (or ``limit``); return the count."""
         done = 0
+        if self._runs_jobs:
+            self._enqueue_due()
         while done < limit:
             claimed = run_batch(self.store, self._registered, min(32, limit - done), self._lease_ms)
             if not claimed:
@@ -95,12 +115,20 @@ class Engine:
         if self._unwatch is not None:
             self._unwatch()
             self._unwatch = None
+        if self._ticker is not None:
+            self._ticker.stop()
         for worker in self._workers:
             worker.stop()
         self.services.search.close()
         self.store.close()
         for close in self._on_close:
             close()
+
+    def _enqueue_due(self) -> None:
+        try:
+            self.services.dreaming.enqueue_due()
+        except Exception:  # the next tick tries again; a claim that failed rolled back
+            log.exception("dreaming scheduler: enqueueing due sweeps failed")
 
     def _wake(self) -> None:
         for worker in self._workers:
@@ -115,7 +143,37 @@ class Engine:
             Registration(EMBED_ENTITIES, lambda batch: self.services.graph.run_embed_jobs(batch)),
             Registration(CHUNK, lambda batch: self.services.chunks.run_jobs(batch)),
             Registration(CONSOLIDATE, lambda batch: self.services.consolidation.run_jobs(batch)),
+            Registration(
+                EXPIRY_REFRESH, lambda batch: self.services.expiry.run_refresh_jobs(batch)
+            ),
+            Registration(EXPIRY_DELETE, lambda batch: self.services.expiry.run_delete_jobs(batch)),
+            Registration(DREAM_SWEEP, lambda batch: self.services.dreaming.run_sweeps(batch)),
         ]
+
+
+class Ticker:
+    """Calls ``tick`` every ``period_s`` in a daemon thread until ``stop()``."""
+
+    def __init__(self, tick: Callable[[], None], period_s: float) -> None:
+        self._tick = tick
+        self._period_s = period_s
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="omoide-ticker", daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._period_s):
+            self._tick()
 
 
 def _no_jobs() -> int:

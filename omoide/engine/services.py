@@ -12,6 +12,7 @@ its constructor, so the graph below has a direction and no cycles (an arrow: "is
     maintenance ──> graph, embedding, signal
     sessions, projects, variables, scopes ──> store only
     transfer ──> embedding, signal
+    expiry ──> signal; dreaming ──> consolidation, llm, signal
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from dataclasses import dataclass
 from omoide.engine.chunks import ChunkService
 from omoide.engine.consolidate import ConsolidationService
 from omoide.engine.context import ContextService
+from omoide.engine.dreaming import DreamingService
+from omoide.engine.expiry import ExpiryService
 from omoide.engine.extraction import ExtractionService
 from omoide.engine.graph import GraphService
 from omoide.engine.ingest import IngestService
@@ -53,6 +56,8 @@ class Services:
     maintenance: MaintenanceService
     scopes: ScopeService
     transfer: TransferService
+    expiry: ExpiryService
+    dreaming: DreamingService
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,11 @@ from omoide.jobs.errors import InvalidJobPayload
 from omoide.jobs.kinds import (
     CHUNK,
     CONSOLIDATE,
+    DREAM_SWEEP,
     EMBED,
     EMBED_ENTITIES,
+    EXPIRY_DELETE,
+    EXPIRY_REFRESH,
     EXTRACT,
     KINDS,
     ChunkPayload,
@@ -94,8 +97,14 @@ def test_kinds_keep_the_names_stored_on_existing_rows() -> None:
         "extract": EXTRACT.name,
         "chunk": CHUNK.name,
         "consolidate": CONSOLIDATE.name,
+        "expiry_refresh": EXPIRY_REFRESH.name,
+        "expiry_delete": EXPIRY_DELETE.name,
+        "dream_sweep": DREAM_SWEEP.name,
     }
-    assert set(KINDS) == {"embed", "embed_entities", "extract", "chunk", "consolidate"}
+    assert set(KINDS) == {
+        *("embed", "embed_entities", "extract", "chunk", "consolidate"),
+        *("expiry_refresh", "expiry_delete", "dream_sweep"),
+    }
 
 
 def test_enqueue_stores_what_the_engine_stored(store: Store) -> None:

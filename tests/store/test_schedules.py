@@ -32,7 +32,7 @@ def test_put_schedule_creates_then_replaces_keeping_its_run_history(store: Store
         tx.schedules.put_schedule(_schedule(), 1)
         tx.schedules.put_schedule(_schedule(BOB, enabled=False), 1)
     with store.transaction() as tx:
-        [claimed] = tx.schedules.claim_due(5_000, 10)
+        assert len(tx.schedules.claim_due(5_000, 10)) == 1
         tx.schedules.set_last_job(ALICE, 42)
     with store.transaction() as tx:
         tx.schedules.put_schedule(_schedule(interval_ms=9, next_run_ms=7, settings={"x": 1}), 2)

@@ -18,6 +18,8 @@ defaults, type names, response shapes and error prefixes. What each route calls:
     POST /get_user_mem_by_page/              Memory.get_all (+ the variables)
     POST /get_user_mem_by_page_with_total/   the same, with timestamp and source_id
     the message log                          omoide/api/compat/jiuwen_messages.py
+    /admin/mem_meta/* (expired memories)     omoide/api/compat/jiuwen_meta.py
+    dreaming and the scope config store      omoide/api/compat/jiuwen_dreaming.py
 
 Types go out under upstream's names (``semantic_memory``, ``episodic_memory`` ...; see
 ``jiuwen_common``). Without an LLM nothing is extracted, so the stored turns themselves are the
@@ -36,7 +38,7 @@ import logging
 
 from fastapi import APIRouter, Response
 
-from omoide.api.compat import jiuwen_messages
+from omoide.api.compat import jiuwen_dreaming, jiuwen_messages, jiuwen_meta
 from omoide.api.compat.jiuwen_common import (
     DEFAULT,
     UNKNOWN,
@@ -258,6 +260,8 @@ def _search(body: SearchRequest, engine: Memory, tenancy: TenancyDep, summaries:
         # score is calibrated differently (a right answer at cosine 0.37 fuses to ~0.17).
         recipe="vector",
     )
+    if result.hits:  # a hit is a use: what expired-memory maintenance counts (jiuwen_meta)
+        engine.touch_memories([h.memory.id for h in result.hits], **scope.model_dump())
     return Hits(
         results=[
             Hit(mem_id=h.memory.id, content=h.memory.text, type=_wire(h.memory), score=h.score)
@@ -366,3 +370,5 @@ def _variable(name: str, text: str) -> PageItem:
 
 # after the routes above, so that GET / lists them in upstream's order
 router.include_router(jiuwen_messages.router)
+router.include_router(jiuwen_dreaming.router)
+router.include_router(jiuwen_meta.router)

@@ -132,7 +132,6 @@ class LedgerReads(Protocol):
         chunks and summaries are distilled knowledge and never in a plan."""
         ...
 
-
     def tenant_activity(
         self, before_ms: int, user_id: str | None, scope_id: str | None
     ) -> list[TenantActivity]:

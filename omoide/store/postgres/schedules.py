@@ -36,7 +36,7 @@ def _schedule(row: rows.Row) -> Schedule:
 
 
 def _where(user_id: str | None, scope_id: str | None) -> tuple[str, list[object]]:
-    sql, params = "", []
+    sql, params = "", list[object]()
     if user_id is not None:
         sql += " AND user_id = %s"
         params.append(user_id)

@@ -41,10 +41,14 @@ class SQLiteScheduleReads:
         self._db = db
 
     def get_schedule(self, scope: Scope) -> Schedule | None:
-        row = self._db.reader().execute(
-            f"SELECT {_COLUMNS} FROM dreaming_schedules WHERE user_id = ? AND scope_id = ?",
-            (scope.user_id, scope.scope_id),
-        ).fetchone()
+        row = (
+            self._db.reader()
+            .execute(
+                f"SELECT {_COLUMNS} FROM dreaming_schedules WHERE user_id = ? AND scope_id = ?",
+                (scope.user_id, scope.scope_id),
+            )
+            .fetchone()
+        )
         return _schedule(row) if row else None
 
     def list_schedules(self, user_id: str | None, scope_id: str | None) -> list[Schedule]:
@@ -60,16 +64,22 @@ class SQLiteScheduleReads:
         return [_schedule(r) for r in cursor]
 
     def next_due(self) -> int | None:
-        row = self._db.reader().execute(
-            "SELECT min(next_run_at) FROM dreaming_schedules WHERE enabled = 1"
-        ).fetchone()
+        row = (
+            self._db.reader()
+            .execute("SELECT min(next_run_at) FROM dreaming_schedules WHERE enabled = 1")
+            .fetchone()
+        )
         return None if row[0] is None else int(row[0])
 
     def get_scope_config(self, scope: Scope) -> dict[str, Any] | None:
-        row = self._db.reader().execute(
-            "SELECT config FROM scope_configs WHERE user_id = ? AND scope_id = ?",
-            (scope.user_id, scope.scope_id),
-        ).fetchone()
+        row = (
+            self._db.reader()
+            .execute(
+                "SELECT config FROM scope_configs WHERE user_id = ? AND scope_id = ?",
+                (scope.user_id, scope.scope_id),
+            )
+            .fetchone()
+        )
         return None if row is None else dict(json.loads(row[0]))
 
 
