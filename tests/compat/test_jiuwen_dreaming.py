@@ -125,19 +125,19 @@ def test_a_schedule_survives_a_restart_and_runs_after_it(
     tmp_path: Path, embedder: Embedder
 ) -> None:
     db = tmp_path / "dreaming.db"
-    with running(db, embedder, engine=Memory(db, embedder=embedder, workers=1)) as first:
-        with first.http() as http:
-            _ok(http.post("/start_dreaming", json={**TENANT, "interval_seconds": 3600}))
-            body = {"user_id": "v", "scope_id": "s", "interval_seconds": 0.3}
-            _ok(http.post("/start_dreaming", json={**body, "enabled": False}))
-            before = _status(http)
-    with running(db, embedder, engine=Memory(db, embedder=embedder, workers=1)) as second:
-        with second.http() as http:
-            assert _status(http) == before
-            _ok(http.post("/start_dreaming", json=body))
-            entry = _swept(http, user_id="v")
-            assert entry["last_sweep"]["report"]["scanned_sessions"] == 0
-            assert _status(http, user_id="u")[0]["next_run_ts"] == before[0]["next_run_ts"]
+    body = {"user_id": "v", "scope_id": "s", "interval_seconds": 0.3}
+    first = running(db, embedder, engine=Memory(db, embedder=embedder, workers=1))
+    with first as server, server.http() as http:
+        _ok(http.post("/start_dreaming", json={**TENANT, "interval_seconds": 3600}))
+        _ok(http.post("/start_dreaming", json={**body, "enabled": False}))
+        before = _status(http)
+    second = running(db, embedder, engine=Memory(db, embedder=embedder, workers=1))
+    with second as server, server.http() as http:
+        assert _status(http) == before
+        _ok(http.post("/start_dreaming", json=body))
+        entry = _swept(http, user_id="v")
+        assert entry["last_sweep"]["report"]["scanned_sessions"] == 0
+        assert _status(http, user_id="u")[0]["next_run_ts"] == before[0]["next_run_ts"]
 
 
 def test_several_schedulers_enqueue_each_due_sweep_once(tmp_path: Path, embedder: Embedder) -> None:

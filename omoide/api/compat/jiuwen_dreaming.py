@@ -52,14 +52,18 @@ class StartDreamingRequest(BaseModel):
 
 
 class StopDreamingRequest(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(
+        extra="ignore", json_schema_extra={"examples": [{"scope_id": "demo", "user_id": "u1"}, {}]}
+    )
 
     scope_id: str | None = None
     user_id: str | None = None
 
 
 class ScopeConfigRequest(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(
+        extra="ignore", json_schema_extra={"examples": [{"scope_id": "demo"}]}
+    )
 
     scope_id: str = Id
     user_id: str | None = Field(None, description='omoide\'s addition; "__default__".')

@@ -44,13 +44,16 @@ Days = Field(30, ge=1, le=365)
 
 
 class RefreshRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"force": False}]})
 
     force: bool = Field(False, description="Even if one is running or ran in the last 5 min.")
 
 
 class ExpiredRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"inactive_days_threshold": 90, "limit": 20}]},
+    )
 
     inactive_days_threshold: int = Days
     limit: int = Field(10, ge=1, le=100)
