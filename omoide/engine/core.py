@@ -10,9 +10,9 @@ services over the same store) takes effect for the next job.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeAlias, TypeVar
 
 from omoide.embed.protocol import Embedder
 from omoide.engine.embedding import Embedding
@@ -22,6 +22,10 @@ from omoide.jobs.kinds import CHUNK, CONSOLIDATE, EMBED, EMBED_ENTITIES, EXTRACT
 from omoide.jobs.worker import LEASE_MS, Registration, Worker, run_batch
 from omoide.llm import LLM
 from omoide.store.protocol import Store
+from omoide.types import Job, Scope
+
+P = TypeVar("P")
+Handler: TypeAlias = Callable[[Sequence[tuple[Job, P]]], Mapping[int, BaseException]]
 
 
 class Engine:
@@ -56,6 +60,7 @@ class Engine:
         count = workers if run_jobs else 0
         self._workers = [Worker(store, self._registered, poll_s, lease_ms) for _ in range(count)]
         self._unwatch: Callable[[], None] | None = None
+        self._started = False
 
     @property
     def embedder(self) -> Embedder:
@@ -64,6 +69,9 @@ class Engine:
     def start(self) -> None:
         """Start the worker threads and let the services wake them (or, without any, run the
         jobs they wait for in the waiting thread)."""
+        self._started = True
+        if self.services.mirror is not None:
+            self.services.mirror.start()
         wake = self._wake if self._workers else None
         self.signal.connect(wake=wake, drain=self.run_jobs if self._runs_jobs else _no_jobs)
         for worker in self._workers:
@@ -90,6 +98,10 @@ class Engine:
         self.config = replace(self.config, **changes)
         self.services = self._build(self.config)
         old.search.close()
+        if old.mirror is not None:
+            old.mirror.stop()
+        if self._started and self.services.mirror is not None:
+            self.services.mirror.start()
 
     def close(self) -> None:
         if self._unwatch is not None:
@@ -97,6 +109,8 @@ class Engine:
             self._unwatch = None
         for worker in self._workers:
             worker.stop()
+        if self.services.mirror is not None:
+            self.services.mirror.stop()
         self.services.search.close()
         self.store.close()
         for close in self._on_close:
@@ -111,11 +125,31 @@ class Engine:
         on the current services when a batch runs."""
         return [
             Registration(EMBED, lambda batch: self.services.maintenance.run_embed_jobs(batch)),
-            Registration(EXTRACT, lambda batch: self.services.extraction.run_jobs(batch)),
+            Registration(
+                EXTRACT, self._announcing(lambda batch: self.services.extraction.run_jobs(batch))
+            ),
             Registration(EMBED_ENTITIES, lambda batch: self.services.graph.run_embed_jobs(batch)),
-            Registration(CHUNK, lambda batch: self.services.chunks.run_jobs(batch)),
-            Registration(CONSOLIDATE, lambda batch: self.services.consolidation.run_jobs(batch)),
+            Registration(
+                CHUNK, self._announcing(lambda batch: self.services.chunks.run_jobs(batch))
+            ),
+            Registration(
+                CONSOLIDATE,
+                self._announcing(lambda batch: self.services.consolidation.run_jobs(batch)),
+            ),
         ]
+
+    def _announcing(self, handler: Handler[P]) -> Handler[P]:
+        """``handler``, then the memory events told which tenants the batch wrote to (the
+        jobs that write memories do so in their own transactions, not through
+        ``MemoryService``)."""
+
+        def run(batch: Sequence[tuple[Job, P]]) -> Mapping[int, BaseException]:
+            failed = handler(batch)
+            for scope in {Scope(user_id=j.user_id, scope_id=j.scope_id) for j, _ in batch}:
+                self.services.events.written(scope)
+            return failed
+
+        return run
 
 
 def _no_jobs() -> int:

@@ -12,20 +12,24 @@ its constructor, so the graph below has a direction and no cycles (an arrow: "is
     maintenance ──> graph, embedding, signal
     sessions, projects, variables, scopes ──> store only
     transfer ──> embedding, signal
+    mirror (optional) ──> memories; it hears memories' and search's events
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from omoide.engine.chunks import ChunkService
 from omoide.engine.consolidate import ConsolidationService
 from omoide.engine.context import ContextService
+from omoide.engine.events import MemoryEvents
 from omoide.engine.extraction import ExtractionService
 from omoide.engine.graph import GraphService
 from omoide.engine.ingest import IngestService
 from omoide.engine.maintenance import MaintenanceService
 from omoide.engine.memories import MemoryService
+from omoide.engine.mirror import MarkdownMirror
 from omoide.engine.policy import KnowledgeConfig
 from omoide.engine.projects import ProjectService
 from omoide.engine.scopes import ScopeService
@@ -53,6 +57,8 @@ class Services:
     maintenance: MaintenanceService
     scopes: ScopeService
     transfer: TransferService
+    events: MemoryEvents
+    mirror: MarkdownMirror | None = None
 
 
 @dataclass(frozen=True)
@@ -65,3 +71,5 @@ class ServiceConfig:
     max_messages: int = 1_000
     max_llm_calls: int = 6
     actor: str = "library"
+    # INDEX_BACKEND=file: long-term memories mirrored as markdown under this root
+    mirror_root: Path | None = None
