@@ -22,20 +22,26 @@ under a marker, and is reported: logged, and listed by ``status()`` (``/health``
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import os
-import tempfile
 import threading
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
 from omoide.engine.memories import MemoryService
+from omoide.engine.mirror_files import (
+    STATE,
+    Files,
+    atomic_write,
+    load_state,
+    read_bytes,
+    read_files,
+    remove_stale_temps,
+    sha,
+)
 from omoide.engine.mirror_format import ID_COMMENT, Item, Malformed, item_markdown, parse, render
 from omoide.engine.mirror_watch import FileWatcher
 from omoide.errors import InvalidInput, NotFound, OmoideError
@@ -51,7 +57,6 @@ FILES: dict[MemoryType, str] = {
     MemoryType.EPISODIC: "episodic_memory.md",
     MemoryType.SUMMARY: "summary.md",
 }
-STATE = ".omoide-mirror.json"
 LOCK = ".omoide-mirror.lock"
 LOCK_TIMEOUT_S = 60.0
 PAGE = 10_000
@@ -73,14 +78,6 @@ def canonical(text: str) -> str:
     as (surrounding whitespace and line separators are not an edit)."""
     items = parse(item_markdown("x", text)).items
     return items[0].text if items else text.strip()
-
-
-@dataclass
-class _Files:
-    """One tenant dir's files as read: bytes per type, or None when not UTF-8."""
-
-    raw: dict[MemoryType, bytes] = field(default_factory=dict)
-    text: dict[MemoryType, str | None] = field(default_factory=dict)
 
 
 class MarkdownMirror:
@@ -165,11 +162,11 @@ class MarkdownMirror:
         where = self.tenant_dir(scope)
         if not where.is_dir():
             return False
-        hashes = _load_state(where).get("files", {})
+        hashes = load_state(where).get("files", {})
         for name in FILES.values():
             path = where / name
             seen = hashes.get(name, {}).get("sha256")
-            if path.is_file() and _sha(path.read_bytes()) != seen:
+            if path.is_file() and sha(path.read_bytes()) != seen:
                 return True
         return False
 
@@ -179,11 +176,11 @@ class MarkdownMirror:
         where = self.tenant_dir(scope)
         where.mkdir(parents=True, exist_ok=True)
         with self._locked(where):
-            _remove_stale_temps(where)
+            remove_stale_temps(where)
             for _ in range(RETRIES):
-                state = _load_state(where)
-                files = _read(where)
-                edited = [k for k in files.raw if _sha(files.raw[k]) != _seen(state, k)]
+                state = load_state(where)
+                files = read_files(where, FILES)
+                edited = [k for k in files.raw if sha(files.raw[k]) != _seen(state, k)]
                 if not edited and not render_always:
                     return
                 kept = self._ingest(scope, files, state, edited) if edited else {}
@@ -192,7 +189,7 @@ class MarkdownMirror:
             self._report(where, [{"file": "*", "reason": "kept changing during a rewrite"}])
 
     def _ingest(
-        self, scope: Scope, files: _Files, state: dict[str, Any], edited: list[MemoryType]
+        self, scope: Scope, files: Files, state: dict[str, Any], edited: list[MemoryType]
     ) -> dict[MemoryType, list[Malformed]]:
         """Apply the edits of the ``edited`` files; return per type the items that could not
         be applied (kept in the file, with the reason)."""
@@ -253,7 +250,7 @@ class MarkdownMirror:
         self,
         scope: Scope,
         where: Path,
-        files: _Files,
+        files: Files,
         state: dict[str, Any],
         failed: dict[MemoryType, list[Malformed]],
     ) -> bool:
@@ -270,13 +267,13 @@ class MarkdownMirror:
             problems += [{"file": name, "line": b.line, "reason": b.reason} for b in kept]
             path = where / name
             if content != files.raw.get(kind) and (texts or kept or path.exists()):
-                if _read_bytes(path) != files.raw.get(kind):
+                if read_bytes(path) != files.raw.get(kind):
                     return False  # edited while we rendered: ingest that first
-                _atomic_write(path, content)
+                atomic_write(path, content)
             disk = content if path.exists() else b""
-            out["files"][name] = {"sha256": _sha(disk) if disk else None, "memories": texts}
+            out["files"][name] = {"sha256": sha(disk) if disk else None, "memories": texts}
         out["problems"] = problems
-        _atomic_write(where / STATE, json.dumps(out, ensure_ascii=False).encode())
+        atomic_write(where / STATE, json.dumps(out, ensure_ascii=False).encode())
         self._report(where, problems)
         return True
 
@@ -362,10 +359,6 @@ def _valid(items: list[MemoryItem]) -> MemoryItem | None:
     return items[0] if items and items[0].invalid_at is None else None
 
 
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def _seen(state: dict[str, Any], kind: MemoryType) -> str | None:
     value = state.get("files", {}).get(FILES[kind], {}).get("sha256")
     return value if isinstance(value, str) else None
@@ -374,59 +367,3 @@ def _seen(state: dict[str, Any], kind: MemoryType) -> str | None:
 def _seen_memories(state: dict[str, Any], kind: MemoryType) -> dict[str, str]:
     value = state.get("files", {}).get(FILES[kind], {}).get("memories", {})
     return value if isinstance(value, dict) else {}
-
-
-def _load_state(where: Path) -> dict[str, Any]:
-    """The last mirrored state; a missing or unreadable one is empty (every item is then
-    compared with the database, so nothing reverts and nothing is deleted)."""
-    try:
-        value = json.loads((where / STATE).read_text("utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def _read(where: Path) -> _Files:
-    files = _Files()
-    for kind, name in FILES.items():
-        data = _read_bytes(where / name)
-        if data is None:
-            continue
-        files.raw[kind] = data
-        try:
-            files.text[kind] = data.decode("utf-8")
-        except UnicodeDecodeError:
-            files.text[kind] = None
-    return files
-
-
-def _read_bytes(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` by ``data`` whole: a reader (or a crash) sees the old or the new file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-
-
-def _remove_stale_temps(where: Path) -> None:
-    """Temp files a killed writer left (every write happens under the lock we hold)."""
-    for stale in where.glob(".*.tmp"):
-        stale.unlink(missing_ok=True)

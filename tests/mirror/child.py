@@ -13,7 +13,7 @@ import sys
 import threading
 from pathlib import Path
 
-from omoide.engine import mirror as mirror_module
+from omoide.engine import mirror_files
 from omoide.store.protocol import NewMemory
 from omoide.types import MemoryType
 from tests.mirror.conftest import USER, open_memory
@@ -40,7 +40,7 @@ def main(db: str, root: str, command: str, *args: str) -> None:
                 threading.Event().wait()  # until SIGKILL
             real_replace(src, dst)
 
-        mirror_module.os.replace = stuck  # type: ignore[assignment]
+        mirror_files.os.replace = stuck  # type: ignore[assignment]
         memory.add_many([NewMemory(text=args[0], type=MemoryType.SEMANTIC)], user_id=USER)
 
 
