@@ -170,7 +170,13 @@ def build_services(
         sessions=SessionService(store),
         projects=ProjectService(store),
         summaries=SummaryService(
-            store, embedding, memories, signal, actor=actor, max_text_chars=max_text_chars
+            store,
+            embedding,
+            memories,
+            signal,
+            actor=actor,
+            max_text_chars=max_text_chars,
+            events=events,
         ),
         variables=VariableService(store),
         graph=graph,

@@ -10,10 +10,14 @@ import pytest
 
 from omoide import Memory
 from omoide.config import Settings
+from omoide.embed import HashEmbedder
 from omoide.engine.mirror_format import parse
 from omoide.errors import NotFound
+from omoide.llm.client import OpenAICompatLLM
 from omoide.store.protocol import NewMemory
 from omoide.types import MemoryType, Scope, SearchFilters
+from tests.extraction.conftest import CHAT, GRAPH, script
+from tests.fakes import FakeLLMServer
 from tests.mirror.conftest import USER, type_file, until
 
 Open = Callable[..., Memory]
@@ -177,3 +181,41 @@ def test_a_file_that_is_not_utf8_is_left_alone(open_mirrored: Open, root: Path) 
     assert _stored(memory)[a] == "memory a"
     status = memory.engine.services.mirror.status()  # type: ignore[union-attr]
     assert [p["reason"] for p in status["problems"]] == ["the file is not UTF-8"]
+
+
+def test_the_jiuwen_setting_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("INDEX_BACKEND", "file")
+    monkeypatch.setenv("FILE_MEMORY_DATA_DIR", str(tmp_path / "md"))
+    assert Settings().file_mirror_root == tmp_path / "md"
+    monkeypatch.delenv("FILE_MEMORY_DATA_DIR")
+    monkeypatch.setenv("OMOIDE_DATA_DIR", str(tmp_path / "data"))
+    assert Settings().file_mirror_root == tmp_path / "data" / "file_memory_data"
+
+
+def test_a_summary_reaches_its_file(open_mirrored: Open, root: Path) -> None:
+    memory = open_mirrored(watch=False)
+    summary = memory.create_summary("s1", "We talked about tea.", user_id=USER)
+    assert _items(type_file(root, "summary.md")) == {summary.id: "We talked about tea."}
+
+
+def test_extracted_memories_reach_the_files(
+    tmp_path: Path, root: Path, llm: OpenAICompatLLM, fake_llm: FakeLLMServer
+) -> None:
+    """Extraction writes in its job's own transaction: the job batch announces it."""
+    summary = "Mei lives in Shenzhen."
+    script(
+        fake_llm,
+        facts=["Mei lives in Shenzhen"],
+        profile={"name": "Mei"},
+        summary=summary,
+        graph=GRAPH,
+    )
+    settings = Settings(index_backend="file", file_memory_data_dir=root)
+    with Memory(
+        tmp_path / "x.db", embedder=HashEmbedder(), llm=llm, settings=settings, workers=0
+    ) as mem:
+        result = mem.add_messages(CHAT, user_id=USER, session_id="c1", wait=True)
+        assert result.extraction.state == "done", result.extraction
+        assert list(_items(type_file(root)).values()) == ["Mei lives in Shenzhen"]
+        assert list(_items(type_file(root, "user_profile.md")).values()) == ["name: Mei"]
+        assert list(_items(type_file(root, "summary.md")).values()) == [summary]
