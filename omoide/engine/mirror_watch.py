@@ -7,16 +7,26 @@ mirror's dirty check before each search and listing picks edits up instead.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 log = logging.getLogger("omoide.mirror")
 
+# A file is read once it is whole: on Linux when its writer closes it (or it is renamed into
+# place), not on each write of an editor saving in place, which would read half a file (and
+# take the missing half for deleted memories). Elsewhere there is no close event.
+EVENTS = (
+    frozenset({"closed", "moved"})
+    if sys.platform.startswith("linux")
+    else frozenset({"created", "modified", "moved"})
+)
+
 
 class FileWatcher:
-    """Calls ``changed(path)`` (in watchdog's thread) for each ``*.md`` created, modified or
-    renamed into place under ``root``; a failing call is logged and the watch goes on."""
+    """Calls ``changed(path)`` (in watchdog's thread) for each ``*.md`` written (``EVENTS``)
+    or renamed into place under ``root``; a failing call is logged and the watch goes on."""
 
     def __init__(self, root: Path, changed: Callable[[Path], None]) -> None:
         self._root = root
@@ -39,7 +49,7 @@ class FileWatcher:
 
         class Handler(FileSystemEventHandler):
             def on_any_event(self, event: FileSystemEvent) -> None:
-                if event.event_type not in ("created", "modified", "moved", "closed"):
+                if event.event_type not in EVENTS:
                     return
                 target = getattr(event, "dest_path", "") or event.src_path
                 path = Path(target if isinstance(target, str) else target.decode())
