@@ -119,6 +119,17 @@ class Settings(BaseSettings):
     )
 
     search_recipe: str = "hybrid"
+    index_backend: Literal["simple", "file"] = Field(
+        "simple",
+        validation_alias=_alias("OMOIDE_INDEX_BACKEND", "INDEX_BACKEND"),
+        description="file: also keep long-term memories as editable markdown files under "
+        "FILE_MEMORY_DATA_DIR (the database stays what search reads).",
+    )
+    file_memory_data_dir: Path | None = Field(
+        None,
+        validation_alias=_alias("OMOIDE_FILE_MEMORY_DATA_DIR", "FILE_MEMORY_DATA_DIR"),
+        description="Root of the markdown files; default <data_dir>/file_memory_data.",
+    )
     compat_jiuwen: bool = Field(
         True, description="Serve the JiuwenMemory memory_server endpoints (/add_messages/, ...)."
     )
@@ -277,6 +288,14 @@ class Settings(BaseSettings):
                 )
             return Path(url[len(prefix) :]).expanduser()
         return self.data_dir.expanduser() / "omoide.db"
+
+    @property
+    def file_mirror_root(self) -> Path | None:
+        """Where the markdown memory files live, or None when ``INDEX_BACKEND`` is not file."""
+        if self.index_backend != "file":
+            return None
+        root = self.file_memory_data_dir or self.data_dir / "file_memory_data"
+        return root.expanduser()
 
     @property
     def llm_enabled(self) -> bool:

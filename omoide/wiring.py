@@ -26,6 +26,7 @@ from omoide.engine.context import ContextService
 from omoide.engine.core import Engine
 from omoide.engine.dreaming import DreamingService
 from omoide.engine.embedding import Embedding
+from omoide.engine.events import MemoryEvents
 from omoide.engine.expiry import ExpiryService
 from omoide.engine.extraction import ExtractionService
 from omoide.engine.graph import GraphService
@@ -33,6 +34,7 @@ from omoide.engine.ingest import IngestService
 from omoide.engine.llm_health import LLMHealth
 from omoide.engine.maintenance import MaintenanceService
 from omoide.engine.memories import MemoryService
+from omoide.engine.mirror import MarkdownMirror
 from omoide.engine.policy import KnowledgeConfig
 from omoide.engine.projects import ProjectService
 from omoide.engine.scopes import ScopeService
@@ -99,6 +101,7 @@ def build_engine(
         max_text_chars=settings.max_text_chars,
         max_messages=settings.max_messages,
         max_llm_calls=settings.llm_max_calls_per_episode,
+        mirror_root=settings.file_mirror_root,
     )
     on_close: list[Callable[[], None]] = [built.close] if built is not None else []
     health = LLMHealth(chosen, check=_endpoint_check(settings) if built is not None else None)
@@ -137,10 +140,20 @@ def build_services(
     knowledge, actor, max_text_chars = config.knowledge, config.actor, config.max_text_chars
     recipe, max_llm_calls = config.recipe, config.max_llm_calls
     trigger = ChunkTrigger(knowledge)
+    events = MemoryEvents()
     memories = MemoryService(
-        store, embedding, signal, trigger, actor=actor, max_text_chars=max_text_chars
+        store,
+        embedding,
+        signal,
+        trigger,
+        actor=actor,
+        max_text_chars=max_text_chars,
+        events=events,
     )
-    search = SearchService(store, embedding, recipe=recipe, max_text_chars=max_text_chars)
+    search = SearchService(
+        store, embedding, recipe=recipe, max_text_chars=max_text_chars, events=events
+    )
+    mirror = _mirror(store, memories, events, config.mirror_root)
     graph = GraphService(store, embedding)
     deps = StepDeps(store, embedding, search, actor, max_text_chars)
     trigger_kind: Literal["episode", "chunk"] = knowledge.summary_trigger
@@ -160,7 +173,13 @@ def build_services(
         sessions=SessionService(store),
         projects=ProjectService(store),
         summaries=SummaryService(
-            store, embedding, memories, signal, actor=actor, max_text_chars=max_text_chars
+            store,
+            embedding,
+            memories,
+            signal,
+            actor=actor,
+            max_text_chars=max_text_chars,
+            events=events,
         ),
         variables=VariableService(store),
         graph=graph,
@@ -182,9 +201,23 @@ def build_services(
         ),
         scopes=ScopeService(store),
         transfer=TransferService(store, embedding, signal),
-        expiry=ExpiryService(store, signal, actor=actor),
+        expiry=ExpiryService(store, signal, actor=actor, events=events),
         dreaming=DreamingService(store, consolidation, llm, signal),
+        events=events,
+        mirror=mirror,
     )
+
+
+def _mirror(
+    store: Store, memories: MemoryService, events: MemoryEvents, root: Path | None
+) -> MarkdownMirror | None:
+    """The markdown mirror (``INDEX_BACKEND=file``), subscribed to the memory events."""
+    if root is None:
+        return None
+    mirror = MarkdownMirror(store, memories, root)
+    events.on_written(mirror.on_written)
+    events.on_reading(mirror.before_read)
+    return mirror
 
 
 def _without_password(location: Path | str) -> str:

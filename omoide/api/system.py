@@ -71,8 +71,10 @@ def health(
     """Status of the store, the embedder and the LLM: `ok`, `down` or `disabled`, with versions.
 
     `status` is `healthy` (the JiuwenMemory seed's word), or `degraded` when the embedder is
-    down (search falls back to keywords) or is another model than the database's, or when
-    memories have no vector yet (`vectors.without_vector`: vector search misses them); `down`
+    down (search falls back to keywords) or is another model than the database's, when a
+    markdown memory file (`INDEX_BACKEND=file`) holds blocks that could not be read
+    (`files.problems`; they are kept in the file), or when memories have no vector yet
+    (`vectors.without_vector`: vector search misses them); `down`
     with a 503 when the store is down or its file is corrupt (`store.integrity`). Without a
     valid key (when one is configured) only the statuses and the version are shown, and
     `probe=true` (which embeds a text on every call) is a 401. A tenant-bound key sees no
@@ -82,7 +84,9 @@ def health(
     if query.probe and not authenticated:
         raise Unauthorized(UNAUTHORIZED)
     report = engine.health(probe_embedder=query.probe)
-    parts = ("store", "embedder", "vectors", "llm")
+    if (mirror := engine.engine.services.mirror) is not None:
+        report["files"] = mirror.status()
+    parts = ("store", "embedder", "vectors", "llm", "files")
     states = {name: report.get(name, {}).get("status") for name in parts}
     down = {name for name, state in states.items() if state == "down"}
     status = (

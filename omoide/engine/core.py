@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeAlias, TypeVar
 
 from omoide.embed.protocol import Embedder
 from omoide.engine.embedding import Embedding
@@ -35,6 +35,10 @@ from omoide.jobs.kinds import (
 from omoide.jobs.worker import LEASE_MS, Registration, Worker, run_batch
 from omoide.llm import LLM
 from omoide.store.protocol import Store
+from omoide.types import Job, Scope
+
+P = TypeVar("P")
+Handler: TypeAlias = Callable[[Sequence[tuple[Job, P]]], Mapping[int, BaseException]]
 
 log = logging.getLogger("omoide.jobs")
 
@@ -72,6 +76,7 @@ class Engine:
         self._workers = [Worker(store, self._registered, poll_s, lease_ms) for _ in range(count)]
         self._unwatch: Callable[[], None] | None = None
         self._ticker = Ticker(self._enqueue_due, poll_s) if self._workers else None
+        self._started = False
 
     @property
     def embedder(self) -> Embedder:
@@ -80,6 +85,9 @@ class Engine:
     def start(self) -> None:
         """Start the worker threads and let the services wake them (or, without any, run the
         jobs they wait for in the waiting thread)."""
+        self._started = True
+        if self.services.mirror is not None:
+            self.services.mirror.start()
         wake = self._wake if self._workers else None
         self.signal.connect(wake=wake, drain=self.run_jobs if self._runs_jobs else _no_jobs)
         for worker in self._workers:
@@ -110,6 +118,10 @@ class Engine:
         self.config = replace(self.config, **changes)
         self.services = self._build(self.config)
         old.search.close()
+        if old.mirror is not None:
+            old.mirror.stop()
+        if self._started and self.services.mirror is not None:
+            self.services.mirror.start()
 
     def close(self) -> None:
         if self._unwatch is not None:
@@ -119,6 +131,8 @@ class Engine:
             self._ticker.stop()
         for worker in self._workers:
             worker.stop()
+        if self.services.mirror is not None:
+            self.services.mirror.stop()
         self.services.search.close()
         self.store.close()
         for close in self._on_close:
@@ -139,16 +153,39 @@ class Engine:
         on the current services when a batch runs."""
         return [
             Registration(EMBED, lambda batch: self.services.maintenance.run_embed_jobs(batch)),
-            Registration(EXTRACT, lambda batch: self.services.extraction.run_jobs(batch)),
+            Registration(
+                EXTRACT, self._announcing(lambda batch: self.services.extraction.run_jobs(batch))
+            ),
             Registration(EMBED_ENTITIES, lambda batch: self.services.graph.run_embed_jobs(batch)),
-            Registration(CHUNK, lambda batch: self.services.chunks.run_jobs(batch)),
-            Registration(CONSOLIDATE, lambda batch: self.services.consolidation.run_jobs(batch)),
+            Registration(
+                CHUNK, self._announcing(lambda batch: self.services.chunks.run_jobs(batch))
+            ),
+            Registration(
+                CONSOLIDATE,
+                self._announcing(lambda batch: self.services.consolidation.run_jobs(batch)),
+            ),
             Registration(
                 EXPIRY_REFRESH, lambda batch: self.services.expiry.run_refresh_jobs(batch)
             ),
             Registration(EXPIRY_DELETE, lambda batch: self.services.expiry.run_delete_jobs(batch)),
-            Registration(DREAM_SWEEP, lambda batch: self.services.dreaming.run_sweeps(batch)),
+            Registration(
+                DREAM_SWEEP,
+                self._announcing(lambda batch: self.services.dreaming.run_sweeps(batch)),
+            ),
         ]
+
+    def _announcing(self, handler: Handler[P]) -> Handler[P]:
+        """``handler``, then the memory events told which tenants the batch wrote to (the
+        jobs that write memories do so in their own transactions, not through
+        ``MemoryService``)."""
+
+        def run(batch: Sequence[tuple[Job, P]]) -> Mapping[int, BaseException]:
+            failed = handler(batch)
+            for scope in {Scope(user_id=j.user_id, scope_id=j.scope_id) for j, _ in batch}:
+                self.services.events.written(scope)
+            return failed
+
+        return run
 
 
 class Ticker:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from omoide.engine.events import MemoryEvents
 from omoide.engine.signal import JobSignal
 from omoide.errors import NotFound, OmoideError
 from omoide.jobs.kinds import (
@@ -84,10 +85,14 @@ class Progress:
 
 
 class ExpiryService:
-    def __init__(self, store: Store, signal: JobSignal, *, actor: str) -> None:
+    def __init__(
+        self, store: Store, signal: JobSignal, *, actor: str, events: MemoryEvents | None = None
+    ) -> None:
         self._store = store
         self._signal = signal
         self._actor = actor
+        # told after each user's deletes commit (e.g. so the markdown mirror drops them)
+        self._events = events or MemoryEvents()
 
     # reads ------------------------------------------------------------------------------
     def by_user(
@@ -276,3 +281,7 @@ class ExpiryService:
                 "status": "success",
             }
             tx.jobs.record_step(job.id, step, {"status": "done", "detail": json.dumps(detail)})
+        if deleted:
+            for scope_id, ids in chosen.items():
+                if ids:
+                    self._events.written(Scope(user_id=user_id, scope_id=scope_id))

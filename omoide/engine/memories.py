@@ -14,6 +14,7 @@ from typing import Any
 from omoide.engine.checks import check_filters, check_scope, check_writable
 from omoide.engine.chunks import ChunkTrigger
 from omoide.engine.embedding import Embedding, index
+from omoide.engine.events import MemoryEvents
 from omoide.engine.signal import JobSignal
 from omoide.errors import InvalidInput, NotFound
 from omoide.jobs.kinds import CHUNK, EMBED, EXTRACT, ExtractPayload
@@ -35,6 +36,9 @@ NEIGHBOUR_CHARS = 1000
 
 
 class MemoryService:
+    """``events`` hear of each committed write (with the types written, when known) and of
+    each listing before it runs: how the markdown mirror follows the database."""
+
     def __init__(
         self,
         store: Store,
@@ -44,8 +48,10 @@ class MemoryService:
         *,
         actor: str,
         max_text_chars: int,
+        events: MemoryEvents | None = None,
     ) -> None:
         self._store = store
+        self._events = events or MemoryEvents()
         self._embedding = embedding
         self._signal = signal
         self._trigger = trigger
@@ -104,6 +110,7 @@ class MemoryService:
                 jobs[EXTRACT.name] = enqueue(tx.jobs, scope, EXTRACT, payload)
         if jobs:
             self._signal.wake()
+        self._events.written(scope, {r.type for r in records})
         if vectors is None:
             return self._store.memories.get_memories(scope, [i.id for i in items]), jobs
         return [i.model_copy(update={"embedded": True}) for i in items], jobs
@@ -162,21 +169,25 @@ class MemoryService:
             if text is not None:
                 index(tx, scope, [memory_id], vectors)
         self._signal.wake()
+        self._events.written(scope, {item.type})
         return self.get(memory_id, user_id=user_id, scope_id=scope_id) if text else item
 
     def delete(
         self, memory_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> None:
         """Delete one memory with its vector and index rows; its history records the delete."""
+        scope = Scope(user_id=user_id, scope_id=scope_id)
         with self._store.transaction() as tx:
-            tx.memories.delete_memory(
-                Scope(user_id=user_id, scope_id=scope_id), memory_id, self._actor
-            )
+            tx.memories.delete_memory(scope, memory_id, self._actor)
+        self._events.written(scope)
 
     def delete_all(self, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID) -> int:
         """Delete everything of one tenant (memories, sessions, history, jobs); return the count."""
+        scope = Scope(user_id=user_id, scope_id=scope_id)
         with self._store.transaction() as tx:
-            return tx.admin.delete_scope(Scope(user_id=user_id, scope_id=scope_id))
+            deleted = tx.admin.delete_scope(scope)
+        self._events.written(scope)
+        return deleted
 
     def reset(self) -> None:
         """Delete every tenant's data and the recorded embedding model. Irreversible."""
@@ -207,8 +218,10 @@ class MemoryService:
         """One page of memories, newest first, with the true total of all that match."""
         check_limit(limit, offset)
         check_filters(filters)
+        scope = Scope(user_id=user_id, scope_id=scope_id)
+        self._events.reading(scope)
         items, total = self._store.memories.list_memories(
-            Scope(user_id=user_id, scope_id=scope_id), filters or SearchFilters(), limit, offset
+            scope, filters or SearchFilters(), limit, offset
         )
         return Page(items=items, total=total, limit=limit, offset=offset)
 

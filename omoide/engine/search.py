@@ -11,6 +11,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from omoide.engine.checks import check_filters, check_scope
 from omoide.engine.embedding import Embedding
+from omoide.engine.events import MemoryEvents
 from omoide.errors import EmbedderError
 from omoide.retrieval.fusion import fuse
 from omoide.retrieval.recipes import get_recipe
@@ -22,12 +23,20 @@ from omoide.validate import check_limit, check_text
 
 class SearchService:
     """``recipe`` is the default recipe's name. The thread pool spawns its threads on first
-    use, so constructing the service starts none."""
+    use, so constructing the service starts none. ``events`` hear of each search before it
+    runs (the markdown mirror's dirty check)."""
 
     def __init__(
-        self, store: Store, embedding: Embedding, *, recipe: str, max_text_chars: int
+        self,
+        store: Store,
+        embedding: Embedding,
+        *,
+        recipe: str,
+        max_text_chars: int,
+        events: MemoryEvents | None = None,
     ) -> None:
         self._store = store
+        self._events = events or MemoryEvents()
         self._embedding = embedding
         self.recipe = get_recipe(recipe).name
         self._max_text_chars = max_text_chars
@@ -51,6 +60,7 @@ class SearchService:
         scope = Scope(user_id=user_id, scope_id=scope_id)
         check_scope(scope)
         check_filters(filters)
+        self._events.reading(scope)
         filters = filters or SearchFilters()
         signals: dict[str, list[tuple[str, float]]] = {}
         warnings: list[str] = []

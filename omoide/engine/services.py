@@ -13,22 +13,26 @@ its constructor, so the graph below has a direction and no cycles (an arrow: "is
     sessions, projects, variables, scopes ──> store only
     transfer ──> embedding, signal
     expiry ──> signal; dreaming ──> consolidation, llm, signal
+    mirror (optional) ──> memories; it hears memories' and search's events
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from omoide.engine.chunks import ChunkService
 from omoide.engine.consolidate import ConsolidationService
 from omoide.engine.context import ContextService
 from omoide.engine.dreaming import DreamingService
+from omoide.engine.events import MemoryEvents
 from omoide.engine.expiry import ExpiryService
 from omoide.engine.extraction import ExtractionService
 from omoide.engine.graph import GraphService
 from omoide.engine.ingest import IngestService
 from omoide.engine.maintenance import MaintenanceService
 from omoide.engine.memories import MemoryService
+from omoide.engine.mirror import MarkdownMirror
 from omoide.engine.policy import KnowledgeConfig
 from omoide.engine.projects import ProjectService
 from omoide.engine.scopes import ScopeService
@@ -58,6 +62,8 @@ class Services:
     transfer: TransferService
     expiry: ExpiryService
     dreaming: DreamingService
+    events: MemoryEvents
+    mirror: MarkdownMirror | None = None
 
 
 @dataclass(frozen=True)
@@ -70,3 +76,5 @@ class ServiceConfig:
     max_messages: int = 1_000
     max_llm_calls: int = 6
     actor: str = "library"
+    # INDEX_BACKEND=file: long-term memories mirrored as markdown under this root
+    mirror_root: Path | None = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from omoide.engine.embedding import Embedding, index
+from omoide.engine.events import MemoryEvents
 from omoide.engine.memories import MemoryService
 from omoide.engine.signal import JobSignal
 from omoide.errors import NotFound
@@ -30,7 +31,9 @@ class SummaryService:
         *,
         actor: str,
         max_text_chars: int,
+        events: MemoryEvents | None = None,
     ) -> None:
+        self._events = events or MemoryEvents()
         self._store = store
         self._embedding = embedding
         self._memories = memories
@@ -95,6 +98,7 @@ class SummaryService:
             item = tx.memories.insert_memory(scope, new, self._actor)
             index(tx, scope, [item.id], vectors)
         self._signal.wake()
+        self._events.written(scope, {MemoryType.SUMMARY})
         return self._memories.get(item.id, user_id=user_id, scope_id=scope_id)
 
     def update_summary(
