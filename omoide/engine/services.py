@@ -16,7 +16,7 @@ its constructor, so the graph below has a direction and no cycles (an arrow: "is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from omoide.engine.chunks import ChunkService
 from omoide.engine.consolidate import ConsolidationService
@@ -65,3 +65,4 @@ class ServiceConfig:
     max_messages: int = 1_000
     max_llm_calls: int = 6
     actor: str = "library"
+    encryption_key: str | None = field(default=None, repr=False)  # exports are sealed with it

@@ -21,7 +21,7 @@ from omoide.store.ports.ledger import (
     NewChunk,
     SessionMessage,
 )
-from omoide.store.sqlite import consolidation
+from omoide.store.sqlite import cipher, consolidation
 from omoide.store.sqlite.db import Database
 from omoide.store.sqlite.memory_writes import SQLiteMemoryWrites
 from omoide.store.sqlite.shared import session_pk, write_history
@@ -197,7 +197,7 @@ class SQLiteLedgerWrites:
                         ts,
                     ),
                 )
-            except sqlite3.IntegrityError as exc:
+            except cipher.IntegrityError as exc:
                 raise Conflict(
                     f"session {session_id!r} already has a chunk ending at that message"
                 ) from exc
