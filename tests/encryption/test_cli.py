@@ -188,3 +188,20 @@ def test_a_large_export_streams_over_several_chunks(tmp_path: Path) -> None:
             out.write(line)
     with sealed.open_sealed_reader(path, OLD) as lines:
         assert sum(1 for text in lines if text == line) == 3_000
+
+
+def test_status_and_backup_commands_use_the_key(cli: Cli, tmp_path: Path) -> None:
+    db = tmp_path / "a folder" / "secret.db"  # a space: the status check opens a file: URI
+    assert cli("--db", str(db), "add", SENTENCE.decode(), "--user", "alice", key=OLD)[0] == 0
+    code, out, err = cli("--db", str(db), "migrate", "--status", "--json", key=OLD)
+    assert code == 0, err
+    assert json.loads(out)["pending"] == []
+    code, _, err = cli("--db", str(db), "migrate", "--status")
+    assert code == 1 and "encrypted" in err
+    copy = tmp_path / "copy.db"
+    code, _, err = cli("--db", str(db), "backup", str(copy), key=OLD)
+    assert code == 0, err
+    assert cipher.is_encrypted(copy) and not holds_plaintext(copy)
+    code, out, err = cli("--db", str(copy), "list", "--user", "alice", "--json", key=OLD)
+    assert code == 0, err
+    assert [m["text"] for m in json.loads(out)["items"]] == [SENTENCE.decode()]

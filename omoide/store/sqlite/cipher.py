@@ -23,6 +23,7 @@ import sqlite3
 from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
+from urllib.parse import unquote, urlsplit
 
 from omoide.errors import StoreError
 
@@ -109,7 +110,8 @@ def open_connection(
 ) -> sqlite3.Connection:
     """A connection to ``target`` (a path, or a ``file:`` URI with ``uri=True``), keyed when a
     passphrase is given, and checked: a wrong or missing key is a ``StoreError`` saying so."""
-    path = Path(str(target).removeprefix("file:").partition("?")[0])
+    text = str(target)
+    path = Path(unquote(urlsplit(text).path) if text.startswith("file:") else text)
     if passphrase is None:
         conn: sqlite3.Connection = sqlite3.connect(str(target), **kwargs)
         conn.row_factory = sqlite3.Row
