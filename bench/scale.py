@@ -2,6 +2,7 @@
 
     python bench/scale.py            # one-10k, one-100k, multi-100k (~5-10 min on 2 cores)
     python bench/scale.py --quick    # one-10k only
+    python bench/scale.py --quick --encryption-key K   # and again encrypted; prints the ratios
 
 Scenarios (each in its own process, so each peak RSS is its own):
 
@@ -320,6 +321,47 @@ def child_env(args: argparse.Namespace) -> dict[str, str]:
     return env
 
 
+def encrypted_runs(names: list[str], args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
+    """Each scenario again on a database encrypted with ``--encryption-key`` (SQLCipher, through
+    OMOIDE_ENCRYPTION_KEY), reported as ``NAME+enc``."""
+    db_dir = tmp / "encrypted"
+    db_dir.mkdir(exist_ok=True)
+    env = child_env(args) | {"OMOIDE_ENCRYPTION_KEY": args.encryption_key}
+    found = []
+    for name in names:
+        out = tmp / f"{name}+enc.json"
+        cmd = [sys.executable, __file__, "--scenario", name, "--child-out", str(out)]
+        cmd += ["--db-dir", str(db_dir), "--queries", str(args.queries)]
+        start = time.perf_counter()
+        if subprocess.run(cmd, check=False, timeout=3600, env=env).returncode != 0:
+            print(f"[{name}+enc] failed")
+            continue
+        result = json.loads(out.read_text())
+        result["wall_seconds"] = time.perf_counter() - start
+        result["scenario"] = f"{name}+enc"
+        found.append(result)
+    return found
+
+
+def encryption_ratios(results: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Encrypted / plain per scenario: ingest time per item and search p50s (> 1: slower)."""
+    plain = {r["scenario"]: r for r in results}
+    ratios = {}
+    for enc in (r for r in results if r["scenario"].endswith("+enc")):
+        base = plain.get(enc["scenario"].removesuffix("+enc"))
+        if base is None:
+            continue
+        row = {"ingest_time": base["ingest"]["items_per_s"] / enc["ingest"]["items_per_s"]}
+        for recipe in RECIPES:
+            for part, key in (("", "p50_ms"), ("_without_embedding", "without_embedding")):
+                a, b = enc["search"][recipe], base["search"][recipe]
+                a, b = (a[key]["p50_ms"], b[key]["p50_ms"]) if part else (a[key], b[key])
+                row[f"{recipe}_p50{part}"] = a / max(b, 1e-9)
+        ratios[base["scenario"]] = row
+    print("encrypted / plain:", json.dumps(ratios, indent=2))
+    return ratios
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="the 10k scenario only")
@@ -338,6 +380,10 @@ def main() -> None:
         "--blas-threads",
         type=int,
         help="OPENBLAS/OMP/MKL_NUM_THREADS for the scenarios (default: unset)",
+    )
+    parser.add_argument(
+        "--encryption-key",
+        help="also run every scenario on an encrypted database and report the ratios",
     )
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -372,6 +418,8 @@ def main() -> None:
             for db in db_dir.glob(f"{name}.db*"):
                 if not args.db_dir:
                     db.unlink()
+        if args.encryption_key:
+            results += encrypted_runs(names, args, Path(tmp))
     text = summary(results) if results else "no scenario finished"
     print("\n" + text)
     payload = {
@@ -381,6 +429,7 @@ def main() -> None:
         "results": results,
     }
     payload["scenarios"] = names
+    payload["encryption_ratios"] = encryption_ratios(results) if args.encryption_key else None
     payload["thread_overrides"] = {"torch": args.torch_threads, "blas": args.blas_threads}
     path = args.out or RESULTS_DIR / "scale.json"
     path.parent.mkdir(parents=True, exist_ok=True)

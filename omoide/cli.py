@@ -22,6 +22,7 @@ from rich.progress import Progress
 from rich.table import Table
 from typer.core import TyperGroup
 
+from omoide import cli_crypto
 from omoide.config import Settings, load_settings
 from omoide.errors import NotFound, OmoideError
 from omoide.types import JobState, SearchFilters
@@ -299,7 +300,7 @@ def backup(path: Path, as_json: JsonOpt = False) -> None:
     """
     from omoide.engine import admin
 
-    admin.backup(_existing_db(), path)
+    admin.backup(_existing_db(), path, _settings().encryption_passphrase)
     _emit({"backup": str(path)}, as_json, lambda: out.print(f"backup written to {path}"))
 
 
@@ -313,7 +314,8 @@ def migrate(
     from omoide.engine import admin
 
     path = _db_path()
-    report = admin.migration_status(path) if status else admin.apply_migrations(path)
+    key = _settings().encryption_passphrase
+    report = admin.migration_status(path, key) if status else admin.apply_migrations(path, key)
 
     def show() -> None:
         pending = report.get("pending") or []
@@ -605,11 +607,16 @@ def export_(
     scope: Annotated[
         str | None, typer.Option("--scope", "-s", help="Only this scope of --user.")
     ] = None,
+    plain: Annotated[
+        bool,
+        typer.Option("--plain", help="Write it unencrypted even though a key is set."),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Write everything (or one user, or one user's scope) to a JSONL file: memories with
     history and vectors, sessions, episodes, projects, the graph, summaries, chunks,
-    variables and pending jobs. The file is created 0600.
+    variables and pending jobs. The file is created 0600, and encrypted (AES-256-GCM) when
+    OMOIDE_ENCRYPTION_KEY is set, unless --plain.
 
     Example: omoide export alice.jsonl --user alice
     """
@@ -620,6 +627,7 @@ def export_(
             user_id=user,
             scope_id=scope,
             progress=lambda n, total: progress.update(task, completed=n, total=total),
+            plain=plain,
         )
     data = {"path": str(dest), "records": report.records}
     _emit(data, as_json, lambda: out.print(f"exported {report.total} records to {dest}"))
@@ -781,6 +789,18 @@ def _show_health(report: dict[str, Any]) -> None:
         out.print(f"{name:<9} {status:<9} {detail}", markup=False, highlight=False)
     counts = ", ".join(f"{k} {v}" for k, v in report["jobs"].items())
     out.print(f"{'jobs':<9} {'':<9} {counts}", markup=False)
+
+
+cli_crypto.register(
+    app,
+    cli_crypto.CliParts(
+        existing_db=_existing_db,
+        settings=_settings,
+        errors=_errors,
+        emit=_emit,
+        say=lambda text: out.print(text, markup=False, highlight=False),
+    ),
+)
 
 
 def main() -> None:

@@ -6,9 +6,10 @@ passed down; nothing reads the environment at import time.
 
 Every variable has an ``OMOIDE_*`` name; where the JiuwenMemory seed has a name for the same thing
 (``IP``, ``PORT``, ``MEMORY_API_KEY``, ``MEMORY_DATA_DIR``, ``DB_URL``, ``MODEL_*``, ``API_*``,
-``EMBED_*``) that name works too. Precedence, highest first: the process environment, then
-``~/.omoide/.env``, then ``./.env`` (the seed's order: the file read first wins). An empty value
-means "not set", so ``MEMORY_DATA_DIR=`` falls back to the default instead of the working directory.
+``EMBED_*``, ``MEMORY_CODEC``, ``AES_KEY``) that name works too. Precedence, highest first: the
+process environment, then ``~/.omoide/.env``, then ``./.env`` (the seed's order: the file read
+first wins). An empty value means "not set", so ``MEMORY_DATA_DIR=`` falls back to the default
+instead of the working directory.
 """
 
 from __future__ import annotations
@@ -65,6 +66,16 @@ class Settings(BaseSettings):
         Path("~/.omoide"), validation_alias=_alias("OMOIDE_DATA_DIR", "MEMORY_DATA_DIR")
     )
     db_url: str | None = Field(None, validation_alias=_alias("OMOIDE_DB_URL", "DB_URL"))
+    encryption_key: SecretStr | None = Field(
+        None,
+        description="Passphrase that encrypts the SQLite database (SQLCipher) and exports.",
+        validation_alias=_alias("OMOIDE_ENCRYPTION_KEY", "AES_KEY"),
+    )
+    encryption_codec: str | None = Field(
+        None,
+        description="JiuwenMemory's MEMORY_CODEC: aes (the only one; needs the key) or none.",
+        validation_alias=_alias("OMOIDE_ENCRYPTION_CODEC", "MEMORY_CODEC"),
+    )
 
     embedder: Literal["local", "openai", "ollama", "hash"] = "local"
     embed_model: str = Field(
@@ -243,6 +254,31 @@ class Settings(BaseSettings):
                 raise ValueError(f"not valid JSON: {exc}") from exc
         return value
 
+    @field_validator("encryption_codec", mode="after")
+    @classmethod
+    def _check_codec(cls, value: str | None) -> str | None:
+        codec = None if value is None else value.strip().lower().replace("-", "_")
+        if codec in (None, "", "none", "plain", "aes", "aes_gcm", "aes256", "aes_256"):
+            return None if codec in (None, "", "none", "plain") else "aes"
+        if codec == "sm4":
+            raise ValueError(
+                "SM4 is not supported: use aes (AES-256, SQLCipher) with the key in"
+                " AES_KEY / OMOIDE_ENCRYPTION_KEY"
+            )
+        raise ValueError("unknown codec: use aes (AES-256, with AES_KEY) or none")
+
+    @property
+    def encryption_passphrase(self) -> str | None:
+        """The key the store and exports are encrypted with, or ``None`` (not encrypted)."""
+        if self.encryption_codec == "aes" and self.encryption_key is None:
+            raise InvalidInput(
+                "MEMORY_CODEC=aes needs the key: set AES_KEY or OMOIDE_ENCRYPTION_KEY"
+            )
+        if self.encryption_key is None:
+            return None
+        secret = self.encryption_key.get_secret_value()
+        return secret or None
+
     @field_validator("allowed_hosts", mode="before")
     @classmethod
     def _split_hosts(cls, value: Any) -> Any:
@@ -354,7 +390,7 @@ def env_names(field_name: str) -> list[str]:
     return [f"OMOIDE_{field_name.upper()}"]
 
 
-_SECRET_FIELDS = {"api_key", "tenant_keys", "embed_api_key", "llm_api_key"}
+_SECRET_FIELDS = {"api_key", "tenant_keys", "embed_api_key", "llm_api_key", "encryption_key"}
 
 
 def _describe(exc: ValidationError, env_files: list[Path]) -> str:

@@ -486,9 +486,10 @@ class Memory:
         user_id: str | None = None,
         scope_id: str | None = None,
         progress: Progress | None = None,
+        plain: bool = False,
     ) -> TransferReport:
         return self._services.transfer.export(
-            Path(dest), user_id=user_id, scope_id=scope_id, progress=progress
+            Path(dest), user_id=user_id, scope_id=scope_id, progress=progress, plain=plain
         )
 
     @_documented_by(TransferService.import_)

@@ -92,7 +92,8 @@ def build_engine(
     built = build_llm(settings, timeout=settings.llm_timeout) if llm is None else None
     chosen = llm if llm is not None else built
     log.info("omoide LLM: %s", chosen.name if chosen else "none (extraction disabled)")
-    store = open_store(location)
+    key = settings.encryption_passphrase  # the store and exports are encrypted with it
+    store = open_store(location, encryption_key=key)
     embedding = Embedding(store, embedder or build_embedder(settings))
     signal = JobSignal(store.jobs)
     config = ServiceConfig(
@@ -102,6 +103,7 @@ def build_engine(
         max_messages=settings.max_messages,
         max_llm_calls=settings.llm_max_calls_per_episode,
         mirror_root=settings.file_mirror_root,
+        encryption_key=key,
     )
     on_close: list[Callable[[], None]] = [built.close] if built is not None else []
     health = LLMHealth(chosen, check=_endpoint_check(settings) if built is not None else None)
@@ -200,7 +202,7 @@ def build_services(
             store, embedding, graph, signal, llm_health=llm_health or LLMHealth(llm)
         ),
         scopes=ScopeService(store),
-        transfer=TransferService(store, embedding, signal),
+        transfer=TransferService(store, embedding, signal, key=config.encryption_key),
         expiry=ExpiryService(store, signal, actor=actor, events=events),
         dreaming=DreamingService(store, consolidation, llm, signal),
         events=events,

@@ -18,7 +18,7 @@ its constructor, so the graph below has a direction and no cycles (an arrow: "is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from omoide.engine.chunks import ChunkService
@@ -78,3 +78,4 @@ class ServiceConfig:
     actor: str = "library"
     # INDEX_BACKEND=file: long-term memories mirrored as markdown under this root
     mirror_root: Path | None = None
+    encryption_key: str | None = field(default=None, repr=False)  # exports are sealed with it

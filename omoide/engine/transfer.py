@@ -11,6 +11,9 @@ An import refuses a file whose vectors come from another embedding model than th
 (or, for a store without vectors yet, the configured embedder's): mixing vector spaces makes
 search silently wrong. With ``reembed`` the vectors are dropped and ``embed`` jobs queued for
 what had them, in the transaction that writes the rows.
+
+With an encryption key (``OMOIDE_ENCRYPTION_KEY``) exports are written encrypted
+(``omoide.engine.sealed``) unless ``plain`` is asked for; an import reads either kind.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from omoide.engine import sealed
 from omoide.engine.embedding import META_DIM, META_MODEL, Embedding
 from omoide.engine.signal import JobSignal
 from omoide.errors import Conflict, InvalidInput
@@ -57,12 +61,19 @@ def _line(data: Record) -> str:
 
 class TransferService:
     def __init__(
-        self, store: Store, embedding: Embedding, signal: JobSignal, *, batch: int = BATCH
+        self,
+        store: Store,
+        embedding: Embedding,
+        signal: JobSignal,
+        *,
+        batch: int = BATCH,
+        key: str | None = None,
     ) -> None:
         self._store = store
         self._embedding = embedding
         self._signal = signal
         self._batch = batch
+        self._key = key
 
     def export(
         self,
@@ -71,10 +82,11 @@ class TransferService:
         user_id: str | None = None,
         scope_id: str | None = None,
         progress: Progress | None = None,
+        plain: bool = False,
     ) -> TransferReport:
         """Write the selected tenants (``None``: all users / all scopes) to ``dest``, a new
-        file only its owner can read. ``InvalidInput`` if ``dest`` exists or ``scope_id`` is
-        given without ``user_id``."""
+        file only its owner can read, encrypted when the store has a key unless ``plain``.
+        ``InvalidInput`` if ``dest`` exists or ``scope_id`` is given without ``user_id``."""
         if scope_id is not None and user_id is None:
             raise InvalidInput("--scope needs --user: a scope id belongs to a user")
         dest = Path(dest).expanduser()
@@ -85,13 +97,23 @@ class TransferService:
         partial = dest.with_name(dest.name + ".partial")
         files.create_private(partial)
         try:
-            with partial.open("w", encoding="utf-8") as out:
+            with self._open_output(partial, plain) as out:
                 report = self._write_records(out, user_id, scope_id, progress)
             partial.replace(dest)
         except BaseException:
             partial.unlink(missing_ok=True)
             raise
         return report
+
+    def _open_output(self, path: Path, plain: bool) -> IO[str]:
+        if self._key is None or plain:
+            return path.open("w", encoding="utf-8")
+        return sealed.open_sealed_writer(path, self._key)
+
+    def _open_input(self, path: Path) -> IO[str]:
+        if sealed.is_sealed(path):
+            return sealed.open_sealed_reader(path, self._key)
+        return path.open("r", encoding="utf-8")
 
     def _write_records(
         self, out: IO[str], user_id: str | None, scope_id: str | None, progress: Progress | None
@@ -115,7 +137,7 @@ class TransferService:
         source = Path(source).expanduser()
         total = source.stat().st_size
         report = TransferReport()
-        with source.open("r", encoding="utf-8") as lines:
+        with self._open_input(source) as lines:
             header = self._read_header(lines)
             signature = self._check_model(header, reembed)
             for kind, records, consumed in self._batches(lines):

@@ -23,6 +23,7 @@ __all__ = [
     "Tx",
     "apply_migrations",
     "backup",
+    "change_encryption",
     "migration_status",
     "normalize_location",
     "open_store",
@@ -61,12 +62,17 @@ def _sqlite_path(location: Path | str) -> Path:
     return Path(text).expanduser()
 
 
-def open_store(location: Path | str, *, auto_migrate: bool = True) -> Store:
+def open_store(
+    location: Path | str, *, auto_migrate: bool = True, encryption_key: str | None = None
+) -> Store:
     """Open the store at ``location``, creating it (and its parent folder) if missing.
 
     With ``auto_migrate`` (the default) an outdated schema is migrated first; without it an
     outdated or new database raises ``StoreError`` ("needs `omoide migrate`"). A database
-    newer than this code raises ``MigrationError`` either way.
+    newer than this code raises ``MigrationError`` either way. ``encryption_key`` (a
+    passphrase) opens or creates a SQLite file encrypted with SQLCipher; a wrong or missing
+    key is a ``StoreError`` saying so. PostgreSQL ignores it (its exports use it, see
+    ``omoide.engine.transfer``; the server's disk and TLS are the server's).
     """
     if _is_postgres(location):
         from omoide.store.postgres import PostgresStore
@@ -75,10 +81,10 @@ def open_store(location: Path | str, *, auto_migrate: bool = True) -> Store:
     path = _sqlite_path(location)
     from omoide.store.sqlite import SQLiteStore  # backends load only when asked for
 
-    return SQLiteStore(path, auto_migrate=auto_migrate)
+    return SQLiteStore(path, auto_migrate=auto_migrate, key=encryption_key)
 
 
-def migration_status(location: Path | str) -> dict[str, Any]:
+def migration_status(location: Path | str, *, encryption_key: str | None = None) -> dict[str, Any]:
     """``{"path", "version", "latest", "pending"}`` for ``location``; read-only.
 
     Creates nothing: a missing database reports version 0 and ``["schema.sql"]`` pending.
@@ -90,10 +96,10 @@ def migration_status(location: Path | str) -> dict[str, Any]:
     path = _sqlite_path(location)
     from omoide.store.sqlite import admin
 
-    return admin.migration_status(path)
+    return admin.migration_status(path, encryption_key)
 
 
-def apply_migrations(location: Path | str) -> dict[str, Any]:
+def apply_migrations(location: Path | str, *, encryption_key: str | None = None) -> dict[str, Any]:
     """Bring ``location`` (created if missing) to the latest schema.
 
     Returns ``{"path", "version", "latest", "applied"}``; each migration commits together with
@@ -106,17 +112,33 @@ def apply_migrations(location: Path | str) -> dict[str, Any]:
     path = _sqlite_path(location)
     from omoide.store.sqlite import admin
 
-    return admin.apply_migrations(path)
+    return admin.apply_migrations(path, encryption_key)
 
 
-def backup(location: Path | str, dest: Path | str) -> None:
+def backup(location: Path | str, dest: Path | str, *, encryption_key: str | None = None) -> None:
     """A complete, consistent copy of the store at ``location`` written to ``dest``.
 
     Safe while other processes write. ``InvalidInput`` if ``dest`` exists. The store is opened
     (and so migrated) first, exactly as a server starting on it would.
     """
-    store = open_store(location)
+    store = open_store(location, encryption_key=encryption_key)
     try:
         store.admin.backup(Path(dest))
     finally:
         store.close()
+
+
+def change_encryption(location: Path | str, old_key: str | None, new_key: str | None) -> None:
+    """Encrypt (``old_key=None``), decrypt (``new_key=None``) or re-key a SQLite file in place.
+
+    Crash-safe (the original stays whole until the new file replaces it) and refused while
+    another process has the file open. PostgreSQL encrypts on disk and in transit, not here.
+    """
+    if _is_postgres(location):
+        raise InvalidInput(
+            "a PostgreSQL database is not encrypted by omoide: use the server's disk or"
+            " tablespace encryption and TLS (see the README)"
+        )
+    from omoide.store.sqlite import rekey
+
+    rekey.change_key(_sqlite_path(location), old_key, new_key)

@@ -13,7 +13,7 @@ from typing import Any
 
 from omoide.errors import InvalidInput
 from omoide.store import files
-from omoide.store.sqlite import export, import_, keyword, migrate
+from omoide.store.sqlite import cipher, export, import_, keyword, migrate
 from omoide.store.sqlite.db import Database, connect
 from omoide.types import Scope
 
@@ -52,12 +52,12 @@ class SQLiteAdminReads:
         return out
 
     def backup(self, dest: Path) -> None:
-        backup_file(self._db.path, dest)
+        backup_file(self._db.path, dest, self._db.key)
 
     def export_records(
         self, user_id: str | None, scope_id: str | None, batch: int
     ) -> Iterator[tuple[str, list[dict[str, Any]]]]:
-        return export.export_records(self._db.path, user_id, scope_id, batch)
+        return export.export_records(self._db.path, user_id, scope_id, batch, self._db.key)
 
     def integrity(self, *, recheck: bool = False, max_seconds: float = 30.0) -> list[str] | None:
         if recheck or not self._db.checked:
@@ -115,21 +115,23 @@ class SQLiteAdminWrites:
             self._conn.execute(f"DELETE FROM {table}")
 
 
-def backup_file(path: Path, dest: Path | str) -> None:
-    """A complete single-file snapshot of ``path``, safe while others write (VACUUM INTO)."""
+def backup_file(path: Path, dest: Path | str, key: str | None = None) -> None:
+    """A complete single-file snapshot of ``path``, safe while others write (VACUUM INTO).
+
+    SQLCipher's VACUUM INTO writes the copy encrypted with the same key and salt."""
     dest = Path(dest).expanduser()
     if dest.exists():
         raise InvalidInput(f"{dest} already exists; choose a new path")
     dest.parent.mkdir(parents=True, exist_ok=True)
     files.create_private(dest)  # a snapshot holds every conversation: 0600 before it is filled
-    conn = connect(path)
+    conn = connect(path, key)
     try:
         conn.execute("VACUUM INTO ?", (str(dest),))
     finally:
         conn.close()
 
 
-def migration_status(path: Path) -> dict[str, Any]:
+def migration_status(path: Path, key: str | None = None) -> dict[str, Any]:
     """The schema version and pending migrations; changes nothing, creates nothing."""
     if not path.exists():
         return {
@@ -139,7 +141,7 @@ def migration_status(path: Path) -> dict[str, Any]:
             "pending": ["schema.sql"],
         }
     # Read-only and without WAL set-up: a status check must not convert or create anything.
-    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    conn = cipher.open_connection(f"{path.as_uri()}?mode=ro", key, uri=True)
     try:
         return {
             "path": str(path),
@@ -151,10 +153,10 @@ def migration_status(path: Path) -> dict[str, Any]:
         conn.close()
 
 
-def apply_migrations(path: Path) -> dict[str, Any]:
+def apply_migrations(path: Path, key: str | None = None) -> dict[str, Any]:
     """Bring the database at ``path`` (created if missing) to the latest schema."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    conn = connect(path)
+    conn = connect(path, key)
     try:
         applied = migrate.migrate(conn)
         return {

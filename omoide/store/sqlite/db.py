@@ -18,18 +18,19 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from omoide.errors import StoreError
+from omoide.store.sqlite import cipher
 
 BUSY_TIMEOUT_MS = 30_000
 _CORRUPT = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 _PROGRESS_STEPS = 10_000  # VM steps between checks of a bounded integrity check's clock
 
 
-def connect(path: Path | str) -> sqlite3.Connection:
-    """A connection in autocommit mode (we issue BEGIN ourselves), WAL, foreign keys on."""
-    conn = sqlite3.connect(
-        str(path), isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
+def connect(path: Path | str, key: str | None = None) -> sqlite3.Connection:
+    """A connection in autocommit mode (we issue BEGIN ourselves), WAL, foreign keys on;
+    through SQLCipher when ``key`` (the passphrase) is given (``cipher``)."""
+    conn = cipher.open_connection(
+        path, key, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
     )
-    conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -63,14 +64,15 @@ class _Reader:
 class Database:
     """The connections of one SQLite file, shared by every port of a ``SQLiteStore``."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, key: str | None = None) -> None:
         self.path = path
+        self.key = key
         try:
-            self.writer = connect(path)
+            self.writer = connect(path, key)
             # 64 MB of page cache for the writer (default 2 MB): keyword postings are inserted
             # all over their B-tree, and at 100k memories the default cache thrashed.
             self.writer.execute("PRAGMA cache_size = -65536")
-        except sqlite3.Error as exc:
+        except cipher.Error as exc:
             raise StoreError(f"cannot open {path}: {exc}", retryable=False) from exc
         self.write_lock = threading.RLock()
         self._local = threading.local()
@@ -87,7 +89,7 @@ class Database:
         """This thread's read-only connection (opened on first use)."""
         holder: _Reader | None = getattr(self._local, "reader", None)
         if holder is None:
-            conn = connect(self.path)
+            conn = connect(self.path, self.key)
             conn.execute("PRAGMA query_only = ON")
             holder = _Reader(conn)
             self._local.reader = holder
@@ -112,7 +114,7 @@ class Database:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
                     raise
-            except sqlite3.Error as exc:
+            except cipher.Error as exc:
                 raise self.error(exc, "write to") from exc
 
     def error(self, exc: sqlite3.Error, doing: str) -> StoreError:
@@ -128,7 +130,7 @@ class Database:
             )
         if code in _CORRUPT:
             self.corruption.append(f"{doing} {self.path}: {exc}")
-        retryable = isinstance(exc, sqlite3.OperationalError)
+        retryable = isinstance(exc, cipher.OperationalError)
         return StoreError(f"{doing} {self.path} failed: {exc}", retryable=retryable)
 
     def quick_check(self, max_seconds: float) -> list[str] | None:
@@ -137,17 +139,19 @@ class Database:
         The problems found, ``[]`` when the file is sound."""
         deadline = time.monotonic() + max_seconds
         try:
-            conn = sqlite3.connect(str(self.path), isolation_level=None)
-        except sqlite3.Error as exc:
+            conn = cipher.open_connection(self.path, self.key, isolation_level=None)
+        except cipher.Error as exc:
+            return [str(exc)]
+        except StoreError as exc:  # the key no longer opens it (changed by another process)
             return [str(exc)]
         conn.set_progress_handler(lambda: int(time.monotonic() > deadline), _PROGRESS_STEPS)
         try:
             found = [str(r[0]) for r in conn.execute("PRAGMA quick_check(20)").fetchall()]
-        except sqlite3.OperationalError as exc:
+        except cipher.OperationalError as exc:
             if "interrupted" in str(exc):
                 return None
             return [str(exc)]
-        except sqlite3.DatabaseError as exc:
+        except cipher.DatabaseError as exc:
             return [str(exc)]
         finally:
             conn.close()

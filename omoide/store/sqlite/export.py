@@ -161,10 +161,10 @@ class _Exporter:
 
 
 def export_records(
-    path: Path, user_id: str | None, scope_id: str | None, batch: int
+    path: Path, user_id: str | None, scope_id: str | None, batch: int, key: str | None = None
 ) -> Iterator[tuple[str, list[Record]]]:
     """See ``AdminReads.export_records``."""
-    conn = connect(path)
+    conn = connect(path, key)
     try:
         conn.execute("PRAGMA query_only = ON")
         conn.execute("BEGIN")

@@ -18,7 +18,7 @@ from typing import Any
 
 from omoide.errors import Conflict, InvalidInput, NotFound
 from omoide.store.ports.transfer import HISTORY_ENTRY_FIELDS, RECORD_FIELDS
-from omoide.store.sqlite import rows
+from omoide.store.sqlite import cipher, rows
 from omoide.store.sqlite.shared import session_pk
 from omoide.types import Scope
 
@@ -363,7 +363,7 @@ def import_records(conn: sqlite3.Connection, kind: str, records: Sequence[Record
             raise InvalidInput(f"{kind} record {position}: fields {keys} are not the export's")
         try:
             inserted = writer(conn, record)
-        except (KeyError, TypeError, ValueError, sqlite3.IntegrityError) as exc:
+        except cipher.MalformedRecord as exc:
             raise InvalidInput(f"{kind} record {position} is malformed: {exc}") from exc
         if inserted:
             written.append(position)

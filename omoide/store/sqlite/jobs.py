@@ -12,7 +12,7 @@ import sqlite3
 from typing import Any
 
 from omoide.errors import Conflict, NotFound
-from omoide.store.sqlite import rows
+from omoide.store.sqlite import cipher, rows
 from omoide.store.sqlite.db import Database
 from omoide.types import Job, JobState, Scope, now_ms
 
@@ -168,7 +168,7 @@ class SQLiteJobWrites:
         # INSERT ... SELECT: no row at all unless the job is still running.
         try:
             self._insert_step(job_id, step, record)
-        except sqlite3.IntegrityError as exc:
+        except cipher.IntegrityError as exc:
             raise Conflict(f"step {step!r} of job {job_id} is recorded already") from exc
 
     def _insert_step(self, job_id: int, step: str, record: dict[str, Any]) -> None:

@@ -22,7 +22,7 @@ from omoide.store.ports.ledger import (
     SessionMessage,
     TenantActivity,
 )
-from omoide.store.sqlite import activity, consolidation
+from omoide.store.sqlite import activity, cipher, consolidation
 from omoide.store.sqlite.db import Database
 from omoide.store.sqlite.memory_writes import SQLiteMemoryWrites
 from omoide.store.sqlite.shared import session_pk, write_history
@@ -206,7 +206,7 @@ class SQLiteLedgerWrites:
                         ts,
                     ),
                 )
-            except sqlite3.IntegrityError as exc:
+            except cipher.IntegrityError as exc:
                 raise Conflict(
                     f"session {session_id!r} already has a chunk ending at that message"
                 ) from exc

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from omoide.errors import MigrationError
+from omoide.store.sqlite import cipher
 
 _NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
@@ -93,7 +94,7 @@ def _run_in_transaction(conn: sqlite3.Connection, sql: str, version: int) -> Non
     script = f"BEGIN IMMEDIATE;\n{sql}\nPRAGMA user_version = {int(version)};\nCOMMIT;"
     try:
         conn.executescript(script)
-    except sqlite3.Error as exc:
+    except cipher.Error as exc:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise MigrationError(f"migration to version {version} failed: {exc}") from exc

@@ -13,6 +13,7 @@ from typing import Any
 
 from omoide.errors import Conflict, NotFound
 from omoide.store import records
+from omoide.store.sqlite import cipher
 from omoide.store.sqlite.db import snapshot
 from omoide.types import Project, Scope, ms_to_dt, now_ms
 
@@ -111,7 +112,7 @@ def insert_project(
             f" updated_at) VALUES (?, ?, {', '.join('?' * len(names))}, ?, ?)",
             (scope.user_id, scope.scope_id, *values, ts, ts),
         )
-    except sqlite3.IntegrityError as exc:
+    except cipher.IntegrityError as exc:
         raise Conflict(f"project {name!r} already exists", id=name) from exc
     return project_from_row(fetch(conn, scope, name))
 
@@ -124,7 +125,7 @@ def update_project(
     sets = ", ".join([*(f"{c} = ?" for c in names), "updated_at = ?"])
     try:
         conn.execute(f"UPDATE projects SET {sets} WHERE id = ?", (*values, now_ms(), pk))
-    except sqlite3.IntegrityError as exc:
+    except cipher.IntegrityError as exc:
         raise Conflict(f"project {fields['name']!r} already exists", id=name) from exc
     return project_from_row(fetch(conn, scope, fields.get("name") or name))
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from omoide.errors import Conflict, InvalidInput, NotFound
 from omoide.store.ports.sessions import SessionPatch
-from omoide.store.sqlite import projects, rows
+from omoide.store.sqlite import cipher, projects, rows
 from omoide.store.sqlite.db import Database, snapshot
 from omoide.store.sqlite.shared import session_pk, session_row
 from omoide.types import Episode, Message, Project, Scope, Session, now_ms
@@ -122,7 +122,7 @@ class SQLiteSessionWrites:
                     ts,
                 ),
             )
-        except sqlite3.IntegrityError as exc:
+        except cipher.IntegrityError as exc:
             raise Conflict(f"session {session_id!r} already exists", id=session_id) from exc
         return self._session(scope, session_id)
 

@@ -35,18 +35,21 @@ _TRIM_EVERY = 10_000  # transactions between trims of vec_log
 
 
 class SQLiteStore:
-    """A ``Store`` on one SQLite file. ``auto_migrate=False`` refuses an outdated schema."""
+    """A ``Store`` on one SQLite file. ``auto_migrate=False`` refuses an outdated schema;
+    ``key`` opens (or creates) it encrypted."""
 
     capabilities = frozenset(
         {Capability.KEYWORD_SEARCH, Capability.VECTOR_SEARCH, Capability.BACKUP}
     )
 
-    def __init__(self, path: Path | str, *, auto_migrate: bool = True) -> None:
+    def __init__(
+        self, path: Path | str, *, auto_migrate: bool = True, key: str | None = None
+    ) -> None:
         self.path = Path(path).expanduser()
         self.location = str(self.path)
         # Conversations are private: the directory 0700 if new, the file (and WAL) 0600.
         files.prepare_database(self.path)
-        self._db = Database(self.path)
+        self._db = Database(self.path, key)  # key: SQLCipher's passphrase (see cipher.py)
         self._writes = 0
         self._tokenizer = keyword.Tokenizer()
         self._memories = SQLiteMemoryReads(self._db, VectorCache(), self._tokenizer)
