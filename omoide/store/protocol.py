@@ -46,7 +46,13 @@ from omoide.store.ports.ledger import (
     NewChunk,
     SessionMessage,
 )
-from omoide.store.ports.memories import MemoryReads, MemoryWrites, Neighbour, NewMemory
+from omoide.store.ports.memories import (
+    LatestTurn,
+    MemoryReads,
+    MemoryWrites,
+    Neighbour,
+    NewMemory,
+)
 from omoide.store.ports.sessions import SessionPatch, SessionReads, SessionWrites
 from omoide.store.ports.variables import VariableReads, VariableWrites
 
@@ -55,6 +61,7 @@ __all__ = [
     "ChunkCursor",
     "ConsolidationPlan",
     "EpisodeStat",
+    "LatestTurn",
     "Neighbour",
     "NewChunk",
     "NewMemory",
