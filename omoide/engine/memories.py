@@ -18,7 +18,7 @@ from omoide.engine.signal import JobSignal
 from omoide.errors import InvalidInput, NotFound
 from omoide.jobs.kinds import CHUNK, EMBED, EXTRACT, ExtractPayload
 from omoide.jobs.queue import enqueue
-from omoide.store.protocol import NewMemory, Store, Tx
+from omoide.store.protocol import LatestTurn, Neighbour, NewMemory, Store, Tx
 from omoide.types import (
     DEFAULT_ID,
     HistoryEntry,
@@ -154,17 +154,15 @@ class MemoryService:
         """Link the first turn of a batch to the stored turn before it, if that is one of its
         conversation: the session's last turn, or the tenant's latest session-less turn."""
         text = record.text[:NEIGHBOUR_CHARS]
+        stored: Neighbour | LatestTurn | None
         if record.session_id:
             stored = tx.memories.last_in_session(scope, record.session_id, MemoryType.RAW)
         else:
-            latest = tx.memories.latest_turn(scope, MemoryType.RAW)
-            stored = (
-                latest
-                if latest is not None
-                and latest.session_id is None
-                and same_conversation(latest.created_at_ms, at_ms)
-                else None
-            )
+            stored = tx.memories.latest_turn(scope, MemoryType.RAW)
+            if stored is not None and (
+                stored.session_id is not None or not same_conversation(stored.created_at_ms, at_ms)
+            ):
+                stored = None
         if stored is not None:
             record.context = stored.text[:NEIGHBOUR_CHARS]
             tx.memories.set_context(scope, stored.id, f"{stored.context}\n{text}")

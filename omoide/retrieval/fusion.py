@@ -24,9 +24,11 @@ from __future__ import annotations
 import math
 
 from omoide.retrieval.recipes import SearchRecipe
-from omoide.types import Signal
+from omoide.retrieval.rerank import boost_factors
+from omoide.types import MemoryItem, Signal
 
 Ranked = list[tuple[str, float]]
+Fused = tuple[str, float, dict[str, Signal]]
 
 
 def fuse(
@@ -36,7 +38,11 @@ def fuse(
 
     Ties break on the id so the same input always gives the same order.
     """
-    weights = {"keyword": recipe.keyword_weight, "vector": recipe.vector_weight}
+    weights = {
+        "keyword": recipe.keyword_weight,
+        "vector": recipe.vector_weight,
+        "feedback": recipe.feedback_weight,
+    }
     active = {name: hits for name, hits in signals.items() if weights.get(name, 0) > 0}
     seen: dict[str, dict[str, Signal]] = {}
     for name, hits in active.items():
@@ -101,3 +107,19 @@ def _weighted(
             value += weights[name] * norm
         out[item_id] = value / total_weight
     return out
+
+
+def adjust(
+    recipe: SearchRecipe, query: str, fused: list[Fused], items: dict[str, MemoryItem]
+) -> list[Fused]:
+    """``fused`` with the recipe's speaker and date boosts applied (``omoide.retrieval.rerank``):
+    a boosted hit's score is multiplied (at most 1), and the order follows the new scores
+    (ties keep the fusion's order)."""
+    texts = {i: items[i].text for i, _, _ in fused if i in items}
+    times = {i: items[i].created_at for i in texts}
+    factors = boost_factors(
+        query, texts, times, recipe.speaker_boost, recipe.date_boost, recipe.date_slack_days
+    )
+    scored = [(i, min(1.0, s * factors.get(i, 1.0)), sig) for i, s, sig in fused]
+    order = sorted(range(len(scored)), key=lambda n: (-scored[n][1], n))
+    return [scored[n] for n in order]
