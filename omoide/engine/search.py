@@ -17,7 +17,14 @@ from omoide.retrieval.recipes import SearchRecipe, get_recipe
 from omoide.retrieval.rerank import feedback_terms
 from omoide.retrieval.terms import keyword_terms
 from omoide.store.protocol import Store
-from omoide.types import DEFAULT_ID, Scope, SearchFilters, SearchHit, SearchResult
+from omoide.types import (
+    DEFAULT_ID,
+    MemoryItem,
+    Scope,
+    SearchFilters,
+    SearchHit,
+    SearchResult,
+)
 from omoide.validate import check_limit, check_text
 
 
@@ -85,13 +92,7 @@ class SearchService:
         effective = chosen
         if "vector" not in signals and chosen.vector:
             effective = get_recipe("keyword")
-        fused = fuse(effective, signals)
-        if chosen.feedback_terms and "vector" in signals and "keyword" in signals:
-            fused = self._feedback(chosen, query, scope, terms, filters, fetch, signals, fused)
-        items = {}
-        if chosen.speaker_boost or chosen.date_boost:
-            items = {m.id: m for m in memories.get_memories(scope, [f[0] for f in fused])}
-            fused = adjust(chosen, query, fused, items)
+        fused, items = self._rank(chosen, effective, query, scope, terms, filters, fetch, signals)
         fused = [f for f in fused if threshold is None or f[1] >= threshold][:limit]
         if not items:
             items = {m.id: m for m in memories.get_memories(scope, [f[0] for f in fused])}
@@ -101,6 +102,29 @@ class SearchService:
         return SearchResult(
             hits=hits, recipe=chosen.name, degraded=bool(warnings), warnings=warnings
         )
+
+    def _rank(
+        self,
+        chosen: SearchRecipe,
+        effective: SearchRecipe,
+        query: str,
+        scope: Scope,
+        terms: list[str],
+        filters: SearchFilters,
+        fetch: int,
+        signals: dict[str, list[tuple[str, float]]],
+    ) -> tuple[list[Fused], dict[str, MemoryItem]]:
+        """The fused ranking with the recipe's feedback and boosts, and the memories the boosts
+        read (empty when none ran)."""
+        fused = fuse(effective, signals)
+        if chosen.feedback_terms and "vector" in signals and "keyword" in signals:
+            fused = self._feedback(chosen, query, scope, terms, filters, fetch, signals, fused)
+        items: dict[str, MemoryItem] = {}
+        if chosen.speaker_boost or chosen.date_boost:
+            memories = self._store.memories
+            items = {m.id: m for m in memories.get_memories(scope, [f[0] for f in fused])}
+            fused = adjust(chosen, query, fused, items)
+        return fused, items
 
     def _feedback(
         self,

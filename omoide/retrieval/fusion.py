@@ -120,6 +120,7 @@ def adjust(
     factors = boost_factors(
         query, texts, times, recipe.speaker_boost, recipe.date_boost, recipe.date_slack_days
     )
-    scored = [(i, min(1.0, s * factors.get(i, 1.0)), sig) for i, s, sig in fused]
-    order = sorted(range(len(scored)), key=lambda n: (-scored[n][1], n))
-    return [scored[n] for n in order]
+    boosted = [s * factors.get(i, 1.0) for i, s, _ in fused]
+    # ordered by the boosted value, reported clipped to 1 (still best first)
+    order = sorted(range(len(fused)), key=lambda n: (-boosted[n], n))
+    return [(fused[n][0], min(1.0, boosted[n]), fused[n][2]) for n in order]

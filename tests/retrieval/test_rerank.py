@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from omoide import Memory
 from omoide.retrieval.rerank import (
     Period,
     boost_factors,
@@ -13,6 +14,8 @@ from omoide.retrieval.rerank import (
     periods,
     speaker,
 )
+from omoide.store.protocol import NewMemory
+from omoide.types import dt_to_ms
 
 
 def at(text: str) -> datetime:
@@ -73,3 +76,23 @@ def test_feedback_adds_the_words_the_top_hits_share() -> None:
     # most shared first (ties in order of appearance); once-only words and names are left out
     assert feedback_terms("Where has Melanie camped?", texts, 5) == ["lake", "camping", "kids"]
     assert feedback_terms("Where is the lake?", texts, 1) == ["camping"]
+
+
+def test_search_puts_the_turns_of_the_named_month_and_speaker_first(memory: Memory) -> None:
+    def said(text: str, when: str) -> NewMemory:
+        return NewMemory(text=text, created_at_ms=dt_to_ms(at(when)))
+
+    memory.add_many(
+        [
+            said("Melanie: We went camping by the lake.", "2023-03-10T10:00:00"),
+            said("Caroline: We went camping by the lake.", "2023-03-12T10:00:00"),
+            said("Melanie: We went camping by the lake.", "2023-06-20T10:00:00"),
+        ],
+        user_id="u",
+    )
+    hits = memory.search("Where did Melanie go camping in June?", user_id="u", limit=3).hits
+    first = hits[0].memory
+    assert (first.text, first.created_at.month) == ("Melanie: We went camping by the lake.", 6)
+    hits = memory.search("Where did Caroline go camping?", user_id="u", limit=3).hits
+    assert hits[0].memory.text.startswith("Caroline:")
+    assert all(0.0 <= h.score <= 1.0 for h in hits)
