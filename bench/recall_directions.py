@@ -169,8 +169,8 @@ def report(out: dict[str, Any], n: int) -> str:
     ]
     convs = list(out["rows"][0]["per_conversation_delta"]) if out["rows"] else []
     parts = [
-        f"hybrid without adjustments recall@10 {base:.3f}, search p50 {out['base']['p50_ms']:.1f} ms"
-        " (query vectors cached: the query embedding is not in it)",
+        f"hybrid without adjustments recall@10 {base:.3f}, search p50 "
+        f"{out['base']['p50_ms']:.1f} ms (query vectors cached: the query embedding is not in it)",
         table(
             [
                 "variant",
