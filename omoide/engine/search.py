@@ -19,7 +19,6 @@ from omoide.retrieval.terms import keyword_terms
 from omoide.store.protocol import Store
 from omoide.types import (
     DEFAULT_ID,
-    MemoryItem,
     Scope,
     SearchFilters,
     SearchHit,
@@ -92,10 +91,9 @@ class SearchService:
         effective = chosen
         if "vector" not in signals and chosen.vector:
             effective = get_recipe("keyword")
-        fused, items = self._rank(chosen, effective, query, scope, terms, filters, fetch, signals)
+        fused = self._rank(chosen, effective, query, scope, terms, filters, fetch, signals)
         fused = [f for f in fused if threshold is None or f[1] >= threshold][:limit]
-        if not items:
-            items = {m.id: m for m in memories.get_memories(scope, [f[0] for f in fused])}
+        items = {m.id: m for m in memories.get_memories(scope, [f[0] for f in fused])}
         hits = [
             SearchHit(memory=items[i], score=s, signals=sig) for i, s, sig in fused if i in items
         ]
@@ -113,18 +111,15 @@ class SearchService:
         filters: SearchFilters,
         fetch: int,
         signals: dict[str, list[tuple[str, float]]],
-    ) -> tuple[list[Fused], dict[str, MemoryItem]]:
-        """The fused ranking with the recipe's feedback and boosts, and the memories the boosts
-        read (empty when none ran)."""
+    ) -> list[Fused]:
+        """The fused ranking with the recipe's feedback and boosts."""
         fused = fuse(effective, signals)
         if chosen.feedback_terms and "vector" in signals and "keyword" in signals:
             fused = self._feedback(chosen, query, scope, terms, filters, fetch, signals, fused)
-        items: dict[str, MemoryItem] = {}
         if chosen.speaker_boost or chosen.date_boost:
-            memories = self._store.memories
-            items = {m.id: m for m in memories.get_memories(scope, [f[0] for f in fused])}
-            fused = adjust(chosen, query, fused, items)
-        return fused, items
+            said = self._store.memories.texts_and_times(scope, [f[0] for f in fused])
+            fused = adjust(chosen, query, fused, said)
+        return fused
 
     def _feedback(
         self,
@@ -139,8 +134,10 @@ class SearchService:
     ) -> list[Fused]:
         """Fuse once more with a keyword query extended by the top hits' shared words."""
         memories = self._store.memories
-        top = memories.get_memories(scope, [f[0] for f in fused[: recipe.feedback_docs]])
-        extra = feedback_terms(query, [m.text for m in top], recipe.feedback_terms)
+        ids = [f[0] for f in fused[: recipe.feedback_docs]]
+        top = memories.texts_and_times(scope, ids)
+        texts = [top[i][0] for i in ids if i in top]  # best first: ties go to the better hit
+        extra = feedback_terms(query, texts, recipe.feedback_terms)
         if not extra:
             return fused
         signals["feedback"] = memories.keyword_search(scope, terms + extra, filters, fetch)

@@ -22,10 +22,11 @@ an order: ranks alone gave a nonsense query's best hit the same score as a perfe
 from __future__ import annotations
 
 import math
+from datetime import UTC, datetime
 
 from omoide.retrieval.recipes import SearchRecipe
 from omoide.retrieval.rerank import boost_factors
-from omoide.types import MemoryItem, Signal
+from omoide.types import Signal
 
 Ranked = list[tuple[str, float]]
 Fused = tuple[str, float, dict[str, Signal]]
@@ -110,17 +111,16 @@ def _weighted(
 
 
 def adjust(
-    recipe: SearchRecipe, query: str, fused: list[Fused], items: dict[str, MemoryItem]
+    recipe: SearchRecipe, query: str, fused: list[Fused], said: dict[str, tuple[str, int]]
 ) -> list[Fused]:
-    """``fused`` with the recipe's speaker and date boosts applied (``omoide.retrieval.rerank``):
-    a boosted hit's score is multiplied (at most 1), and the order follows the new scores
-    (ties keep the fusion's order)."""
-    texts = {i: items[i].text for i, _, _ in fused if i in items}
-    times = {i: items[i].created_at for i in texts}
+    """``fused`` with the recipe's speaker and date boosts applied (``omoide.retrieval.rerank``);
+    ``said`` is each candidate's text and time (epoch ms). A boosted hit is ordered by its
+    boosted value and reported at most 1 (ties keep the fusion's order)."""
+    texts = {i: text for i, (text, _) in said.items()}
+    times = {i: datetime.fromtimestamp(ms / 1000, UTC) for i, (_, ms) in said.items()}
     factors = boost_factors(
         query, texts, times, recipe.speaker_boost, recipe.date_boost, recipe.date_slack_days
     )
     boosted = [s * factors.get(i, 1.0) for i, s, _ in fused]
-    # ordered by the boosted value, reported clipped to 1 (still best first)
     order = sorted(range(len(fused)), key=lambda n: (-boosted[n], n))
     return [(fused[n][0], min(1.0, boosted[n]), fused[n][2]) for n in order]

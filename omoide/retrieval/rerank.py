@@ -82,12 +82,14 @@ class Period:
 
     def contains(self, at: datetime, slack_days: int) -> bool:
         """Whether ``at`` is in the period or up to ``slack_days`` after its end."""
-        if self.year is None:
-            return any(
-                self._start(year) <= at < self._end(year) + timedelta(days=slack_days)
-                for year in (at.year - 1, at.year)
-            )
-        return self._start(self.year) <= at < self._end(self.year) + timedelta(days=slack_days)
+        return any(s <= at < e for s, e in self.windows({at.year - 1, at.year}, slack_days))
+
+    def windows(self, years: set[int], slack_days: int) -> list[tuple[datetime, datetime]]:
+        """``[start, end + slack)`` of the period (in each of ``years`` for a month of any
+        year)."""
+        chosen = sorted(years) if self.year is None else [self.year]
+        slack = timedelta(days=slack_days)
+        return [(self._start(y), self._end(y) + slack) for y in chosen]
 
     def _start(self, year: int) -> datetime:
         return datetime(year, self.month or 1, self.day or 1, tzinfo=UTC)
@@ -163,7 +165,9 @@ def boost_factors(
                 if who in named:
                     factors[i] *= 1.0 + speaker_boost
     if date_boost and (asked := periods(query)):
+        years = {at.year for at in times.values()}
+        windows = [w for p in asked for w in p.windows(years | {y - 1 for y in years}, slack_days)]
         for i, at in times.items():
-            if any(p.contains(at, slack_days) for p in asked):
+            if any(start <= at < end for start, end in windows):
                 factors[i] *= 1.0 + date_boost
     return factors
