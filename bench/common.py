@@ -67,6 +67,15 @@ def normalise_dia_id(raw: str) -> list[str]:
     return [f"D{int(s)}:{int(t)}" for s, t in _DIA_ID.findall(raw)]
 
 
+def session_time_ms(date: str) -> int | None:
+    """A LoCoMo session date (``1:56 pm on 8 May, 2023``) as UTC epoch milliseconds."""
+    try:
+        parsed = datetime.strptime(date.strip(), "%I:%M %p on %d %B, %Y")
+    except ValueError:
+        return None
+    return int(parsed.replace(tzinfo=UTC).timestamp() * 1000)
+
+
 def turn_text(turn: dict[str, Any], date: str | None = None) -> str:
     """``<speaker>: <text>`` (+ `` [image: <caption>]``), optionally prefixed by the date."""
     text = f"{turn['speaker']}: {turn['text']}"

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,8 +39,10 @@ from common import (
     peak_rss_mb,
     percentiles_ms,
     score_question,
+    session_time_ms,
     table,
 )
+from embed_cache import DiskCachedEmbedder
 from locomo_honesty import (
     CachingEmbedder,
     alone_vs_mixed,
@@ -89,9 +90,13 @@ def warm_up(timed: TimedEmbedder) -> float:
     return time.perf_counter() - start
 
 
-def session_records(conv: Conversation, context: str = "engine") -> list[list[NewMemory]]:
-    """One list of memories per session, in order.
+def session_records(
+    conv: Conversation, context: str = "engine", sessions: bool = True
+) -> list[list[NewMemory]]:
+    """One list of memories per session, in order; each turn's time is its session's date.
 
+    ``sessions=False`` leaves out the session id (and the session's number and date in the
+    metadata): the engine must link the turns into conversations from their times alone.
     ``context`` is for experiments only: ``engine`` leaves it to the engine (previous and next
     turn), ``none`` disables it (a blank context makes the engine skip its neighbour logic),
     ``prev`` gives each turn only the previous turn.
@@ -99,18 +104,23 @@ def session_records(conv: Conversation, context: str = "engine") -> list[list[Ne
     out = []
     for n, date, turns in conv.sessions:
         records = []
+        at = session_time_ms(date)
         for i, t in enumerate(turns):
             ctx = ""
             if context == "none":
                 ctx = " "
             elif context == "prev":
                 ctx = turns[i - 1].text[:1000] if i else " "
+            meta: dict[str, Any] = {"dia_id": t.dia_id}
+            if sessions:
+                meta.update(session=n, session_date=date)
             records.append(
                 NewMemory(
                     text=t.text,
-                    session_id=f"session_{n}",
-                    metadata={"dia_id": t.dia_id, "session": n, "session_date": date},
+                    session_id=f"session_{n}" if sessions else None,
+                    metadata=meta,
                     context=ctx,
+                    created_at_ms=at,
                 )
             )
         out.append(records)
@@ -123,12 +133,13 @@ def ingest(
     convs: list[Conversation],
     batch: int = 0,
     context: str = "engine",
+    with_sessions: bool = True,
 ) -> dict[str, Any]:
     """``add_many`` once per session (``batch=0``) or per ``batch`` turns of a conversation
     (spanning sessions), in session order. Times everything, embedding included."""
     groups = []
     for conv in convs:
-        sessions = session_records(conv, context)
+        sessions = session_records(conv, context, with_sessions)
         if batch:
             flat = [r for records in sessions for r in records]
             sessions = [flat[i : i + batch] for i in range(0, len(flat), batch)]
@@ -237,22 +248,6 @@ def category_table(results: dict[str, dict[str, Any]]) -> str:
     return table(headers, rows)
 
 
-def run_mem0(python: str, data: Path, limit: int, threads: int) -> dict[str, Any] | None:
-    """bench/mem0_baseline.py in its own virtualenv (with omoide's torch thread count); its
-    JSON result, or None if it failed."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "mem0.json"
-        cmd = [python, str(Path(__file__).with_name("mem0_baseline.py"))]
-        cmd += ["--data", str(data), "--out", str(out), "--limit", str(limit)]
-        cmd += ["--threads", str(threads)]
-        print(f"running mem0 baseline: {' '.join(cmd)}", flush=True)
-        proc = subprocess.run(cmd, check=False)
-        if proc.returncode != 0 or not out.exists():
-            print(f"mem0 baseline failed (exit {proc.returncode})")
-            return None
-        return json.loads(out.read_text())
-
-
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -273,6 +268,17 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--decoys", type=int, default=2, help="decoy tenants per conversation (0 = no mixed run)"
     )
+    parser.add_argument(
+        "--sessions",
+        choices=("both", "with", "without"),
+        default="both",
+        help="also measure a store whose turns were added one by one without session ids",
+    )
+    parser.add_argument(
+        "--embed-cache",
+        type=Path,
+        help="keep vectors in this .npz file across runs (query latency then excludes them)",
+    )
     parser.add_argument("--threshold", type=float, default=0.3)
     parser.add_argument("--threshold-recipes", default="hybrid,vector")
     return parser.parse_args()
@@ -283,8 +289,11 @@ def measure(args: argparse.Namespace, convs: list[Conversation]) -> dict[str, An
     recipes = [r for r in args.recipes.split(",") if r]
     meta = machine_note()
     out: dict[str, Any] = {"machine": meta}
+    model = build_embedder(Settings())
+    if args.embed_cache:
+        model = DiskCachedEmbedder(model, args.embed_cache)
     with tempfile.TemporaryDirectory() as tmp:
-        engine, timed = open_engine(args.db or Path(tmp) / "locomo.db")
+        engine, timed = open_engine(args.db or Path(tmp) / "locomo.db", model)
         out["model_load_s"] = warm_up(timed)
         import torch  # loaded by the embedder already; only to record its thread count
 
@@ -305,6 +314,9 @@ def measure(args: argparse.Namespace, convs: list[Conversation]) -> dict[str, An
         ]
         engine.close()
         out["mixed"] = measure_mixed(args, convs, recipes, timed.inner, Path(tmp) / "mixed.db")
+        out["without_sessions"] = measure_without_sessions(
+            args, convs, recipes, timed.inner, Path(tmp) / "nosessions.db"
+        )
         out["ingest_batched"] = None
         if args.also_batch:
             other, other_timed = open_engine(Path(tmp) / "batch.db", timed.inner)
@@ -315,6 +327,8 @@ def measure(args: argparse.Namespace, convs: list[Conversation]) -> dict[str, An
                 f"(embedding {batched['embed_seconds']:.1f} s)",
                 flush=True,
             )
+    if isinstance(model, DiskCachedEmbedder):
+        model.save()
     meta["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     meta["peak_rss_mb"] = peak_rss_mb()
     return out
@@ -340,42 +354,22 @@ def measure_mixed(
     return {"decoy_tenants": len(fakes), "results": results}
 
 
-def ingest_again(convs: list[Conversation], batch: int) -> dict[str, Any]:
-    """omoide's ingest once more, into a throwaway store (the second A of an A-B-A timing)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        engine, timed = open_engine(Path(tmp) / "again.db")
-        warm_up(timed)
-        out = ingest(engine, timed, convs, batch)
-        engine.close()
-    return out
-
-
-def compare_mem0(payload: dict[str, Any], mem0: dict[str, Any], after: dict[str, Any]) -> None:
-    """Ingest ratio with omoide timed before and after mem0 (A-B-A), so load drift cancels."""
-    rate = mem0["ingest"]["items_per_s"]
-    results = payload["results"]
-    print("\n" + results_table({"omoide hybrid": results["hybrid"], **mem0["results"]}))
-    before = payload["ingest"]
-    omoide = (before["items_per_s"] + after["items_per_s"]) / 2
-    cpu = (before["cpu_seconds"] + after["cpu_seconds"]) / 2
-    payload["ingest_after_mem0"] = after
-    payload["ingest_vs_mem0"] = {
-        "omoide_items_per_s_before_after": [before["items_per_s"], after["items_per_s"]],
-        "omoide_items_per_s": omoide,
-        "mem0_items_per_s": rate,
-        "ratio": omoide / rate,
-        "ratio_cpu_time": mem0["ingest"]["cpu_seconds"] / cpu,
-    }
-    print(
-        f"ingest (add_many per session): omoide {before['items_per_s']:.0f} / "
-        f"{after['items_per_s']:.0f} items/s before / after mem0's {rate:.0f} items/s = "
-        f"{omoide / rate:.2f}x (target >= 3x); by CPU time "
-        f"{payload['ingest_vs_mem0']['ratio_cpu_time']:.2f}x"
-    )
-    if payload.get("ingest_batched"):
-        batched = payload["ingest_batched"]["items_per_s"]
-        payload["ingest_vs_mem0"]["ratio_batched_500"] = batched / rate
-        print(f"ingest (add_many of 500): omoide {batched:.0f} items/s = {batched / rate:.2f}x")
+def measure_without_sessions(
+    args: argparse.Namespace,
+    convs: list[Conversation],
+    recipes: list[str],
+    model: Any,
+    path: Path,
+) -> dict[str, Any] | None:
+    """The same questions in a store where every turn was added on its own, in order, with
+    its time but no session id (issue 13, point 4: the engine links them by time alone)."""
+    if args.sessions == "with":
+        return None
+    engine, timed = open_engine(path, model)
+    stats = ingest(engine, timed, convs, batch=1, with_sessions=False)
+    results = evaluate(engine, timed, convs, recipes, args.limit)
+    engine.close()
+    return {"ingest": stats, "results": results}
 
 
 def main() -> None:
@@ -399,6 +393,15 @@ def main() -> None:
         print(f"\nmixed with {measured['mixed']['decoy_tenants']} decoy tenants")
         print(alone_vs_mixed(results, mixed))
         print("\nrecall@10 per category, mixed\n" + category_table(mixed))
+    if measured.get("without_sessions"):
+        without = measured["without_sessions"]["results"]
+        print("\nwithout session ids (each turn added alone, with its time)")
+        print(results_table(without))
+        print(alone_vs_mixed(results, without, "without sessions"))
+        print("\nrecall@10 per category, without session ids\n" + category_table(without))
+        print(
+            "\nrecall@10 per conversation, without session ids\n" + per_conversation(convs, without)
+        )
     print(
         f"\nthreshold {args.threshold}: questions asked to their own conversation vs. to the "
         "others (a query answers when a hit scores >= threshold)\n"
@@ -416,6 +419,8 @@ def main() -> None:
     }
     if args.mem0_python:
         threads = measured["machine"]["torch_threads"]
+        from locomo_mem0 import compare_mem0, ingest_again, run_mem0
+
         payload["mem0"] = run_mem0(args.mem0_python, args.data, args.limit, threads)
         if payload["mem0"] and "hybrid" in results:
             compare_mem0(payload, payload["mem0"], ingest_again(convs, args.batch))

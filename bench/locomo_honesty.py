@@ -128,8 +128,10 @@ def per_conversation(convs: list[Conversation], results: dict[str, dict[str, Any
     return table(headers, rows)
 
 
-def alone_vs_mixed(alone: dict[str, dict[str, Any]], mixed: dict[str, dict[str, Any]]) -> str:
-    headers = ["recipe", "R@10 alone", "R@10 mixed", "identical per question"]
+def alone_vs_mixed(
+    alone: dict[str, dict[str, Any]], mixed: dict[str, dict[str, Any]], label: str = "mixed"
+) -> str:
+    headers = ["recipe", "R@10 alone", f"R@10 {label}", "identical per question"]
     rows = [
         [
             name,

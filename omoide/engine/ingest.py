@@ -31,6 +31,7 @@ from omoide.types import (
     MemoryType,
     Scope,
     SearchFilters,
+    dt_to_ms,
 )
 from omoide.validate import to_messages
 
@@ -187,6 +188,8 @@ class IngestService:
                 type=type_,
                 session_id=session_id,
                 metadata={**(metadata or {}), "role": m.role},
+                # the time it was said: what links session-less turns into a conversation
+                created_at_ms=dt_to_ms(m.timestamp) if m.timestamp else None,
             )
             for m in msgs
         ]

@@ -19,7 +19,7 @@ from omoide.engine.signal import JobSignal
 from omoide.errors import InvalidInput, NotFound
 from omoide.jobs.kinds import CHUNK, EMBED, EXTRACT, ExtractPayload
 from omoide.jobs.queue import enqueue
-from omoide.store.protocol import NewMemory, Store, Tx
+from omoide.store.protocol import LatestTurn, Neighbour, NewMemory, Store, Tx
 from omoide.types import (
     DEFAULT_ID,
     HistoryEntry,
@@ -29,10 +29,18 @@ from omoide.types import (
     Page,
     Scope,
     SearchFilters,
+    now_ms,
 )
 from omoide.validate import check_limit, check_text, check_value
 
 NEIGHBOUR_CHARS = 1000
+# Turns added without a session form an implicit conversation of their tenant (user + scope):
+# a turn continues the conversation of the tenant's latest turn when that turn has no session
+# either, was said at most this long before (or after) it, on the same UTC calendar day.
+# A turn's time is its ``created_at``: a message's ``timestamp`` (``add``), ``created_at_ms``
+# (``add_many``), or the time it was added.
+CONVERSATION_GAP_MS = 30 * 60 * 1000
+_DAY_MS = 24 * 3600 * 1000
 
 
 class MemoryService:
@@ -122,29 +130,49 @@ class MemoryService:
         return tx.memories.insert_memory(scope, record, self._actor)
 
     def _link_neighbours(self, tx: Tx, scope: Scope, records: list[NewMemory]) -> None:
-        """Give each raw turn of a session its previous and next turn as keyword context.
+        """Give each raw turn of a conversation its previous and next turn as keyword context.
 
         A turn's meaning often lives in its neighbours (the question it answers), so the keyword
-        index sees them too, at a lower weight. Turns of one batch are linked here, before they
-        are inserted; only the stored turn before a batch is updated (one full-text rewrite per
-        session and batch, not one per turn). A record that comes with its own context keeps it.
+        index sees them too, at a lower weight. A conversation is a session, or, for turns added
+        without one, an implicit conversation (``same_conversation``). Turns of one batch are
+        linked here, before they are inserted; only the stored turn before a batch is updated
+        (one full-text rewrite per conversation and batch, not one per turn). A record that
+        comes with its own context keeps it.
         """
-        last: dict[str, NewMemory] = {}
+        now = now_ms()
+        last: dict[str | None, NewMemory] = {}
         for record in records:
-            if record.type is not MemoryType.RAW or not record.session_id:
+            if record.type is not MemoryType.RAW:
                 continue
+            key = record.session_id or None
             if not record.context:
-                text = record.text[:NEIGHBOUR_CHARS]
-                prev = last.get(record.session_id)
-                if prev is not None:
+                prev = last.get(key)
+                if prev is not None and (
+                    key is not None or same_conversation(_time(prev, now), _time(record, now))
+                ):
+                    text = record.text[:NEIGHBOUR_CHARS]
                     record.context = prev.text[:NEIGHBOUR_CHARS]
                     prev.context = f"{prev.context}\n{text}"
-                elif stored := tx.memories.last_in_session(
-                    scope, record.session_id, MemoryType.RAW
-                ):
-                    record.context = stored.text[:NEIGHBOUR_CHARS]
-                    tx.memories.set_context(scope, stored.id, f"{stored.context}\n{text}")
-            last[record.session_id] = record
+                elif prev is None:
+                    self._link_stored(tx, scope, record, _time(record, now))
+            last[key] = record
+
+    def _link_stored(self, tx: Tx, scope: Scope, record: NewMemory, at_ms: int) -> None:
+        """Link the first turn of a batch to the stored turn before it, if that is one of its
+        conversation: the session's last turn, or the tenant's latest session-less turn."""
+        text = record.text[:NEIGHBOUR_CHARS]
+        stored: Neighbour | LatestTurn | None
+        if record.session_id:
+            stored = tx.memories.last_in_session(scope, record.session_id, MemoryType.RAW)
+        else:
+            stored = tx.memories.latest_turn(scope, MemoryType.RAW)
+            if stored is not None and (
+                stored.session_id is not None or not same_conversation(stored.created_at_ms, at_ms)
+            ):
+                stored = None
+        if stored is not None:
+            record.context = stored.text[:NEIGHBOUR_CHARS]
+            tx.memories.set_context(scope, stored.id, f"{stored.context}\n{text}")
 
     def update(
         self,
@@ -241,3 +269,17 @@ class MemoryService:
         if scope is None:
             raise NotFound(f"memory {memory_id!r} not found", id=memory_id)
         return scope
+
+
+def same_conversation(before_ms: int, after_ms: int) -> bool:
+    """Whether two session-less turns said at these times belong to one implicit conversation:
+    at most ``CONVERSATION_GAP_MS`` apart and on the same UTC day (a gap or a new day starts
+    the next one)."""
+    return (
+        abs(after_ms - before_ms) <= CONVERSATION_GAP_MS
+        and before_ms // _DAY_MS == after_ms // _DAY_MS
+    )
+
+
+def _time(record: NewMemory, now: int) -> int:
+    return record.created_at_ms or now

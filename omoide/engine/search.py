@@ -13,11 +13,18 @@ from omoide.engine.checks import check_filters, check_scope
 from omoide.engine.embedding import Embedding
 from omoide.engine.events import MemoryEvents
 from omoide.errors import EmbedderError
-from omoide.retrieval.fusion import fuse
-from omoide.retrieval.recipes import get_recipe
+from omoide.retrieval.fusion import Fused, adjust, fuse
+from omoide.retrieval.recipes import SearchRecipe, get_recipe
+from omoide.retrieval.rerank import feedback_terms
 from omoide.retrieval.terms import keyword_terms
 from omoide.store.protocol import Store
-from omoide.types import DEFAULT_ID, Scope, SearchFilters, SearchHit, SearchResult
+from omoide.types import (
+    DEFAULT_ID,
+    Scope,
+    SearchFilters,
+    SearchHit,
+    SearchResult,
+)
 from omoide.validate import check_limit, check_text
 
 
@@ -94,8 +101,8 @@ class SearchService:
         effective = chosen
         if "vector" not in signals and chosen.vector:
             effective = get_recipe("keyword")
-        fused = [f for f in fuse(effective, signals) if threshold is None or f[1] >= threshold]
-        fused = fused[:limit]
+        fused = self._rank(chosen, effective, query, scope, terms, filters, fetch, signals)
+        fused = [f for f in fused if threshold is None or f[1] >= threshold][:limit]
         items = {m.id: m for m in memories.get_memories(scope, [f[0] for f in fused])}
         hits = [
             SearchHit(memory=items[i], score=s, signals=sig) for i, s, sig in fused if i in items
@@ -103,6 +110,48 @@ class SearchService:
         return SearchResult(
             hits=hits, recipe=chosen.name, degraded=bool(warnings), warnings=warnings
         )
+
+    def _rank(
+        self,
+        chosen: SearchRecipe,
+        effective: SearchRecipe,
+        query: str,
+        scope: Scope,
+        terms: list[str],
+        filters: SearchFilters,
+        fetch: int,
+        signals: dict[str, list[tuple[str, float]]],
+    ) -> list[Fused]:
+        """The fused ranking with the recipe's feedback and boosts."""
+        fused = fuse(effective, signals)
+        if chosen.feedback_terms and "vector" in signals and "keyword" in signals:
+            fused = self._feedback(chosen, query, scope, terms, filters, fetch, signals, fused)
+        if chosen.speaker_boost or chosen.date_boost:
+            said = self._store.memories.texts_and_times(scope, [f[0] for f in fused])
+            fused = adjust(chosen, query, fused, said)
+        return fused
+
+    def _feedback(
+        self,
+        recipe: SearchRecipe,
+        query: str,
+        scope: Scope,
+        terms: list[str],
+        filters: SearchFilters,
+        fetch: int,
+        signals: dict[str, list[tuple[str, float]]],
+        fused: list[Fused],
+    ) -> list[Fused]:
+        """Fuse once more with a keyword query extended by the top hits' shared words."""
+        memories = self._store.memories
+        ids = [f[0] for f in fused[: recipe.feedback_docs]]
+        top = memories.texts_and_times(scope, ids)
+        texts = [top[i][0] for i in ids if i in top]  # best first: ties go to the better hit
+        extra = feedback_terms(query, texts, recipe.feedback_terms)
+        if not extra:
+            return fused
+        signals["feedback"] = memories.keyword_search(scope, terms + extra, filters, fetch)
+        return fuse(recipe, signals)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)

@@ -22,11 +22,14 @@ an order: ranks alone gave a nonsense query's best hit the same score as a perfe
 from __future__ import annotations
 
 import math
+from datetime import UTC, datetime
 
 from omoide.retrieval.recipes import SearchRecipe
+from omoide.retrieval.rerank import boost_factors
 from omoide.types import Signal
 
 Ranked = list[tuple[str, float]]
+Fused = tuple[str, float, dict[str, Signal]]
 
 
 def fuse(
@@ -36,7 +39,11 @@ def fuse(
 
     Ties break on the id so the same input always gives the same order.
     """
-    weights = {"keyword": recipe.keyword_weight, "vector": recipe.vector_weight}
+    weights = {
+        "keyword": recipe.keyword_weight,
+        "vector": recipe.vector_weight,
+        "feedback": recipe.feedback_weight,
+    }
     active = {name: hits for name, hits in signals.items() if weights.get(name, 0) > 0}
     seen: dict[str, dict[str, Signal]] = {}
     for name, hits in active.items():
@@ -101,3 +108,19 @@ def _weighted(
             value += weights[name] * norm
         out[item_id] = value / total_weight
     return out
+
+
+def adjust(
+    recipe: SearchRecipe, query: str, fused: list[Fused], said: dict[str, tuple[str, int]]
+) -> list[Fused]:
+    """``fused`` with the recipe's speaker and date boosts applied (``omoide.retrieval.rerank``);
+    ``said`` is each candidate's text and time (epoch ms). A boosted hit is ordered by its
+    boosted value and reported at most 1 (ties keep the fusion's order)."""
+    texts = {i: text for i, (text, _) in said.items()}
+    times = {i: datetime.fromtimestamp(ms / 1000, UTC) for i, (_, ms) in said.items()}
+    factors = boost_factors(
+        query, texts, times, recipe.speaker_boost, recipe.date_boost, recipe.date_slack_days
+    )
+    boosted = [s * factors.get(i, 1.0) for i, s, _ in fused]
+    order = sorted(range(len(fused)), key=lambda n: (-boosted[n], n))
+    return [(fused[n][0], min(1.0, boosted[n]), fused[n][2]) for n in order]

@@ -47,7 +47,13 @@ from omoide.store.ports.ledger import (
     SessionMessage,
     TenantActivity,
 )
-from omoide.store.ports.memories import MemoryReads, MemoryWrites, Neighbour, NewMemory
+from omoide.store.ports.memories import (
+    LatestTurn,
+    MemoryReads,
+    MemoryWrites,
+    Neighbour,
+    NewMemory,
+)
 from omoide.store.ports.schedules import Schedule, ScheduleReads, ScheduleWrites
 from omoide.store.ports.sessions import SessionPatch, SessionReads, SessionWrites
 from omoide.store.ports.variables import VariableReads, VariableWrites
@@ -57,6 +63,7 @@ __all__ = [
     "ChunkCursor",
     "ConsolidationPlan",
     "EpisodeStat",
+    "LatestTurn",
     "Neighbour",
     "NewChunk",
     "NewMemory",

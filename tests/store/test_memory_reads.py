@@ -40,6 +40,21 @@ def test_get_memories_takes_more_ids_than_a_query_has_parameters(store: Store) -
     assert [m.id for m in store.memories.get_memories(ALICE, wanted)] == wanted
 
 
+@covers(MemoryReads.texts_and_times)
+def test_texts_and_times_are_the_tenants_own_and_skip_unknown_ids(store: Store) -> None:
+    mine = add(store, ALICE, "Caroline: hi", created_at_ms=7_000)
+    theirs = add(store, BOB, "Melanie: hello", created_at_ms=8_000)
+    with store.transaction() as tx:
+        many = [
+            tx.memories.insert_memory(ALICE, NewMemory(text=f"m{i}"), "t").id for i in range(600)
+        ]
+    got = store.memories.texts_and_times(ALICE, [mine, theirs, "no-such-id", *many])
+    assert got[mine] == ("Caroline: hi", 7_000)
+    assert theirs not in got and "no-such-id" not in got
+    assert len(got) == 601
+    assert store.memories.texts_and_times(ALICE, []) == {}
+
+
 @pytest.mark.parametrize("other", OTHERS)
 @covers(
     MemoryReads.get_memories,

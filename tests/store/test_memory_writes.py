@@ -152,6 +152,25 @@ def test_last_in_session_is_the_newest_of_that_type(store: Store) -> None:
         assert tx.memories.last_in_session(ALICE, "other", MemoryType.RAW) is None
 
 
+@covers(MemoryWrites.latest_turn)
+def test_latest_turn_is_the_tenants_latest_by_time_with_its_session(store: Store) -> None:
+    with store.transaction() as tx:
+        assert tx.memories.latest_turn(ALICE, MemoryType.RAW) is None
+    session_with_episodes(store, ALICE, "s1", ["a"])
+    first = add(store, ALICE, "first", created_at_ms=5_000)
+    add(store, ALICE, "older, inserted later", created_at_ms=4_000)
+    add(store, ALICE, "a summary", type=MemoryType.SUMMARY, created_at_ms=9_000)
+    add(store, OTHERS[0], "bob's newer", created_at_ms=9_000)
+    with store.transaction() as tx:
+        latest = tx.memories.latest_turn(ALICE, MemoryType.RAW)
+        assert latest is not None
+        assert (latest.id, latest.session_id, latest.created_at_ms) == (first, None, 5_000)
+    tie = add(store, ALICE, "same time, inserted last", session_id="s1", created_at_ms=5_000)
+    with store.transaction() as tx:
+        latest = tx.memories.latest_turn(ALICE, MemoryType.RAW)
+        assert latest is not None and (latest.id, latest.session_id) == (tie, "s1")
+
+
 @covers(MemoryWrites.set_context)
 def test_set_context_makes_the_memory_findable_by_its_context(store: Store) -> None:
     memory_id = add(store, ALICE, "she said yes")

@@ -80,6 +80,18 @@ class Neighbour:
     context: str
 
 
+@dataclass
+class LatestTurn:
+    """The tenant's latest memory of a type: the previous turn of a session-less stream when
+    it has no session itself (``omoide.engine.memories``, implicit conversations)."""
+
+    id: str
+    text: str
+    context: str
+    session_id: str | None  # the session's external id
+    created_at_ms: int
+
+
 class MemoryReads(Protocol):
     """Reads of memories. Each call sees committed data only; see each method for whether
     its parts come from one snapshot."""
@@ -90,6 +102,12 @@ class MemoryReads(Protocol):
         Ids that do not exist (or are another tenant's) are left out, never an error; an id
         given twice appears twice. Raises nothing for missing ids.
         """
+        ...
+
+    def texts_and_times(self, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, int]]:
+        """``id -> (text, created_at in epoch ms)`` of the tenant's memories with these ids:
+        what a search's re-ranking reads of ~200 candidates, without building whole items.
+        Ids that do not exist (or are another tenant's) are left out."""
         ...
 
     def list_memories(
@@ -222,6 +240,14 @@ class MemoryWrites(Protocol):
 
         Read in the transaction, so the neighbour of a new turn is the one committed last:
         two writers appending to one session see each other's turns in commit order.
+        """
+        ...
+
+    def latest_turn(self, scope: Scope, type_: MemoryType) -> LatestTurn | None:
+        """The tenant's memory of ``type_`` with the latest ``created_at`` (of equal times,
+        the one inserted last), valid or not, or None when it has none.
+
+        Read in the transaction, like ``last_in_session``.
         """
         ...
 

@@ -43,6 +43,17 @@ class PostgresMemoryReads:
             found = {r["id"]: rows.memory(r) for r in cursor}
         return [found[i] for i in ids if i in found]
 
+    def texts_and_times(self, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, int]]:
+        if not ids:
+            return {}
+        with self._db.read() as conn:
+            cursor = conn.execute(
+                "SELECT id, text, created_at FROM memories"
+                " WHERE user_id = %s AND scope_id = %s AND id = ANY(%s)",
+                (scope.user_id, scope.scope_id, list(ids)),
+            )
+            return {r["id"]: (r["text"], int(r["created_at"])) for r in cursor}
+
     def list_memories(
         self, scope: Scope, filters: SearchFilters, limit: int, offset: int
     ) -> tuple[list[MemoryItem], int]:

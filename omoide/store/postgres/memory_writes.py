@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from omoide.errors import Conflict, NotFound
-from omoide.store.ports.memories import Neighbour, NewMemory
+from omoide.store.ports.memories import LatestTurn, Neighbour, NewMemory
 from omoide.store.postgres.db import Conn
 from omoide.store.postgres.shared import (
     fetch_memory,
@@ -59,6 +59,21 @@ class PostgresMemoryWrites:
             (scope.user_id, scope.scope_id, session_id, type_.value),
         ).fetchone()
         return None if row is None else Neighbour(row["id"], row["text"], row["context"])
+
+    def latest_turn(self, scope: Scope, type_: MemoryType) -> LatestTurn | None:
+        # memories_type (user_id, scope_id, type, created_at) serves the order: one index step
+        row = self._conn.execute(
+            "SELECT m.id, m.text, m.context, m.created_at, s.external_id FROM memories m"
+            " LEFT JOIN sessions s ON s.user_id = m.user_id AND s.id = m.session_id"
+            " WHERE m.user_id = %s AND m.scope_id = %s AND m.type = %s"
+            " ORDER BY m.created_at DESC, m.seq DESC LIMIT 1",
+            (scope.user_id, scope.scope_id, type_.value),
+        ).fetchone()
+        if row is None:
+            return None
+        return LatestTurn(
+            row["id"], row["text"], row["context"], row["external_id"], int(row["created_at"])
+        )
 
     def set_context(self, scope: Scope, memory_id: str, context: str) -> None:
         self._conn.execute(

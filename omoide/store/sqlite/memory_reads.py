@@ -40,6 +40,19 @@ class SQLiteMemoryReads:
                 found[row["id"]] = rows.memory_from_row(row)
         return [found[i] for i in ids if i in found]
 
+    def texts_and_times(self, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, int]]:
+        conn = self._db.reader()
+        out: dict[str, tuple[str, int]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            cursor = conn.execute(
+                "SELECT id, text, created_at FROM memories WHERE +user_id = ? AND +scope_id = ?"
+                f" AND id IN ({','.join('?' * len(chunk))})",
+                (scope.user_id, scope.scope_id, *chunk),
+            )
+            out.update((str(r[0]), (str(r[1]), int(r[2]))) for r in cursor)
+        return out
+
     def list_memories(
         self, scope: Scope, filters: SearchFilters, limit: int, offset: int
     ) -> tuple[list[MemoryItem], int]:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from omoide.errors import Conflict, NotFound
-from omoide.store.ports.memories import Neighbour, NewMemory
+from omoide.store.ports.memories import LatestTurn, Neighbour, NewMemory
 from omoide.store.sqlite import keyword, rows
 from omoide.store.sqlite.shared import fetch_memory, invalidate_row, session_pk, write_history
 from omoide.types import HistoryEvent, MemoryItem, MemoryType, Scope, now_ms
@@ -58,6 +58,21 @@ class SQLiteMemoryWrites:
             (scope.user_id, scope.scope_id, session_id, type_.value),
         ).fetchone()
         return None if row is None else Neighbour(row["id"], row["text"], row["context"])
+
+    def latest_turn(self, scope: Scope, type_: MemoryType) -> LatestTurn | None:
+        # memories_type (user_id, scope_id, type, created_at) serves the order: one index step
+        row = self._conn.execute(
+            "SELECT m.id, m.text, m.context, m.created_at, s.external_id FROM memories m"
+            " LEFT JOIN sessions s ON s.id = m.session_id"
+            " WHERE m.user_id = ? AND m.scope_id = ? AND m.type = ?"
+            " ORDER BY m.created_at DESC, m.seq DESC LIMIT 1",
+            (scope.user_id, scope.scope_id, type_.value),
+        ).fetchone()
+        if row is None:
+            return None
+        return LatestTurn(
+            row["id"], row["text"], row["context"], row["external_id"], int(row["created_at"])
+        )
 
     def set_context(self, scope: Scope, memory_id: str, context: str) -> None:
         self._conn.execute(
