@@ -2,6 +2,7 @@
 
     python bench/scale.py            # one-10k, one-100k, multi-100k (~5-10 min on 2 cores)
     python bench/scale.py --quick    # one-10k only
+    python bench/scale.py --db-url postgresql://...   # PostgreSQL vs SQLite (bench/scale_pg.py)
 
 Scenarios (each in its own process, so each peak RSS is its own):
 
@@ -321,6 +322,11 @@ def child_env(args: argparse.Namespace) -> dict[str, str]:
 
 
 def main() -> None:
+    if any(a == "--db-url" or a.startswith("--db-url=") for a in sys.argv[1:]):
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from scale_pg import main as postgres_main  # PostgreSQL vs SQLite: bench/scale_pg.py
+
+        return postgres_main(sys.argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="the 10k scenario only")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))
