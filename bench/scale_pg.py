@@ -112,7 +112,8 @@ def ingest_both(engines: dict[str, Any], timed: dict[str, Any], rows: list, text
             "items_per_s": len(rows) / s,
             "store_items_per_s": len(rows) / max(s - timed[name].seconds, 1e-9),
         }
-    out["pg_over_sqlite"] = out["postgres"]["items_per_s"] / out["sqlite"]["items_per_s"]
+    if "sqlite" in out:
+        out["pg_over_sqlite"] = out["postgres"]["items_per_s"] / out["sqlite"]["items_per_s"]
     return out
 
 
@@ -172,7 +173,9 @@ def recall(url: str, model: Any, qs: list[str], tenants: int, total: int, count:
 
     rng = random.Random(11)
     vectors = model.embed(qs[:count])
-    found, lat = [], []
+    found: list[float] = []
+    by_id: list[float] = []
+    lat: list[float] = []
     with connect(url) as conn:
         register_vector(conn)
         for n in range(count):
@@ -192,7 +195,13 @@ def recall(url: str, model: Any, qs: list[str], tenants: int, total: int, count:
                 ).fetchall()
                 lat.append(time.perf_counter() - start)
             truth = {r["id"] for r in exact}
-            found.append(len(truth & {r["id"] for r in approx}) / max(len(truth), 1))
+            by_id.append(len(truth & {r["id"] for r in approx}) / max(len(truth), 1))
+            # Many corpus vectors are identical (a memory's vector is the mean of its 1-3
+            # sentences, 1,814 sentences for 100k memories): any of the tied rows is a right
+            # answer, so a hit is a returned row at least as close as the exact 10th.
+            tenth = min(float(r["score"]) for r in exact) - 1e-5 if exact else 0.0
+            close = sum(1 for r in approx if float(r["score"]) >= tenth)
+            found.append(min(close, len(exact)) / max(len(exact), 1))
     from common import percentiles_ms
 
     return {
@@ -201,6 +210,7 @@ def recall(url: str, model: Any, qs: list[str], tenants: int, total: int, count:
         "rows": total,
         "recall_at_10": sum(found) / len(found),
         "min_recall": min(found),
+        "recall_at_10_by_id": sum(by_id) / len(by_id),
         "hnsw_latency": percentiles_ms(lat),
     }
 
@@ -232,10 +242,24 @@ def run_scenario(name: str, base_url: str, args: argparse.Namespace) -> dict[str
         "sqlite": Memory(Path(tmp.name) / f"{name}.db", embedder=timed["sqlite"], workers=0),
         "postgres": Memory(url, embedder=timed["postgres"], workers=0),
     }
+    if args.recall_only:  # PostgreSQL alone, no search timing: a quicker recall figure
+        engines.pop("sqlite").close()
     try:
         print(f"[{name}] ingest {len(rows):,} memories on both backends ...", flush=True)
         result: dict[str, Any] = {"scenario": name, "items": items, "tenants": spec["tenants"]}
         result["ingest"] = ingest_both(engines, timed, rows, texts)
+        if args.recall_only:
+            result["hnsw_build_s"] = build_index(url, 384)
+            result["recall"] = recall(
+                url,
+                model,
+                scale.questions(args.recall_queries),
+                spec["tenants"],
+                items,
+                args.recall_queries,
+            )
+            print(json.dumps(result["recall"]), flush=True)
+            return result
         print(f"[{name}] building the HNSW index ...", flush=True)
         result["hnsw_build_s"] = build_index(url, 384)
         qs = scale.questions(args.queries)
@@ -295,6 +319,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--items", type=int, help="override every scenario's size (smoke runs)")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--recall-queries", type=int, default=100)
+    parser.add_argument("--recall-only", action="store_true", help="PostgreSQL ingest + recall")
     parser.add_argument("--keep", action="store_true", help="keep the PostgreSQL schemas")
     parser.add_argument("--out", type=Path, help="default: bench/results/scale_pg.json")
     args = parser.parse_args(argv)
@@ -309,8 +334,9 @@ def main(argv: list[str] | None = None) -> None:
     results = []
     for name in [s for s in args.scenarios.split(",") if s]:
         results.append(run_scenario(name, base, args))
-        print(summary(results[-1:]), flush=True)
-    text = summary(results)
+        if not args.recall_only:
+            print(summary(results[-1:]), flush=True)
+    text = "" if args.recall_only else summary(results)
     print("\n" + text)
     path = args.out or RESULTS_DIR / "scale_pg.json"
     path.parent.mkdir(parents=True, exist_ok=True)
