@@ -3,6 +3,7 @@
     python bench/scale.py            # one-10k, one-100k, multi-100k (~5-10 min on 2 cores)
     python bench/scale.py --quick    # one-10k only
     python bench/scale.py --quick --encryption-key K   # and again encrypted; prints the ratios
+    python bench/scale.py --db-url postgresql://...   # PostgreSQL vs SQLite (bench/scale_pg.py)
 
 Scenarios (each in its own process, so each peak RSS is its own):
 
@@ -362,7 +363,18 @@ def encryption_ratios(results: list[dict[str, Any]]) -> dict[str, dict[str, floa
     return ratios
 
 
-def main() -> None:
+def postgres_requested() -> bool:
+    """``--db-url`` hands the whole run to bench/scale_pg.py (PostgreSQL vs SQLite)."""
+    if not any(a == "--db-url" or a.startswith("--db-url=") for a in sys.argv[1:]):
+        return False
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from scale_pg import main as postgres_main
+
+    postgres_main(sys.argv[1:])
+    return True
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="the 10k scenario only")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))
@@ -385,6 +397,13 @@ def main() -> None:
         "--encryption-key",
         help="also run every scenario on an encrypted database and report the ratios",
     )
+    return parser
+
+
+def main() -> None:
+    if postgres_requested():
+        return
+    parser = build_parser()
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 

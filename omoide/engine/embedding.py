@@ -91,6 +91,5 @@ def index(tx: Tx, scope: Scope, memory_ids: list[str], vectors: np.ndarray | Non
         return None
     if vectors is None:
         return enqueue(tx.jobs, scope, EMBED, EmbedPayload(memory_ids=memory_ids))
-    for row, memory_id in enumerate(memory_ids):
-        tx.memories.put_vector(scope, memory_id, vectors[row])
+    tx.memories.put_vectors(scope, memory_ids, vectors)
     return None

@@ -102,7 +102,10 @@ class MemoryService:
             if episode is not None and len(sessions) == 1:
                 source = [tx.sessions.insert_episode(scope, sessions[0], episode).id]
             self._link_neighbours(tx, scope, records)
-            items = [self.insert(tx, scope, r, source) for r in records]
+            for record in records:
+                if not record.source_episodes and source:
+                    record.source_episodes = source
+            items = tx.memories.insert_memories(scope, records, self._actor)
             if source and (chunk_job := self._trigger.queue(tx, scope, sessions[0])):
                 jobs[CHUNK.name] = chunk_job
             if (embed_job := index(tx, scope, [i.id for i in items], vectors)) is not None:

@@ -212,6 +212,14 @@ class MemoryWrites(Protocol):
         """
         ...
 
+    def insert_memories(
+        self, scope: Scope, news: Sequence[NewMemory], actor: str
+    ) -> list[MemoryItem]:
+        """``insert_memory`` for each of ``news``, in order (insertion order, history and
+        errors as separate calls would give); return the items in that order. A backend may
+        write the whole batch in a few statements: this is the bulk path of ``add_many``."""
+        ...
+
     def supersede_memory(
         self, scope: Scope, old_id: str, new: NewMemory, at_ms: int, actor: str
     ) -> MemoryItem:
@@ -289,6 +297,11 @@ class MemoryWrites(Protocol):
         old text's vector over the new one (False). A memory deleted before its embedding
         arrived is silently skipped (False): an embed job may finish after its memory is gone.
         """
+        ...
+
+    def put_vectors(self, scope: Scope, memory_ids: Sequence[str], vectors: np.ndarray) -> int:
+        """``put_vector`` (without a text check) of row ``i`` of ``vectors`` for
+        ``memory_ids[i]``, for the whole batch; return how many were stored."""
         ...
 
     def stage_vector(self, scope: Scope, memory_id: str, vector: np.ndarray, text: str) -> bool:

@@ -9,7 +9,9 @@ ranking never depends on other tenants' data.
 
 Query terms go through the same folding and stemming as the rows (``memories_tsv`` trigger),
 each resulting lexeme is one OR-ed query term, and each lexeme is quoted: a term is never
-tsquery syntax.
+tsquery syntax. Frequent lexemes of a large tenant are pruned as on SQLite
+(``omoide.store.pruning``): their document frequencies come from one GIN count each, only when
+the tenant holds ``MIN_DOCS`` memories and there are two lexemes or more.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from omoide.store.postgres.db import Conn
+from omoide.store.pruning import MIN_DOCS, prune
 
 K1 = 1.2
 B = 0.75
@@ -64,6 +67,14 @@ LIMIT %s
 """
 
 
+_DOCS = "SELECT count(*) AS n FROM memories WHERE user_id = %s AND scope_id = %s"
+_FREQUENCIES = f"""
+SELECT q.lexeme, (SELECT count(*) FROM memories m WHERE m.user_id = %s AND m.scope_id = %s
+                  AND m.tsv @@ (q.query && {_TOKEN})) AS df
+FROM unnest(%s::text[], %s::tsquery[]) AS q(lexeme, query)
+"""
+
+
 def quote(lexeme: str) -> str:
     """``lexeme`` as one quoted tsquery operand: quotes doubled, backslashes escaped."""
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
@@ -75,6 +86,21 @@ def lexemes(conn: Conn, terms: Sequence[str]) -> list[str]:
     return [str(r["lexeme"]) for r in found]
 
 
+def ranked_lexemes(conn: Conn, user_id: str, scope_id: str, found: list[str]) -> list[str]:
+    """``found`` without the lexemes pruning drops for this tenant (see the module docstring)."""
+    if len(found) < 2:
+        return found
+    row = conn.execute(_DOCS, (user_id, scope_id)).fetchone()
+    docs = int(row["n"]) if row else 0
+    if docs < MIN_DOCS:
+        return found
+    tenant = (user_id, scope_id)
+    rows = conn.execute(
+        _FREQUENCIES, (*tenant, *tenant, found, [quote(lexeme) for lexeme in found])
+    ).fetchall()
+    return prune(found, {str(r["lexeme"]): int(r["df"]) for r in rows}, docs)
+
+
 def search(
     conn: Conn,
     user_id: str,
@@ -84,7 +110,7 @@ def search(
     limit: int,
 ) -> list[tuple[str, float]]:
     """``(memory id, bm25 score)`` of the tenant's rows matching any term, best first."""
-    found = lexemes(conn, terms)
+    found = ranked_lexemes(conn, user_id, scope_id, lexemes(conn, terms))
     if not found:
         return []
     query = " | ".join(quote(lexeme) for lexeme in found)

@@ -20,6 +20,7 @@ import psycopg
 
 from omoide.errors import Conflict, InvalidInput, NotFound
 from omoide.store.ports.transfer import HISTORY_ENTRY_FIELDS, RECORD_FIELDS
+from omoide.store.postgres.bulk import segmented
 from omoide.store.postgres.db import Conn
 from omoide.store.postgres.shared import jsonb, session_pk
 from omoide.types import Scope
@@ -131,12 +132,13 @@ def _memory(conn: Conn, r: Record) -> bool:
     session = session_pk(conn, scope, r["session"]) if r["session"] is not None else None
     written = _inserted(  # the tsv trigger writes the full-text vector and doc_len
         conn,
-        "INSERT INTO memories (id, user_id, scope_id, session_id, type, text, context, metadata,"
-        " valid_from, invalid_at, supersedes, access_count, last_accessed_at, created_at,"
-        " updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s, %s, %s)"
-        " ON CONFLICT DO NOTHING",
+        "INSERT INTO memories (id, user_id, scope_id, session_id, type, text, context, text_seg,"
+        " context_seg, metadata, valid_from, invalid_at, supersedes, access_count,"
+        " last_accessed_at, created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s,"
+        " %s::jsonb, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
         (
             *(r["id"], r["user_id"], r["scope_id"], session, r["type"], r["text"], r["context"]),
+            *(segmented(r["text"]), segmented(r["context"])),
             *(jsonb(r["metadata"]), r["valid_from"], r["invalid_at"], r["supersedes"]),
             *(r["access_count"], r["last_accessed_at"], r["created_at"], r["updated_at"]),
         ),

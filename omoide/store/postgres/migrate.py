@@ -18,6 +18,7 @@ import psycopg
 
 from omoide.errors import MigrationError
 from omoide.store.postgres.db import Conn
+from omoide.store.postgres.segmenting import resegment
 from omoide.types import now_ms
 
 _NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
@@ -26,6 +27,8 @@ _TABLE = """CREATE TABLE IF NOT EXISTS schema_migrations (
     name       TEXT NOT NULL,
     applied_at BIGINT NOT NULL
 )"""
+# Data steps that SQL cannot do, run after a migration's SQL in its transaction.
+_AFTER = {5: resegment}
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,8 @@ def migrate(conn: Conn, *, upto: int | None = None) -> list[str]:
                 if current_version(conn) >= migration.version:
                     continue
                 conn.execute(migration.sql.encode())
+                if (step := _AFTER.get(migration.version)) is not None:
+                    step(conn)
                 conn.execute(
                     "INSERT INTO schema_migrations (version, name, applied_at) VALUES (%s, %s, %s)",
                     (migration.version, migration.name, now_ms()),

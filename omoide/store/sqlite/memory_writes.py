@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,13 @@ class SQLiteMemoryWrites:
 
     def insert_memory(self, scope: Scope, new: NewMemory, actor: str) -> MemoryItem:
         return self._insert(scope, new, actor, HistoryEvent.ADD, None)
+
+    def insert_memories(
+        self, scope: Scope, news: Sequence[NewMemory], actor: str
+    ) -> list[MemoryItem]:
+        # One writer and in-process statements: a loop costs no round trips here, and the
+        # keyword rows of the batch are written together by ``flush`` anyway.
+        return [self._insert(scope, new, actor, HistoryEvent.ADD, None) for new in news]
 
     def supersede_memory(
         self, scope: Scope, old_id: str, new: NewMemory, at_ms: int, actor: str
@@ -139,6 +147,12 @@ class SQLiteMemoryWrites:
         self, scope: Scope, memory_id: str, vector: np.ndarray, text: str | None = None
     ) -> bool:
         return self._write_vector("memory_vectors", scope, memory_id, vector, text)
+
+    def put_vectors(self, scope: Scope, memory_ids: Sequence[str], vectors: np.ndarray) -> int:
+        return sum(
+            self._write_vector("memory_vectors", scope, memory_id, vectors[row], None)
+            for row, memory_id in enumerate(memory_ids)
+        )
 
     def stage_vector(self, scope: Scope, memory_id: str, vector: np.ndarray, text: str) -> bool:
         return self._write_vector("vector_rebuild", scope, memory_id, vector, text)
