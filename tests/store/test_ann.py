@@ -15,11 +15,12 @@ import numpy as np
 import pytest
 
 from omoide.store.ports.memories import NewMemory
-from omoide.store.sqlite import SQLiteStore
+from omoide.store.sqlite import SQLiteStore, ann
 from omoide.types import MemoryType, SearchFilters
 from tests.store.contract import ALICE, BOB
 
-pytest.importorskip("usearch")
+# not importorskip: importing usearch before onnxruntime crashes the latter (see ann._usearch)
+pytestmark = pytest.mark.skipif(not ann.available(), reason="usearch is not installed")
 
 N, DIM, THRESHOLD = 3_000, 32, 1_000
 REPO = Path(__file__).resolve().parents[2]
@@ -211,3 +212,18 @@ def test_filters_stay_exact_when_they_are_selective(
         want = exact(rare_vecs, rare_ids, q, 10)
         assert search(store, q, types=[MemoryType.SEMANTIC]) == want
         assert search(store, q, session_id="s1") == want
+
+
+def test_onnxruntime_still_loads_after_a_graph_was_made() -> None:
+    """usearch's extension loaded first makes `import onnxruntime` crash the process; the query
+    embedder loads after the first search has built or loaded a graph."""
+    pytest.importorskip("onnxruntime")
+    script = (
+        "from omoide.store.sqlite import ann\n"
+        "ann.new_index(8)\n"
+        "import onnxruntime\n"
+        "print(onnxruntime.get_device())\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", script], env=env, timeout=120, check=False)
+    assert done.returncode == 0

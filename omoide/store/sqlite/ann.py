@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import json
 import logging
 import os
@@ -43,11 +44,19 @@ _CHUNK = 20_000
 
 
 def available() -> bool:
-    try:
-        import usearch.index  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether usearch is installed (found, not imported: see ``_usearch``)."""
+    return importlib.util.find_spec("usearch") is not None
+
+
+def _usearch() -> Any:
+    # usearch 2.26's extension loaded before onnxruntime's makes `import onnxruntime` segfault
+    # (libstdc++, measured here); the other order is fine, so onnxruntime, when installed,
+    # is loaded first.
+    with contextlib.suppress(ImportError):
+        import onnxruntime  # noqa: F401
+    from usearch.index import Index
+
+    return Index
 
 
 def threshold() -> int:
@@ -75,6 +84,17 @@ class AnnTenant:
         self.index.add(seq, vec.astype(np.float32, copy=False))
         self.dirty += 1
 
+    def put_many(self, pairs: list[tuple[int, np.ndarray]]) -> None:
+        pairs = [(seq, vec) for seq, vec in pairs if vec.shape[0] == self.dim]
+        if not pairs:
+            return
+        keys = np.fromiter((seq for seq, _ in pairs), dtype=np.uint64, count=len(pairs))
+        present = self.index.contains(keys)
+        if np.any(present):
+            self.index.remove(keys[present])
+        self.index.add(keys, np.stack([vec for _, vec in pairs]), threads=os.cpu_count() or 1)
+        self.dirty += len(pairs)
+
     def remove(self, seq: int) -> None:
         if seq in self.index:
             self.index.remove(seq)
@@ -87,9 +107,7 @@ class AnnTenant:
 
 
 def new_index(dim: int) -> Any:
-    from usearch.index import Index
-
-    return Index(
+    return _usearch()(
         ndim=dim,
         metric="ip",  # rows are unit vectors: inner product is the cosine
         dtype="f16",

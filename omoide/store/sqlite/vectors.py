@@ -196,15 +196,24 @@ class VectorCache:
         for tenant, seq, op in rows:
             if tenant in self._tenants:
                 last_op[(tenant, seq)] = op
-        puts = [seq for (_, seq), op in last_op.items() if op == 1]
-        vectors = dict(self._fetch(conn, puts))
-        for (tenant, seq), op in last_op.items():
-            matrix = self._tenants[tenant]
-            vec = vectors.get(seq)
-            if op == 1 and vec is not None:
-                matrix.put(seq, vec)
-            else:
-                matrix.remove(seq)
+        ops = list(last_op.items())
+        for start in range(0, len(ops), 20_000):  # bounded memory for a long catch-up
+            chunk = ops[start : start + 20_000]
+            vectors = dict(self._fetch(conn, [seq for (_, seq), op in chunk if op == 1]))
+            added: dict[str, list[tuple[int, np.ndarray]]] = {}
+            for (tenant, seq), op in chunk:
+                matrix = self._tenants[tenant]
+                vec = vectors.get(seq)
+                if op == 1 and vec is not None and isinstance(matrix, ann.AnnTenant):
+                    added.setdefault(tenant, []).append((seq, vec))
+                elif op == 1 and vec is not None:
+                    matrix.put(seq, vec)
+                else:
+                    matrix.remove(seq)
+            for tenant, pairs in added.items():  # one multi-threaded insert per graph
+                graph = self._tenants[tenant]
+                assert isinstance(graph, ann.AnnTenant)
+                graph.put_many(pairs)
 
     def _load(self, conn: sqlite3.Connection, tenant: str) -> None:
         first = conn.execute(
