@@ -87,6 +87,8 @@ def test_a_large_tenant_is_searched_through_a_graph_with_recall_of_at_least_098(
     queries = clustered(100, seed=2)
     assert recall(store, vecs, ids, queries) >= 0.98
     assert len(cache_files(tmp_path)) == 1  # the graph was built and written beside the file
+    for path in (tmp_path / "m.db.ann").iterdir():  # conversations are private
+        assert path.stat().st_mode & 0o077 == 0
     # scores are the exact cosines of the float32 rows, best first
     hits = store.memories.vector_search(ALICE, queries[0], SearchFilters(), 10)
     want = {ids[i]: float(vecs[i] @ queries[0]) for i in range(N)}

@@ -34,7 +34,10 @@ log = logging.getLogger(__name__)
 THRESHOLD = 50_000  # vectors in a tenant from which it gets a graph (env OMOIDE_ANN_THRESHOLD)
 # Candidates the graph explores per query. Measured on 150k of bench/scale.py's LoCoMo-based
 # vectors (bench/ann_store.py): recall@10 against exact, equal-score ties counted, 0.971 at 160,
-# 0.987 at 320, 0.988 at 640; p50 under 4 ms at 320 on a loaded machine.
+# 0.987 at 320, 0.988 at 640; p50 under 4 ms at 320 on a loaded machine. NOT enough at 722k
+# of the same vectors: 0.76 at 320, 0.86 at 1000, 0.91 at 3000 (p50 3 / 11 / 19 ms); the
+# corpus repeats each of 1,814 sentence vectors ~100 times there, and EF_ADD / CONNECTIVITY
+# were not tuned (a build took 13 min on the loaded machine).
 EF_SEARCH = 320
 MAX_FETCH = 1_000  # beyond this many candidates an exact scan of the filtered rows is cheaper
 CONNECTIVITY = 16
@@ -175,6 +178,7 @@ class AnnFiles:
             }
             tmp_meta = meta_path.with_suffix(".json.tmp" + os.urandom(4).hex())
             tmp_meta.write_text(json.dumps(meta))
+            os.chmod(tmp_meta, 0o600)  # it names the tenant
             os.replace(tmp_meta, meta_path)
             ann.dirty = 0
             if old and old.get("file") not in (None, name):
