@@ -2,8 +2,8 @@
 
 Why: an exact scan of 1M x 384 floats is ~45 ms of memory bandwidth per query and holds 1.5 GB
 (plus copies while loading); the graph answers in a few ms from float16 vectors (768 MB).
-Tenants below ``THRESHOLD`` vectors stay exact (``vectors._TenantMatrix``): there the scan is
-fast and never misses. SQLite stays the source of truth. Every candidate the graph returns is
+Tenants below ``THRESHOLD`` vectors (off by default) stay exact (``vectors._TenantMatrix``):
+there the scan is fast and never misses. SQLite stays the source of truth. Every candidate the graph returns is
 re-scored from its float32 row in ``memory_vectors`` (so scores equal the exact ones and a row
 deleted meanwhile is dropped), and the caller falls back to an exact scan of the filtered rows
 when filters are selective.
@@ -31,7 +31,10 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-THRESHOLD = 50_000  # vectors in a tenant from which it gets a graph (env OMOIDE_ANN_THRESHOLD)
+# Vectors in a tenant from which it gets a graph: off unless OMOIDE_ANN_THRESHOLD is set (e.g.
+# 50000), because recall at 722k of bench/scale.py's vectors is 0.76 with these parameters (see
+# EF_SEARCH); below that size the exact scan is fast enough.
+THRESHOLD: int | None = None
 # Candidates the graph explores per query. Measured on 150k of bench/scale.py's LoCoMo-based
 # vectors (bench/ann_store.py): recall@10 against exact, equal-score ties counted, 0.971 at 160,
 # 0.987 at 320, 0.988 at 640; p50 under 4 ms at 320 on a loaded machine. NOT enough at 722k
@@ -63,7 +66,7 @@ def _usearch() -> Any:
     return Index
 
 
-def threshold() -> int:
+def threshold() -> int | None:
     raw = os.environ.get("OMOIDE_ANN_THRESHOLD", "")
     return int(raw) if raw.strip().isdigit() else THRESHOLD
 

@@ -96,15 +96,17 @@ _Tenant = _TenantMatrix | ann.AnnTenant
 
 class VectorCache:
     """``path``: the database file (the graphs are cached beside it); ``threshold``: vectors
-    from which a tenant is searched through a graph (default ``ann.threshold()``)."""
+    from which a tenant is searched through a graph (default ``ann.threshold()``, which is
+    ``None``, no graph, unless ``OMOIDE_ANN_THRESHOLD`` is set)."""
 
     def __init__(self, path: Path | None = None, threshold: int | None = None) -> None:
         self._lock = threading.Lock()
         self._tenants: dict[str, _Tenant] = {}
         self._log_seq = 0
         self._files = ann.AnnFiles(path)
-        self._threshold = ann.threshold() if threshold is None else threshold
-        self._ann = ann.available()
+        limit = ann.threshold() if threshold is None else threshold
+        self._threshold = limit if limit is not None else 0
+        self._ann = limit is not None and ann.available()
 
     def top_k(
         self, conn: sqlite3.Connection, tenant: str, query: np.ndarray, k: int
