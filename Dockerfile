@@ -16,7 +16,7 @@ WORKDIR /app
 RUN pip install --index-url "$TORCH_INDEX_URL" torch==2.13.0
 COPY pyproject.toml README.md LICENSE ./
 COPY omoide ./omoide
-RUN pip install '.[local,postgres,files,encryption]'
+RUN pip install '.[local,postgres,files,encryption,ann]'
 
 # Not root; the database and the exported model live in the /data volume.
 RUN useradd --create-home --uid 1000 omoide && mkdir /data && chown omoide /data

@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml Makefile
 	# torch first and pinned: the CPU wheel comes from local disk; an unpinned torch pulled in by
 	# sentence-transformers would be a multi-GB CUDA build.
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[local,dev,cjk,files,encryption]'
+	$(PY) -m pip install -q -e '.[local,dev,cjk,files,encryption,ann]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -46,7 +46,10 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "one-10k": {"items": 10_000, "tenants": 1, "real_embeddings": True},
     "one-100k": {"items": 100_000, "tenants": 1, "real_embeddings": False},
     "multi-100k": {"items": 100_000, "tenants": 100, "real_embeddings": False},
+    # not in the default run (~15 min of ingest + a graph build on 2 cores): --scenarios one-1m
+    "one-1m": {"items": 1_000_000, "tenants": 1, "real_embeddings": False},
 }
+DEFAULT_SCENARIOS = ("one-10k", "one-100k", "multi-100k")
 RECIPES = ("hybrid", "vector", "keyword")
 NAMES = ["Caroline", "Melanie", "Jon", "Gina", "Maria", "John", "Audrey", "Andrew", "Evan", "Sam"]
 SESSION_LEN = 20
@@ -144,6 +147,8 @@ def run_scenario(name: str, n_queries: int, db_dir: Path) -> dict[str, Any]:  # 
     from omoide.store.protocol import NewMemory
 
     spec = SCENARIOS[name]
+    if name == "one-1m" and (db_dir / f"{name}.db").exists():
+        return run_reused(name, n_queries, db_dir)  # the graph's timings on a kept database
     meta = machine_note()
     model = build_embedder(Settings())
     start = time.perf_counter()
@@ -219,6 +224,8 @@ def run_scenario(name: str, n_queries: int, db_dir: Path) -> dict[str, Any]:  # 
             emb[recipe].append(timed.seconds - before)
             hits[recipe].append(len(found.hits))
     rss_after_search = current_rss_mb()
+    peak_before_recall = peak_rss_mb()
+    vector_recall = recall_vs_exact(engine, qs[:100]) if name == "one-1m" else None
     engine.close()
     search = {}
     for recipe in RECIPES:
@@ -244,8 +251,123 @@ def run_scenario(name: str, n_queries: int, db_dir: Path) -> dict[str, Any]:  # 
         "cold_first_query": percentiles_ms(cold),
         "queries": len(qs),
         "search": search,
-        "peak_rss_mb": peak_rss_mb(),
+        "peak_rss_mb": peak_before_recall,
         "rss_after_search_mb": rss_after_search,
+        "vector_recall_vs_exact": vector_recall,
+    }
+
+
+# one-1m: a kept database, the graph's recall ------------------------------------------------
+def run_reused(name: str, n_queries: int, db_dir: Path) -> dict[str, Any]:
+    """Search timings on a database a previous run of ``name`` left in ``--db-dir`` (its ingest
+    takes ~15 min here): cold first query (graph load or build), warm p50/p95 per recipe,
+    peak RSS, and the vector recall@10 of the store against an exact scan."""
+    from common import machine_note, peak_rss_mb
+    from locomo import TimedEmbedder
+
+    from omoide.config import Settings
+    from omoide.embed import build_embedder
+    from omoide.memory import Memory
+
+    spec = SCENARIOS[name]
+    meta = machine_note()
+    model = build_embedder(Settings())
+    model.embed(["warm up the model"])
+    timed = TimedEmbedder(model)
+    engine = Memory(db_dir / f"{name}.db", embedder=timed, workers=0)
+    qs = questions(n_queries)
+    start = time.perf_counter()
+    engine.search(qs[0], user_id="user0", limit=10)
+    cold_s = time.perf_counter() - start
+    print(f"[{name}] cold first query {cold_s:.1f} s (loads or builds the graph)", flush=True)
+    search = timed_searches(engine, timed, qs, spec["tenants"])
+    rss_after_search = current_rss_mb()
+    peak = peak_rss_mb()
+    vector_recall = recall_vs_exact(engine, qs[:100])
+    engine.close()
+    return {
+        "scenario": name,
+        **spec,
+        "reused_db": True,
+        "machine": meta,
+        "ann_threshold": os.environ.get("OMOIDE_ANN_THRESHOLD", "default"),
+        "cold_first_query_s": cold_s,
+        "queries": len(qs),
+        "search": search,
+        "peak_rss_mb": peak,
+        "rss_after_search_mb": rss_after_search,
+        "vector_recall_vs_exact": vector_recall,
+    }
+
+
+def timed_searches(engine: Any, timed: Any, qs: list[str], tenants: int) -> dict[str, Any]:
+    """Warm latencies per recipe, the same loop as ``run_scenario``'s."""
+    from common import percentiles_ms
+
+    rng = random.Random(7)
+    lat: dict[str, list[float]] = {r: [] for r in RECIPES}
+    emb: dict[str, list[float]] = {r: [] for r in RECIPES}
+    for n, q in enumerate(qs):
+        user = f"user{rng.randrange(tenants)}"
+        for recipe in RECIPES[n % 3 :] + RECIPES[: n % 3]:
+            before = timed.seconds
+            start = time.perf_counter()
+            engine.search(q, user_id=user, limit=10, recipe=recipe)
+            lat[recipe].append(time.perf_counter() - start)
+            emb[recipe].append(timed.seconds - before)
+    out = {}
+    for recipe in RECIPES:
+        rest = [a - b for a, b in zip(lat[recipe], emb[recipe], strict=True)]
+        out[recipe] = {
+            **percentiles_ms(lat[recipe]),
+            "query_embedding": percentiles_ms(emb[recipe]),
+            "without_embedding": percentiles_ms(rest),
+        }
+    return out
+
+
+def recall_vs_exact(engine: Any, qs: list[str]) -> dict[str, Any]:
+    """The store's vector_search top 10 (graph or not) against an exact scan of the same rows,
+    read from SQLite in chunks (no 1M matrix). ``strict``: share of the exact ids returned;
+    ``ties``: share of returned rows whose cosine reaches the exact 10th best (the corpus
+    repeats sentences, so equal vectors make the exact id set arbitrary)."""
+    import sqlite3
+
+    import numpy as np
+
+    from omoide.types import Scope, SearchFilters
+
+    store = engine.store
+    vecs = engine.embedder.embed(qs)
+    scope = Scope(user_id="user0", scope_id="default")
+    got = [store.memories.vector_search(scope, v, SearchFilters(), 10) for v in vecs]
+    conn = sqlite3.connect(f"file:{store.location}?mode=ro", uri=True)
+    best = np.full((len(qs), 10), -2.0, dtype=np.float32)
+    best_ids = np.zeros((len(qs), 10), dtype=object)
+    cursor = conn.execute(
+        "SELECT m.id, v.vec FROM memory_vectors v JOIN memories m ON m.seq = v.memory_seq"
+        " WHERE m.user_id = ? AND m.scope_id = ?",
+        (scope.user_id, scope.scope_id),
+    )
+    rows = 0
+    while chunk := cursor.fetchmany(50_000):
+        rows += len(chunk)
+        mat = np.frombuffer(b"".join(r[1] for r in chunk), dtype=np.float32).reshape(len(chunk), -1)
+        scores = vecs @ mat.T
+        ids = np.array([r[0] for r in chunk], dtype=object)
+        both = np.concatenate([best, scores], axis=1)
+        both_ids = np.concatenate([best_ids, np.broadcast_to(ids, scores.shape)], axis=1)
+        top = np.argsort(-both, axis=1, kind="stable")[:, :10]
+        best = np.take_along_axis(both, top, axis=1)
+        best_ids = np.take_along_axis(both_ids, top, axis=1)
+    conn.close()
+    strict = [len({h[0] for h in g} & set(best_ids[i])) / 10 for i, g in enumerate(got)]
+    ties = [sum(h[1] >= best[i, 9] - 1e-5 for h in g) / 10 for i, g in enumerate(got)]
+    return {
+        "queries": len(qs),
+        "tenant_rows": rows,  # the tenant's size as measured (a 1M ingest cut short is smaller)
+        "recall_at_10_strict": float(np.mean(strict)),
+        "recall_at_10_ties": float(np.mean(ties)),
     }
 
 
@@ -256,6 +378,8 @@ def summary(results: list[dict[str, Any]]) -> str:
     real = next((r for r in results if r["real_embeddings"]), None)
     embed_rate = real["ingest"]["embed_items_per_s"] if real else None
     rows = []
+    reused = [r for r in results if r.get("reused_db")]
+    results = [r for r in results if not r.get("reused_db")]
     for r in results:
         ing = r["ingest"]
         e2e: float | None = ing["items_per_s"]
@@ -309,7 +433,20 @@ def summary(results: list[dict[str, Any]]) -> str:
             lines.append(
                 f"target {r['scenario']}: hybrid p50 {p50:.1f} ms <= {target} ms: {verdict}"
             )
-    return "\n".join(lines)
+    return "\n".join(lines + [reused_summary(r) for r in reused])
+
+
+def reused_summary(r: dict[str, Any]) -> str:
+    s, rec = r["search"], r["vector_recall_vs_exact"]
+    return (
+        f"{r['scenario']} (kept database): cold first query {r['cold_first_query_s']:.1f} s;"
+        f" p50/p95 ms hybrid {s['hybrid']['p50_ms']:.1f}/{s['hybrid']['p95_ms']:.1f},"
+        f" vector {s['vector']['p50_ms']:.1f}/{s['vector']['p95_ms']:.1f},"
+        f" keyword {s['keyword']['p50_ms']:.1f}/{s['keyword']['p95_ms']:.1f};"
+        f" peak RSS {r['peak_rss_mb']:.0f} MB; {rec['tenant_rows']:,} rows;"
+        " vector recall@10 vs exact"
+        f" {rec['recall_at_10_strict']:.3f} (ties counted: {rec['recall_at_10_ties']:.3f})"
+    )
 
 
 def child_env(args: argparse.Namespace) -> dict[str, str]:
@@ -377,7 +514,7 @@ def postgres_requested() -> bool:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="the 10k scenario only")
-    parser.add_argument("--scenarios", default=",".join(SCENARIOS))
+    parser.add_argument("--scenarios", default=",".join(DEFAULT_SCENARIOS))
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--scenario", help=argparse.SUPPRESS)  # child mode
     parser.add_argument("--child-out", type=Path, help=argparse.SUPPRESS)
@@ -427,7 +564,8 @@ def main() -> None:
             cmd = [sys.executable, __file__, "--scenario", name, "--child-out", str(out)]
             cmd += ["--db-dir", str(db_dir), "--queries", str(args.queries)]
             start = time.perf_counter()
-            proc = subprocess.run(cmd, check=False, timeout=1800, env=child_env(args))
+            limit = 7200 if name == "one-1m" else 1800  # 1M: ingest and a graph build
+            proc = subprocess.run(cmd, check=False, timeout=limit, env=child_env(args))
             if proc.returncode != 0:
                 print(f"[{name}] failed with exit code {proc.returncode}")
                 continue

@@ -9,9 +9,16 @@ from omoide.errors import InvalidInput
 
 __all__ = ["Embedder", "HashEmbedder", "build_embedder"]
 
+# OMOIDE_EMBED_MODEL values for all-MiniLM-L6-v2 with int8 weights (onnx_int8.py)
+_INT8 = ("minilm-int8", "all-MiniLM-L6-v2-int8", "all-MiniLM-L6-v2-onnx-int8")
+
 
 def build_embedder(settings: Settings) -> Embedder:
     """The embedder the settings ask for. Nothing is loaded until the first ``embed``."""
+    if settings.embedder == "local" and settings.embed_model in _INT8:
+        from omoide.embed.onnx_int8 import Int8Embedder
+
+        return Int8Embedder(settings.embed_threads, settings.embed_batch_size)
     if settings.embedder == "local" and settings.embed_runtime == "onnx":
         from omoide.embed.onnx import OnnxEmbedder
 

@@ -159,12 +159,25 @@ def _embed_sorted(
         # the first row of a batch is its longest: it sets the padded width
         rows = order[start : start + max(1, min(batch_size, max_tokens // lengths[order[start]]))]
         start += len(rows)
-        pooled = session.run([OUTPUT], _pad([encodings[i] for i in rows], feeds))[0]
+        pooled = _pooled(session, _pad([encodings[i] for i in rows], feeds))
         if out is None:
             out = np.empty((len(texts), pooled.shape[1]), dtype=np.float32)
         out[rows] = pooled
     assert out is not None
     return normalize(out)
+
+
+def _pooled(session: Any, feeds: dict[str, np.ndarray]) -> np.ndarray:
+    """Sentence vectors: our export pools inside the graph; a graph that returns token states
+    (the int8 model of ``onnx_int8.py``) is mean-pooled here over the attention mask."""
+    names = [o.name for o in session.get_outputs()]
+    if OUTPUT in names:
+        pooled: np.ndarray = session.run([OUTPUT], feeds)[0]
+        return pooled
+    hidden = session.run([names[0]], feeds)[0]
+    mask = feeds["attention_mask"][..., None].astype(np.float32)
+    mean: np.ndarray = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
+    return mean
 
 
 def _pad(encodings: list[Any], feeds: Sequence[str]) -> dict[str, np.ndarray]:

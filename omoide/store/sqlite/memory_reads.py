@@ -9,7 +9,7 @@ import numpy as np
 
 from omoide.errors import NotFound
 from omoide.store import records
-from omoide.store.sqlite import keyword, rows
+from omoide.store.sqlite import ann, keyword, rows
 from omoide.store.sqlite.db import Database, snapshot
 from omoide.store.sqlite.vectors import VectorCache
 from omoide.types import HistoryEntry, MemoryItem, Scope, SearchFilters
@@ -106,7 +106,11 @@ class SQLiteMemoryReads:
         # the scan only when that was not enough.
         fetch = limit + 20
         while True:
-            candidates, size = self._vectors.top_k(conn, tenant, vector, fetch)
+            candidates, size, approximate = self._vectors.top_k(conn, tenant, vector, fetch)
+            if approximate and (filters.session_id is not None or fetch > ann.MAX_FETCH):
+                # A selective filter (a session, or one most of the nearest rows fail): the
+                # graph would have to walk most of the tenant, the filtered rows are few.
+                return _exact_filtered(conn, scope, filters, vector, limit)
             kept = _filter_seqs(conn, scope, filters, candidates)
             if len(kept) >= limit or fetch >= size:
                 return kept[:limit]
@@ -203,3 +207,29 @@ def _filter_seqs(
         )
         allowed.update((int(r[0]), r[1]) for r in cursor)
     return [(allowed[s], score) for s, score in candidates if s in allowed]
+
+
+def _exact_filtered(
+    conn: sqlite3.Connection, scope: Scope, filters: SearchFilters, query: np.ndarray, limit: int
+) -> list[tuple[str, float]]:
+    """The ``limit`` rows passing the filters most similar to ``query``, by an exact scan of
+    those rows only, in chunks (a graph tenant has no float matrix in memory)."""
+    where, params = rows.memory_filter(conn, scope, filters)
+    query = query.astype(np.float32, copy=False)
+    best: list[tuple[float, int, str]] = []
+    with snapshot(conn):
+        cursor = conn.execute(
+            f"SELECT m.seq, m.id, v.vec FROM memories m JOIN memory_vectors v"
+            f" ON v.memory_seq = m.seq WHERE {where}",
+            params,
+        )
+        while chunk := cursor.fetchmany(10_000):
+            chunk = [r for r in chunk if len(r[2]) == query.shape[0] * 4]
+            if not chunk:
+                continue
+            mat = np.frombuffer(b"".join(r[2] for r in chunk), dtype=np.float32)
+            scores = mat.reshape(len(chunk), -1) @ query
+            top = np.argsort(-scores, kind="stable")[:limit]
+            best += [(float(scores[i]), int(chunk[i][0]), str(chunk[i][1])) for i in top]
+            best = sorted(best, key=lambda x: (-x[0], x[1]))[:limit]
+    return [(memory_id, score) for score, _, memory_id in best]

@@ -52,7 +52,8 @@ class SQLiteStore:
         self._db = Database(self.path, key)  # key: SQLCipher's passphrase (see cipher.py)
         self._writes = 0
         self._tokenizer = keyword.Tokenizer()
-        self._memories = SQLiteMemoryReads(self._db, VectorCache(), self._tokenizer)
+        self._vectors = VectorCache(self.path)
+        self._memories = SQLiteMemoryReads(self._db, self._vectors, self._tokenizer)
         self._sessions = SQLiteSessionReads(self._db)
         self._jobs = SQLiteJobQueue(self._db)
         self._graph = SQLiteGraphReads(self._db)
@@ -124,6 +125,7 @@ class SQLiteStore:
         return _unwatched  # no cross-process signal on one file: workers poll
 
     def close(self) -> None:
+        self._vectors.close()
         self._db.close()
 
 

@@ -1,21 +1,26 @@
-"""An exact in-process vector index that is a derived cache of the ``memory_vectors`` table.
+"""The in-process vector index, a derived cache of the ``memory_vectors`` table.
 
 Why not sqlite-vec: this CPython's ``sqlite3`` cannot load extensions, and sqlite-vec's brute
-force is ~7x slower than numpy (39 ms vs 5 ms at 100k x 384). Why not HNSW: at our sizes an exact
-scan meets the latency targets and never loses recall. SQLite stays the source of truth: every
+force is ~7x slower than numpy (39 ms vs 5 ms at 100k x 384). Below ``ann.THRESHOLD`` vectors
+a tenant is scanned exactly; larger tenants get an HNSW graph (``ann.py``), a cache persisted
+beside the file. SQLite stays the source of truth: every
 vector change appends to ``vec_log`` (by trigger, in the writer's transaction), and before each
 search the cache replays the log entries it has not seen, so a row acknowledged by any process
-is found and a deleted one is never served. Tenants are loaded lazily, one matrix each.
+is found and a deleted one is never served. Tenants are loaded lazily, one matrix (or graph)
+each.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Iterable
+from pathlib import Path
 
 import numpy as np
 
 from omoide.errors import InvalidInput
+from omoide.store.sqlite import ann
 
 _LOG_KEEP = 100_000
 
@@ -28,15 +33,31 @@ class _TenantMatrix:
         self.mat = np.zeros((64, dim), dtype=np.float32)
         self.pos: dict[int, int] = {}
 
-    def load(self, seqs: np.ndarray, mat: np.ndarray) -> None:
-        """Fill an empty matrix in one step (a cold tenant of 100k rows: 0.36 s, not 1 s)."""
-        self.n = len(seqs)
-        capacity = max(64, self.n * 2)
+    def load(self, conn: sqlite3.Connection, tenant: str, count: int) -> None:
+        """Fill an empty matrix in chunks straight from the rows (no full copy of them)."""
+        capacity = max(64, count + count // 8)
         self.seqs = np.zeros(capacity, dtype=np.int64)
-        self.seqs[: self.n] = seqs
         self.mat = np.zeros((capacity, self.dim), dtype=np.float32)
-        self.mat[: self.n] = mat
-        self.pos = {int(s): i for i, s in enumerate(seqs)}
+        cursor = conn.execute(
+            "SELECT memory_seq, vec FROM memory_vectors WHERE tenant = ?", (tenant,)
+        )
+        while chunk := cursor.fetchmany(20_000):
+            rows = [r for r in chunk if len(r[1]) == self.dim * 4]  # else another model's
+            seqs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+            self._append(seqs, mat.reshape(-1, self.dim))
+
+    def _append(self, seqs: np.ndarray, mat: np.ndarray) -> None:
+        end = self.n + len(seqs)
+        if end > len(self.seqs):
+            self.seqs = np.resize(self.seqs, end * 2)
+            grown = np.zeros((end * 2, self.dim), dtype=np.float32)
+            grown[: self.n] = self.mat[: self.n]
+            self.mat = grown
+        self.seqs[self.n : end] = seqs
+        self.mat[self.n : end] = mat
+        self.pos.update((int(q), self.n + i) for i, q in enumerate(seqs))
+        self.n = end
 
     def put(self, seq: int, vec: np.ndarray) -> None:
         if vec.shape[0] != self.dim:
@@ -44,8 +65,8 @@ class _TenantMatrix:
         idx = self.pos.get(seq)
         if idx is None:
             if self.n == len(self.seqs):
-                self.seqs = np.resize(self.seqs, self.n * 2)
-                grown = np.zeros((self.n * 2, self.dim), dtype=np.float32)
+                self.seqs = np.resize(self.seqs, max(64, self.n * 2))
+                grown = np.zeros((max(64, self.n * 2), self.dim), dtype=np.float32)
                 grown[: self.n] = self.mat[: self.n]
                 self.mat = grown
             idx = self.n
@@ -70,30 +91,46 @@ class _TenantMatrix:
         return self.seqs[: self.n], self.mat[: self.n] @ query
 
 
+_Tenant = _TenantMatrix | ann.AnnTenant
+
+
 class VectorCache:
-    def __init__(self) -> None:
+    """``path``: the database file (the graphs are cached beside it); ``threshold``: vectors
+    from which a tenant is searched through a graph (default ``ann.threshold()``, which is
+    ``None``, no graph, unless ``OMOIDE_ANN_THRESHOLD`` is set)."""
+
+    def __init__(self, path: Path | None = None, threshold: int | None = None) -> None:
         self._lock = threading.Lock()
-        self._tenants: dict[str, _TenantMatrix] = {}
+        self._tenants: dict[str, _Tenant] = {}
         self._log_seq = 0
+        self._files = ann.AnnFiles(path)
+        limit = ann.threshold() if threshold is None else threshold
+        self._threshold = limit if limit is not None else 0
+        self._ann = limit is not None and ann.available()
 
     def top_k(
         self, conn: sqlite3.Connection, tenant: str, query: np.ndarray, k: int
-    ) -> tuple[list[tuple[int, float]], int]:
-        """The ``k`` rows of ``tenant`` most similar to ``query`` (cosine on unit vectors),
-        and how many rows the tenant has."""
+    ) -> tuple[list[tuple[int, float]], int, bool]:
+        """The ``k`` rows of ``tenant`` most similar to ``query`` (cosine on unit vectors), how
+        many rows the tenant has, and whether the rows came from a graph (approximate)."""
         with self._lock:
             matrix = self._matrix(conn, tenant)
             if matrix is None or matrix.n == 0:
-                return [], 0
+                return [], 0, False
             if query.shape != (matrix.dim,):
                 raise InvalidInput(
                     f"query vector has shape {query.shape}; stored vectors have {matrix.dim}"
                     " dimensions (reindex after changing the embedder)"
                 )
-            seqs, scores = matrix.scores(query.astype(np.float32, copy=False))
+            query = query.astype(np.float32, copy=False)
+            if isinstance(matrix, ann.AnnTenant):
+                found = self._fetch(conn, matrix.candidates(query, k))
+                scored = [(seq, float(vec @ query)) for seq, vec in found]
+                return sorted(scored, key=lambda x: -x[1])[:k], matrix.n, True
+            seqs, scores = matrix.scores(query)
             part = np.argpartition(-scores, k)[:k] if k < len(scores) else np.arange(len(scores))
             order = part[np.argsort(-scores[part], kind="stable")]
-            return [(int(seqs[i]), float(scores[i])) for i in order], matrix.n
+            return [(int(seqs[i]), float(scores[i])) for i in order], matrix.n, False
 
     def count(self, conn: sqlite3.Connection, tenant: str) -> int:
         """How many vectors ``tenant`` has, as the next search would see them."""
@@ -106,15 +143,37 @@ class VectorCache:
             self._tenants.clear()
             self._log_seq = 0
 
-    def _matrix(self, conn: sqlite3.Connection, tenant: str) -> _TenantMatrix | None:
+    def close(self) -> None:
+        """Write the graphs changed since their file was written (a later start replays less)."""
+        with self._lock:
+            for tenant, matrix in self._tenants.items():
+                if isinstance(matrix, ann.AnnTenant) and matrix.dirty:
+                    self._files.save(tenant, matrix, self._log_seq)
+
+    def _matrix(self, conn: sqlite3.Connection, tenant: str) -> _Tenant | None:
         conn.execute("BEGIN")  # one snapshot for the log and the rows it points to
         try:
             self._replay(conn)
             if tenant not in self._tenants:
                 self._load(conn, tenant)
+            self._resize(conn, tenant)
         finally:
             conn.execute("COMMIT")
         return self._tenants.get(tenant)
+
+    def _resize(self, conn: sqlite3.Connection, tenant: str) -> None:
+        """A tenant that grew past the threshold gets a graph; one that shrank well below it
+        goes back to the exact scan; a graph changed a lot since its file is written again."""
+        matrix = self._tenants.get(tenant)
+        if isinstance(matrix, _TenantMatrix) and self._ann and matrix.n >= self._threshold:
+            del self._tenants[tenant]
+            self._load(conn, tenant)
+        elif isinstance(matrix, ann.AnnTenant):
+            if matrix.n < self._threshold // 2:
+                del self._tenants[tenant]
+                self._load(conn, tenant)
+            elif matrix.dirty >= max(1_000, matrix.n // 20):
+                self._files.save(tenant, matrix, self._log_seq)
 
     def _replay(self, conn: sqlite3.Connection) -> None:
         # Two statements: SQLite answers a lone min() or max() from the index, both by a scan.
@@ -127,39 +186,93 @@ class VectorCache:
         if not self._tenants:
             self._log_seq = high
             return
-        last_op: dict[tuple[str, int], int] = {}
         rows = conn.execute(
             "SELECT tenant, memory_seq, op FROM vec_log WHERE seq > ? ORDER BY seq",
             (self._log_seq,),
         )
+        self._apply(conn, rows)
+        self._log_seq = high
+
+    def _apply(self, conn: sqlite3.Connection, rows: Iterable[tuple[str, int, int]]) -> None:
+        last_op: dict[tuple[str, int], int] = {}
         for tenant, seq, op in rows:
             if tenant in self._tenants:
                 last_op[(tenant, seq)] = op
-        puts = [seq for (_, seq), op in last_op.items() if op == 1]
-        vectors = dict(self._fetch(conn, puts))
-        for (tenant, seq), op in last_op.items():
-            matrix = self._tenants[tenant]
-            vec = vectors.get(seq)
-            if op == 1 and vec is not None:
-                matrix.put(seq, vec)
-            else:
-                matrix.remove(seq)
-        self._log_seq = high
+        ops = list(last_op.items())
+        for start in range(0, len(ops), 20_000):  # bounded memory for a long catch-up
+            chunk = ops[start : start + 20_000]
+            vectors = dict(self._fetch(conn, [seq for (_, seq), op in chunk if op == 1]))
+            added: dict[str, list[tuple[int, np.ndarray]]] = {}
+            for (tenant, seq), op in chunk:
+                matrix = self._tenants[tenant]
+                vec = vectors.get(seq)
+                if op == 1 and vec is not None and isinstance(matrix, ann.AnnTenant):
+                    added.setdefault(tenant, []).append((seq, vec))
+                elif op == 1 and vec is not None:
+                    matrix.put(seq, vec)
+                else:
+                    matrix.remove(seq)
+            for tenant, pairs in added.items():  # one multi-threaded insert per graph
+                graph = self._tenants[tenant]
+                assert isinstance(graph, ann.AnnTenant)
+                graph.put_many(pairs)
 
     def _load(self, conn: sqlite3.Connection, tenant: str) -> None:
-        rows = conn.execute(
-            "SELECT memory_seq, vec FROM memory_vectors WHERE tenant = ?", (tenant,)
-        ).fetchall()
-        if not rows:
+        first = conn.execute(
+            "SELECT vec FROM memory_vectors WHERE tenant = ? LIMIT 1", (tenant,)
+        ).fetchone()
+        if first is None:
             return
-        dim = len(rows[0][1]) // 4
-        rows = [r for r in rows if len(r[1]) == dim * 4]  # stale rows of another model
+        dim = len(first[0]) // 4
+        count = conn.execute(
+            "SELECT count(*) FROM memory_vectors WHERE tenant = ?", (tenant,)
+        ).fetchone()[0]
+        if self._ann and count >= self._threshold:
+            self._tenants[tenant] = self._load_graph(conn, tenant, dim)
+            return
         matrix = _TenantMatrix(dim)
-        matrix.load(
-            np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)),
-            np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(-1, dim),
-        )
+        matrix.load(conn, tenant, count)
         self._tenants[tenant] = matrix
+
+    def _load_graph(self, conn: sqlite3.Connection, tenant: str, dim: int) -> ann.AnnTenant:
+        """The graph from its file if it passes every check after catching up, else rebuilt."""
+        count = conn.execute(  # the rows of this dimension (stale rows of another model aside)
+            "SELECT count(*) FROM memory_vectors WHERE tenant = ? AND length(vec) = ?",
+            (tenant, dim * 4),
+        ).fetchone()[0]
+        loaded = self._files.load(tenant)
+        if loaded is not None:
+            graph, seq = loaded
+            self._tenants[tenant] = graph  # _apply only touches loaded tenants
+            try:
+                caught_up = graph.dim == dim and self._catch_up(conn, tenant, seq)
+                if caught_up and ann.consistent(conn, tenant, graph, count):
+                    return graph
+            finally:
+                del self._tenants[tenant]
+            ann.log.warning("vector index cache of a tenant is out of step: rebuilding")
+        graph = ann.build(conn, tenant, dim)
+        self._files.save(tenant, graph, self._log_seq)
+        return graph
+
+    def _catch_up(self, conn: sqlite3.Connection, tenant: str, since: int) -> bool:
+        """Replay ``tenant``'s log entries after ``since`` (up to what this cache has seen);
+        ``False`` when that is impossible (a file of another state, or a trimmed log)."""
+        high = self._log_seq
+        if since > high:
+            return False
+        if since == high:
+            return True
+        low = conn.execute("SELECT min(seq) FROM vec_log").fetchone()[0]
+        if low is None or low > since + 1:
+            return False
+        rows = conn.execute(
+            "SELECT tenant, memory_seq, op FROM vec_log WHERE seq > ? AND seq <= ?"
+            " AND tenant = ? ORDER BY seq",
+            (since, high, tenant),
+        )
+        self._apply(conn, rows)
+        return True
 
     @staticmethod
     def _fetch(conn: sqlite3.Connection, seqs: list[int]) -> list[tuple[int, np.ndarray]]:

@@ -1,0 +1,231 @@
+"""The approximate (HNSW) vector index of large SQLite tenants: a cache that never changes what
+a search may return (deleted rows, filters, other processes' writes) and rebuilds when damaged.
+
+The threshold is lowered (``OMOIDE_ANN_THRESHOLD``) so that a 3,000-row tenant gets a graph.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from omoide.store.ports.memories import NewMemory
+from omoide.store.sqlite import SQLiteStore, ann
+from omoide.types import MemoryType, SearchFilters
+from tests.store.contract import ALICE, BOB
+
+# not importorskip: importing usearch before onnxruntime crashes the latter (see ann._usearch)
+pytestmark = pytest.mark.skipif(not ann.available(), reason="usearch is not installed")
+
+N, DIM, THRESHOLD = 3_000, 32, 1_000
+REPO = Path(__file__).resolve().parents[2]
+
+
+def clustered(n: int, seed: int) -> np.ndarray:
+    """Unit vectors around 40 centres: embeddings of a conversation are clustered, not uniform."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((40, DIM))
+    vecs = centres[rng.integers(0, 40, n)] + 0.4 * rng.standard_normal((n, DIM))
+    return (vecs / np.linalg.norm(vecs, axis=1, keepdims=True)).astype(np.float32)
+
+
+def fill(store: SQLiteStore, vecs: np.ndarray) -> list[str]:
+    """One memory per vector; every 100th is SEMANTIC and in session ``s1`` (selective)."""
+    ids = []
+    with store.transaction() as tx:
+        tx.sessions.ensure_session(ALICE, "s1")
+        for i, vec in enumerate(vecs):
+            rare = i % 100 == 0
+            new = NewMemory(
+                text=f"memory {i}",
+                type=MemoryType.SEMANTIC if rare else MemoryType.RAW,
+                session_id="s1" if rare else None,
+            )
+            ids.append(tx.memories.insert_memory(ALICE, new, "test").id)
+            tx.memories.put_vector(ALICE, ids[-1], vec)
+    return ids
+
+
+def exact(vecs: np.ndarray, ids: list[str], query: np.ndarray, k: int) -> list[str]:
+    order = np.argsort(-(vecs @ query), kind="stable")[:k]
+    return [ids[i] for i in order]
+
+
+@pytest.fixture
+def big(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[SQLiteStore, np.ndarray, list]:
+    monkeypatch.setenv("OMOIDE_ANN_THRESHOLD", str(THRESHOLD))
+    store = SQLiteStore(tmp_path / "m.db")
+    vecs = clustered(N, seed=1)
+    ids = fill(store, vecs)
+    yield store, vecs, ids
+    store.close()
+
+
+def search(store: SQLiteStore, query: np.ndarray, k: int = 10, **filters: object) -> list[str]:
+    hits = store.memories.vector_search(ALICE, query, SearchFilters(**filters), k)  # type: ignore[arg-type]
+    return [h[0] for h in hits]
+
+
+def recall(store: SQLiteStore, vecs: np.ndarray, ids: list[str], queries: np.ndarray) -> float:
+    found = [len(set(search(store, q)) & set(exact(vecs, ids, q, 10))) for q in queries]
+    return sum(found) / (10 * len(queries))
+
+
+def cache_files(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / "m.db.ann").glob("*.usearch"))
+
+
+def test_a_large_tenant_is_searched_through_a_graph_with_recall_of_at_least_098(
+    big: tuple[SQLiteStore, np.ndarray, list], tmp_path: Path
+) -> None:
+    store, vecs, ids = big
+    queries = clustered(100, seed=2)
+    assert recall(store, vecs, ids, queries) >= 0.98
+    assert len(cache_files(tmp_path)) == 1  # the graph was built and written beside the file
+    for path in (tmp_path / "m.db.ann").iterdir():  # conversations are private
+        assert path.stat().st_mode & 0o077 == 0
+    # scores are the exact cosines of the float32 rows, best first
+    hits = store.memories.vector_search(ALICE, queries[0], SearchFilters(), 10)
+    want = {ids[i]: float(vecs[i] @ queries[0]) for i in range(N)}
+    assert [h[1] for h in hits] == pytest.approx([want[h[0]] for h in hits], abs=1e-5)
+    assert [h[1] for h in hits] == sorted((h[1] for h in hits), reverse=True)
+
+
+def test_a_small_tenant_stays_exact_and_tenants_never_mix(
+    big: tuple[SQLiteStore, np.ndarray, list],
+) -> None:
+    store, _, _ = big
+    with store.transaction() as tx:
+        bob = tx.memories.insert_memory(BOB, NewMemory(text="bob"), "test").id
+        tx.memories.put_vector(BOB, bob, clustered(1, seed=3)[0])
+    hits = store.memories.vector_search(BOB, clustered(1, seed=4)[0], SearchFilters(), 10)
+    assert [h[0] for h in hits] == [bob]
+    assert bob not in search(store, clustered(1, seed=3)[0], k=50)
+
+
+def test_deleted_memories_are_never_returned(
+    big: tuple[SQLiteStore, np.ndarray, list], tmp_path: Path
+) -> None:
+    store, vecs, ids = big
+    queries = clustered(20, seed=5)
+    doomed = {i for q in queries for i in exact(vecs, list(range(N)), q, 10)}  # type: ignore[arg-type]
+    search(store, queries[0])  # the graph exists before the deletes
+    with store.transaction() as tx:
+        for i in doomed:
+            tx.memories.delete_memory(ALICE, ids[i], "test")
+    gone = {ids[i] for i in doomed}
+    for q in queries:
+        assert not gone & set(search(store, q, k=30))
+    # a later process loads the saved graph and replays the deletes since
+    store.close()
+    again = SQLiteStore(tmp_path / "m.db")
+    try:
+        for q in queries:
+            assert not gone & set(search(again, q, k=30))
+    finally:
+        again.close()
+
+
+def test_another_process_insert_is_found_by_the_next_search(
+    big: tuple[SQLiteStore, np.ndarray, list], tmp_path: Path
+) -> None:
+    store, _, _ = big
+    query = clustered(1, seed=6)[0]
+    search(store, query)  # graph loaded in this process
+    script = (
+        "import sys, numpy as np\n"
+        "from omoide.store.ports.memories import NewMemory\n"
+        "from omoide.store.sqlite import SQLiteStore\n"
+        "from tests.store.contract import ALICE\n"
+        "s = SQLiteStore(sys.argv[1])\n"
+        "with s.transaction() as tx:\n"
+        "    m = tx.memories.insert_memory(ALICE, NewMemory(text='new'), 'other')\n"
+        "    tx.memories.put_vector(ALICE, m.id, np.load(sys.argv[2]))\n"
+        "print(m.id)\n"
+        "s.close()\n"
+    )
+    np.save(tmp_path / "q.npy", query)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMOIDE_ANN_THRESHOLD": str(THRESHOLD)}
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "m.db"), str(tmp_path / "q.npy")],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert search(store, query)[0] == out.stdout.strip()
+
+
+def test_a_damaged_cache_file_is_ignored_and_rebuilt(
+    big: tuple[SQLiteStore, np.ndarray, list], tmp_path: Path
+) -> None:
+    store, vecs, ids = big
+    queries = clustered(50, seed=7)
+    search(store, queries[0])
+    store.close()
+    (path,) = cache_files(tmp_path)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2 : len(data) // 2 + 4096] = os.urandom(4096)
+    path.write_bytes(bytes(data))
+    again = SQLiteStore(tmp_path / "m.db")
+    try:
+        assert recall(again, vecs, ids, queries) >= 0.98
+        (rebuilt,) = cache_files(tmp_path)
+        assert rebuilt != path  # a new file replaced the damaged one
+    finally:
+        again.close()
+
+
+def test_a_cache_of_another_state_is_not_trusted(
+    big: tuple[SQLiteStore, np.ndarray, list], tmp_path: Path
+) -> None:
+    """A graph file that no longer matches the rows (e.g. a database restored from a backup
+    under the same name) fails the count or sample check and is rebuilt."""
+    store, vecs, ids = big
+    search(store, vecs[0])
+    store.close()
+    other = SQLiteStore(tmp_path / "m.db")  # rewrite every vector behind the cache's back
+    rotated = np.roll(vecs, 1, axis=0)
+    with other.transaction() as tx:
+        for i, memory_id in enumerate(ids):
+            tx.memories.put_vector(ALICE, memory_id, rotated[i])
+    other._writer.execute("DELETE FROM vec_log")  # as if the log had been trimmed
+    other.close()
+    again = SQLiteStore(tmp_path / "m.db")
+    try:
+        assert recall(again, rotated, ids, clustered(50, seed=8)) >= 0.98
+    finally:
+        again.close()
+
+
+def test_filters_stay_exact_when_they_are_selective(
+    big: tuple[SQLiteStore, np.ndarray, list],
+) -> None:
+    store, vecs, ids = big
+    rare = [i for i in range(N) if i % 100 == 0]
+    rare_vecs, rare_ids = vecs[rare], [ids[i] for i in rare]
+    for q in clustered(10, seed=9):
+        want = exact(rare_vecs, rare_ids, q, 10)
+        assert search(store, q, types=[MemoryType.SEMANTIC]) == want
+        assert search(store, q, session_id="s1") == want
+
+
+def test_onnxruntime_still_loads_after_a_graph_was_made() -> None:
+    """usearch's extension loaded first makes `import onnxruntime` crash the process; the query
+    embedder loads after the first search has built or loaded a graph."""
+    pytest.importorskip("onnxruntime")
+    script = (
+        "from omoide.store.sqlite import ann\n"
+        "ann.new_index(8)\n"
+        "import onnxruntime\n"
+        "print(onnxruntime.get_device())\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", script], env=env, timeout=120, check=False)
+    assert done.returncode == 0
