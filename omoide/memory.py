@@ -39,6 +39,7 @@ from omoide.errors import InvalidInput
 from omoide.extract import MemVariable
 from omoide.interface import MemoryAPI
 from omoide.llm import LLM
+from omoide.observe import NO_OBSERVER, Observer
 from omoide.store.protocol import Store
 from omoide.types import (
     DEFAULT_ID,
@@ -122,7 +123,8 @@ class Memory:
     itself disabled. ``settings`` default to the environment and the ``.env`` files the server
     reads (``omoide.config.load_settings``); ``knowledge`` overrides their chunking, summary,
     context and consolidation part. Construction opens (and if new, creates) the store and
-    starts ``workers`` job threads (``0``: jobs run in the caller's thread).
+    starts ``workers`` job threads (``0``: jobs run in the caller's thread). ``observer``
+    hears of embed and LLM calls and job runs (``omoide.observe``; the server's ``/metrics``).
 
         >>> Memory(llm=OpenAICompatLLM("http://localhost:11434/v1", "qwen2.5:3b"))
     """
@@ -136,6 +138,7 @@ class Memory:
         settings: Settings | None = None,
         workers: int | None = None,
         knowledge: KnowledgeConfig | None = None,
+        observer: Observer = NO_OBSERVER,
     ) -> None:
         self.engine: Engine = build_engine(
             settings or load_settings(),
@@ -144,6 +147,7 @@ class Memory:
             llm=llm,
             workers=workers,
             knowledge=knowledge,
+            observer=observer,
         )
         self.engine.start()
 

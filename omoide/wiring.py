@@ -44,6 +44,7 @@ from omoide.engine.transfer import TransferService
 from omoide.engine.variables import VariableService
 from omoide.llm import LLM, build_llm
 from omoide.llm.probe import probe
+from omoide.observe import NO_OBSERVER, Observer
 from omoide.store import normalize_location, open_store
 from omoide.store.protocol import Store
 
@@ -78,18 +79,25 @@ def build_engine(
     llm: LLM | None = None,
     workers: int | None = None,
     knowledge: KnowledgeConfig | None = None,
+    observer: Observer = NO_OBSERVER,
 ) -> Engine:
     """The engine the settings describe; given objects replace the ones they would name.
 
-    Opens (creating and migrating if new) the store; starts no thread.
+    Opens (creating and migrating if new) the store; starts no thread. ``observer`` is handed
+    to the embedding, the LLM client built here (a given ``llm`` keeps its own) and the job
+    workers.
     """
     location = normalize_location(path) if path is not None else settings.store_location
     log.info("omoide store: %s", _without_password(location))
-    built = build_llm(settings, timeout=settings.llm_timeout) if llm is None else None
+    built = (
+        build_llm(settings, timeout=settings.llm_timeout, observer=observer)
+        if llm is None
+        else None
+    )
     chosen = llm if llm is not None else built
     log.info("omoide LLM: %s", chosen.name if chosen else "none (extraction disabled)")
     store = open_store(location)
-    embedding = Embedding(store, embedder or build_embedder(settings))
+    embedding = Embedding(store, embedder or build_embedder(settings), observer)
     signal = JobSignal(store.jobs)
     config = ServiceConfig(
         knowledge=knowledge or knowledge_config(settings),
@@ -112,6 +120,7 @@ def build_engine(
         run_jobs=settings.run_jobs,
         lease_ms=round(settings.job_lease_s * 1000),
         poll_s=settings.worker_poll_s,
+        observer=observer,
     )
 
 

@@ -21,11 +21,13 @@ from omoide.engine.signal import JobSignal
 from omoide.jobs.kinds import CHUNK, CONSOLIDATE, EMBED, EMBED_ENTITIES, EXTRACT
 from omoide.jobs.worker import LEASE_MS, Registration, Worker, run_batch
 from omoide.llm import LLM
+from omoide.observe import NO_OBSERVER, Observer
 from omoide.store.protocol import Store
 
 
 class Engine:
-    """``on_close`` runs after the store is closed (e.g. closing an LLM client built for it)."""
+    """``on_close`` runs after the store is closed (e.g. closing an LLM client built for it).
+    ``observer`` hears of every job batch and job outcome (``omoide.observe``)."""
 
     def __init__(
         self,
@@ -41,6 +43,7 @@ class Engine:
         run_jobs: bool = True,
         lease_ms: int = LEASE_MS,
         poll_s: float = 0.5,
+        observer: Observer = NO_OBSERVER,
     ) -> None:
         self.store = store
         self.embedding = embedding
@@ -53,8 +56,11 @@ class Engine:
         self._registered = self._registrations()
         self._runs_jobs = run_jobs
         self._lease_ms = lease_ms
+        self._observer = observer
         count = workers if run_jobs else 0
-        self._workers = [Worker(store, self._registered, poll_s, lease_ms) for _ in range(count)]
+        self._workers = [
+            Worker(store, self._registered, poll_s, lease_ms, observer) for _ in range(count)
+        ]
         self._unwatch: Callable[[], None] | None = None
 
     @property
@@ -75,7 +81,13 @@ class Engine:
         """Run due jobs in this thread until none is due (or ``limit``); return the count."""
         done = 0
         while done < limit:
-            claimed = run_batch(self.store, self._registered, min(32, limit - done), self._lease_ms)
+            claimed = run_batch(
+                self.store,
+                self._registered,
+                min(32, limit - done),
+                self._lease_ms,
+                self._observer,
+            )
             if not claimed:
                 return done
             done += claimed
