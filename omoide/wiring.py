@@ -121,6 +121,8 @@ def build_engine(
         lease_ms=round(settings.job_lease_s * 1000),
         poll_s=settings.worker_poll_s,
         observer=observer,
+        llm_available=getattr(chosen, "available", None),
+        outage_probe_s=settings.llm_outage_probe_s,
     )
 
 

@@ -18,6 +18,7 @@ from omoide.embed.protocol import Embedder
 from omoide.engine.embedding import Embedding
 from omoide.engine.services import ServiceConfig, Services
 from omoide.engine.signal import JobSignal
+from omoide.jobs.gate import OutageGate, chain
 from omoide.jobs.kinds import CHUNK, CONSOLIDATE, EMBED, EMBED_ENTITIES, EXTRACT
 from omoide.jobs.worker import LEASE_MS, Registration, Worker, run_batch
 from omoide.llm import LLM
@@ -27,7 +28,10 @@ from omoide.store.protocol import Store
 
 class Engine:
     """``on_close`` runs after the store is closed (e.g. closing an LLM client built for it).
-    ``observer`` hears of every job batch and job outcome (``omoide.observe``)."""
+    ``observer`` hears of every job batch and job outcome (``omoide.observe``).
+    ``llm_available`` (the LLM's model list answers) lets the outage gate release the jobs
+    deferred by an LLM outage as soon as it is over (``omoide.jobs.gate``), probing every
+    ``outage_probe_s``; without it they wait out their backoff."""
 
     def __init__(
         self,
@@ -44,6 +48,8 @@ class Engine:
         lease_ms: int = LEASE_MS,
         poll_s: float = 0.5,
         observer: Observer = NO_OBSERVER,
+        llm_available: Callable[[], bool] | None = None,
+        outage_probe_s: float = 5.0,
     ) -> None:
         self.store = store
         self.embedding = embedding
@@ -56,6 +62,10 @@ class Engine:
         self._registered = self._registrations()
         self._runs_jobs = run_jobs
         self._lease_ms = lease_ms
+        self._gate: OutageGate | None = None
+        if llm_available is not None and outage_probe_s > 0 and run_jobs:
+            self._gate = OutageGate(store, llm_available, self._wake, outage_probe_s)
+            observer = chain(observer, self._gate)
         self._observer = observer
         count = workers if run_jobs else 0
         self._workers = [
@@ -107,6 +117,8 @@ class Engine:
         if self._unwatch is not None:
             self._unwatch()
             self._unwatch = None
+        if self._gate is not None:
+            self._gate.stop()
         for worker in self._workers:
             worker.stop()
         self.services.search.close()

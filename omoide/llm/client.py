@@ -34,6 +34,7 @@ from omoide.llm import formats
 from omoide.llm.errors import LLMRejected, LLMTruncated, LLMUnavailable, bad_answer
 from omoide.llm.formats import FormatMemory, FormatSetting, ResponseFormat
 from omoide.llm.parse import ParseError, parse_model, salvage_truncated
+from omoide.llm.probe import probe
 from omoide.llm.protocol import Completion, T, Usage
 from omoide.observe import NO_OBSERVER, Observer
 
@@ -90,6 +91,7 @@ class OpenAICompatLLM:
         self._formats = formats or FormatMemory()
         self._observer = observer
         self._endpoint = (base_url.rstrip("/"), model)
+        self._api_key = api_key
         self._client = openai.OpenAI(
             base_url=base_url, api_key=api_key or "none", timeout=timeout, max_retries=max_retries
         )
@@ -138,6 +140,12 @@ class OpenAICompatLLM:
         of ``complete_json`` (``LLMUnavailable`` when it is down): a real health check."""
         self.complete_json("Answer with JSON.", 'Reply with {"ok": true}.', Probe)
         return self.response_format
+
+    def available(self, timeout: float = 5.0) -> bool:
+        """Whether the endpoint answers its model list (no tokens spent): the outage gate's
+        probe (``omoide.jobs.gate``)."""
+        base_url, model = self._endpoint
+        return bool(probe(base_url, model, self._api_key, timeout)["status"] == "ok")
 
     def close(self) -> None:
         self._client.close()
