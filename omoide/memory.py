@@ -14,6 +14,7 @@ to the service that owns it; ``omoide.interface.MemoryAPI`` is the part it share
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
@@ -216,6 +217,7 @@ class Memory:
         enable_graph: bool = True,
         wait: bool = False,
         timeout: float = 60.0,
+        timestamp: datetime | None = None,
     ) -> list[MemoryItem]:
         """Store each message as a memory (and, with a session, the exchange as an episode),
         and queue their LLM extraction in the same transaction.
@@ -231,8 +233,10 @@ class Memory:
         ``enable_graph`` (entities and relationships). ``enable_long_term_mem=False`` turns them
         all off; ``mem_variables`` are extracted regardless. All of it is one durable job per
         call. With ``wait=True`` the call returns once the jobs it queued finished, or after
-        ``timeout`` seconds. Returns the stored messages; ``add_messages`` takes the same
-        arguments and also reports what became of the extraction.
+        ``timeout`` seconds. ``timestamp`` is the episode's time: when the exchange happened,
+        given to each message without a ``timestamp`` of its own (imported history; extraction
+        reads relative dates from it). Returns the stored messages; ``add_messages`` takes the
+        same arguments and also reports what became of the extraction.
 
             >>> m.add("I moved to Berlin", user_id="alice", session_id="chat-1", wait=True)
         """
@@ -256,6 +260,7 @@ class Memory:
             extraction=request,
             wait=wait,
             timeout=timeout,
+            timestamp=timestamp,
         )
 
     def add_messages(
@@ -275,6 +280,7 @@ class Memory:
         enable_graph: bool = True,
         wait: bool = False,
         timeout: float = 60.0,
+        timestamp: datetime | None = None,
     ) -> AddResult:
         """Store messages and extract memories from them, reporting what became of it.
 
@@ -303,6 +309,7 @@ class Memory:
             extraction=request,
             wait=wait,
             timeout=timeout,
+            timestamp=timestamp,
         )
 
     # memories ----------------------------------------------------------------------------
