@@ -2,18 +2,19 @@
 
 A job that meets an outage (``LLMUnavailable``: nothing listens, a timeout, a 503) is deferred
 for a backoff that grows to minutes (``RetryPolicy.outage_backoff_ms``). Without the gate each
-job waits out its own backoff after the LLM is back. With it, the first deferral starts a
-thread that asks a cheap question (the endpoint's model list: no tokens) every ``interval_s``;
-when it answers, the deferred jobs are made due at once (``JobQueue.release_jobs``) and the
-workers woken, and the thread sleeps until the next deferral. A server that lists its models
-but still fails the calls (overloaded) would have the jobs released again and again; so each
-release doubles the probe interval (up to ``MAX_INTERVAL_S``) until a job ends ``done``.
+job waits out its own backoff after the LLM is back (a restart, a crash). With it, the first
+deferral starts a thread that asks a cheap question (the endpoint's model list: no tokens)
+every ``interval_s``; when it answers, the deferred jobs are made due at once
+(``JobQueue.release_jobs``) and the workers woken, and the thread sleeps until the next
+deferral. A server that lists its models but refuses connections to its chat route would have
+the jobs released again and again; so each release doubles the probe interval (up to
+``MAX_INTERVAL_S``) until a job ends ``done``.
 
 The gate is an ``Observer`` (it hears ``job_outcome(kind, "deferred")`` from the workers),
 composed with the metrics observer by ``chain``. It finds the deferred jobs in the store, so
-jobs deferred by other processes are released too. Jobs deferred for a timeout or a rate limit
-(HTTP 429) are not released: a server busy generating, or asking callers to slow down, still
-answers its model list.
+jobs deferred by other processes are released too. Only jobs that found the endpoint
+unreachable are released: one deferred for a timeout, a 429 or a 503 met a server that was
+there (busy generating, rate limiting, overloaded), which still answers its model list.
 """
 
 from __future__ import annotations
@@ -30,10 +31,10 @@ log = logging.getLogger("omoide.jobs")
 
 SAMPLE = 1000  # pending jobs read per release
 MAX_INTERVAL_S = 120.0
-OUTAGE_MARK = "LLMUnavailable"
-# Not released when the model list answers: rate limiting (the server asks for the wait) and
-# timeouts (a server too busy to answer in time still lists its models).
-NOT_RELEASED = ("HTTP 429", "timed out")
+# Released: the jobs that found nothing listening (a restart, a crash). Not released when the
+# model list answers: timeouts, 429 and 503 (a server busy generating, rate limiting or
+# overloaded still lists its models), which wait out their backoff as the server asks.
+OUTAGE_MARKS = ("LLMUnavailable", "unreachable")
 
 
 class OutageGate:
@@ -86,8 +87,7 @@ class OutageGate:
         ids = [
             job.id
             for job in self._store.jobs.list_jobs(None, JobState.PENDING, SAMPLE, 0)
-            if OUTAGE_MARK in (job.last_error or "")
-            and not any(mark in (job.last_error or "") for mark in NOT_RELEASED)
+            if all(mark in (job.last_error or "") for mark in OUTAGE_MARKS)
         ]
         released = self._store.jobs.release_jobs(ids) if ids else 0
         if released:
