@@ -17,6 +17,7 @@ HTTP errors come back as the omoide exceptions: ``NotFound`` (404), ``Unauthoriz
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
 
@@ -174,6 +175,7 @@ class Client:
         enable_graph: bool = True,
         wait: bool = False,
         timeout: float = 60.0,
+        timestamp: datetime | None = None,
     ) -> list[MemoryItem]:
         """Store each message as a memory (see ``Memory.add``)."""
         if not isinstance(messages, str | list):
@@ -194,6 +196,7 @@ class Client:
             "enable_graph": enable_graph,
             "wait": wait,
             "timeout": timeout,
+            "timestamp": None if timestamp is None else timestamp.isoformat(),
         }
         wait_s = timeout + 30 if wait else None  # the server may hold the reply that long
         data = self._call("POST", "/v1/memories", json=body, timeout=wait_s)

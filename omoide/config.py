@@ -128,6 +128,12 @@ class Settings(BaseSettings):
         ge=0,
         description="LLM calls one add's extraction may make; later steps are skipped.",
     )
+    llm_outage_probe_s: float = Field(
+        5.0,
+        ge=0,
+        description="After an LLM outage deferred jobs, ask the endpoint's model list this "
+        "often and release the jobs as soon as it answers (0: they wait out their backoff).",
+    )
 
     search_recipe: str = "hybrid"
     index_backend: Literal["simple", "file"] = Field(

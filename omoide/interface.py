@@ -16,6 +16,7 @@ server, which with a tenant-bound key means the key's tenant).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, Protocol
 
 from omoide.extract import MemVariable
@@ -58,6 +59,7 @@ class MemoryAPI(Protocol):
         enable_graph: bool = True,
         wait: bool = False,
         timeout: float = 60.0,
+        timestamp: datetime | None = None,
     ) -> list[MemoryItem]: ...
     def search(
         self,

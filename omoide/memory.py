@@ -14,6 +14,7 @@ to the service that owns it; ``omoide.interface.MemoryAPI`` is the part it share
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
@@ -39,6 +40,7 @@ from omoide.errors import InvalidInput
 from omoide.extract import MemVariable
 from omoide.interface import MemoryAPI
 from omoide.llm import LLM
+from omoide.observe import NO_OBSERVER, Observer
 from omoide.store.protocol import Store
 from omoide.types import (
     DEFAULT_ID,
@@ -122,7 +124,8 @@ class Memory:
     itself disabled. ``settings`` default to the environment and the ``.env`` files the server
     reads (``omoide.config.load_settings``); ``knowledge`` overrides their chunking, summary,
     context and consolidation part. Construction opens (and if new, creates) the store and
-    starts ``workers`` job threads (``0``: jobs run in the caller's thread).
+    starts ``workers`` job threads (``0``: jobs run in the caller's thread). ``observer``
+    hears of embed and LLM calls and job runs (``omoide.observe``; the server's ``/metrics``).
 
         >>> Memory(llm=OpenAICompatLLM("http://localhost:11434/v1", "qwen2.5:3b"))
     """
@@ -136,6 +139,7 @@ class Memory:
         settings: Settings | None = None,
         workers: int | None = None,
         knowledge: KnowledgeConfig | None = None,
+        observer: Observer = NO_OBSERVER,
     ) -> None:
         self.engine: Engine = build_engine(
             settings or load_settings(),
@@ -144,6 +148,7 @@ class Memory:
             llm=llm,
             workers=workers,
             knowledge=knowledge,
+            observer=observer,
         )
         self.engine.start()
 
@@ -212,6 +217,7 @@ class Memory:
         enable_graph: bool = True,
         wait: bool = False,
         timeout: float = 60.0,
+        timestamp: datetime | None = None,
     ) -> list[MemoryItem]:
         """Store each message as a memory (and, with a session, the exchange as an episode),
         and queue their LLM extraction in the same transaction.
@@ -227,8 +233,10 @@ class Memory:
         ``enable_graph`` (entities and relationships). ``enable_long_term_mem=False`` turns them
         all off; ``mem_variables`` are extracted regardless. All of it is one durable job per
         call. With ``wait=True`` the call returns once the jobs it queued finished, or after
-        ``timeout`` seconds. Returns the stored messages; ``add_messages`` takes the same
-        arguments and also reports what became of the extraction.
+        ``timeout`` seconds. ``timestamp`` is the episode's time: when the exchange happened,
+        given to each message without a ``timestamp`` of its own (imported history; extraction
+        reads relative dates from it). Returns the stored messages; ``add_messages`` takes the
+        same arguments and also reports what became of the extraction.
 
             >>> m.add("I moved to Berlin", user_id="alice", session_id="chat-1", wait=True)
         """
@@ -252,6 +260,7 @@ class Memory:
             extraction=request,
             wait=wait,
             timeout=timeout,
+            timestamp=timestamp,
         )
 
     def add_messages(
@@ -271,6 +280,7 @@ class Memory:
         enable_graph: bool = True,
         wait: bool = False,
         timeout: float = 60.0,
+        timestamp: datetime | None = None,
     ) -> AddResult:
         """Store messages and extract memories from them, reporting what became of it.
 
@@ -299,6 +309,7 @@ class Memory:
             extraction=request,
             wait=wait,
             timeout=timeout,
+            timestamp=timestamp,
         )
 
     # memories ----------------------------------------------------------------------------

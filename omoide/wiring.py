@@ -48,6 +48,7 @@ from omoide.engine.transfer import TransferService
 from omoide.engine.variables import VariableService
 from omoide.llm import LLM, build_llm
 from omoide.llm.probe import probe
+from omoide.observe import NO_OBSERVER, Observer
 from omoide.store import normalize_location, open_store
 from omoide.store.protocol import Store
 
@@ -82,19 +83,26 @@ def build_engine(
     llm: LLM | None = None,
     workers: int | None = None,
     knowledge: KnowledgeConfig | None = None,
+    observer: Observer = NO_OBSERVER,
 ) -> Engine:
     """The engine the settings describe; given objects replace the ones they would name.
 
-    Opens (creating and migrating if new) the store; starts no thread.
+    Opens (creating and migrating if new) the store; starts no thread. ``observer`` is handed
+    to the embedding, the LLM client built here (a given ``llm`` keeps its own) and the job
+    workers.
     """
     location = normalize_location(path) if path is not None else settings.store_location
     log.info("omoide store: %s", _without_password(location))
-    built = build_llm(settings, timeout=settings.llm_timeout) if llm is None else None
+    built = (
+        build_llm(settings, timeout=settings.llm_timeout, observer=observer)
+        if llm is None
+        else None
+    )
     chosen = llm if llm is not None else built
     log.info("omoide LLM: %s", chosen.name if chosen else "none (extraction disabled)")
     key = settings.encryption_passphrase  # the store and exports are encrypted with it
     store = open_store(location, encryption_key=key)
-    embedding = Embedding(store, embedder or build_embedder(settings))
+    embedding = Embedding(store, embedder or build_embedder(settings), observer)
     signal = JobSignal(store.jobs)
     config = ServiceConfig(
         knowledge=knowledge or knowledge_config(settings),
@@ -119,6 +127,9 @@ def build_engine(
         run_jobs=settings.run_jobs,
         lease_ms=round(settings.job_lease_s * 1000),
         poll_s=settings.worker_poll_s,
+        observer=observer,
+        llm_available=getattr(chosen, "available", None),
+        outage_probe_s=settings.llm_outage_probe_s,
     )
 
 

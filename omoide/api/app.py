@@ -29,7 +29,7 @@ from omoide.api import docs, errors, openapi
 from omoide.api.auth import AuthMiddleware
 from omoide.api.compat import jiuwen, nexus, wilmer
 from omoide.api.mcp.http import HttpMount
-from omoide.api.metrics import Metrics, RequestMetrics
+from omoide.api.metrics import CallMetrics, Metrics, RequestMetrics
 from omoide.api.metrics import install as install_metrics
 from omoide.api.middleware import BodyGuard, HostGuard, RequestContext
 from omoide.api.system import router as system_router
@@ -37,6 +37,7 @@ from omoide.api.ui import router as ui_router
 from omoide.api.v1 import explore, jobs, knowledge, memories, sessions
 from omoide.config import Settings
 from omoide.memory import Memory
+from omoide.observe import NO_OBSERVER
 
 DESCRIPTION = """Long-term memory for LLM applications and agents.
 
@@ -61,13 +62,19 @@ TAGS = [
 ]
 
 
-def create_app(settings: Settings, engine: Memory | None = None) -> FastAPI:
+def create_app(
+    settings: Settings, engine: Memory | None = None, *, calls: CallMetrics | None = None
+) -> FastAPI:
     """The application. Without ``engine`` it opens ``Memory(settings=settings)`` at startup
     (starting its job workers) and closes it at shutdown; a given engine is left to its owner.
+    ``calls``: the observer a given engine was built with, for its call metrics (without it,
+    only an engine the app builds reports them).
     """
 
     mcp = HttpMount(settings)
     metrics = Metrics() if settings.metrics else None
+    if metrics is not None and calls is None:
+        calls = CallMetrics()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -75,7 +82,9 @@ def create_app(settings: Settings, engine: Memory | None = None) -> FastAPI:
             if engine is not None:
                 yield
                 return
-            app.state.engine = await anyio.to_thread.run_sync(lambda: Memory(settings=settings))
+            app.state.engine = await anyio.to_thread.run_sync(
+                lambda: Memory(settings=settings, observer=calls or NO_OBSERVER)
+            )
             try:
                 yield
             finally:
@@ -100,7 +109,7 @@ def create_app(settings: Settings, engine: Memory | None = None) -> FastAPI:
     docs.install(app)
     openapi.install(app)
     if metrics is not None:
-        install_metrics(app, metrics)
+        install_metrics(app, metrics, calls or CallMetrics())
     app.router.routes.extend(mcp.routes)
     for router in (system_router, memories.router, sessions.router, jobs.router, knowledge.router):
         app.include_router(router)

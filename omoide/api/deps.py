@@ -10,7 +10,7 @@ from fastapi import Depends, Request
 from omoide.compat.wilmer import Wilmer
 from omoide.config import TenantKey
 from omoide.engine import Services
-from omoide.errors import Forbidden
+from omoide.errors import Forbidden, NotFound
 from omoide.memory import Memory
 from omoide.types import DEFAULT_ID, Scope
 
@@ -48,6 +48,28 @@ class Tenancy:
         if bound.scope_id is not None and scope_id is not None and scope_id != bound.scope_id:
             raise Forbidden(f"this API key cannot access scope {scope_id!r}", scope_id=scope_id)
         return Scope(user_id=bound.user_id, scope_id=scope_id or bound.scope_id or DEFAULT_ID)
+
+    def memory_scope(
+        self, engine: Memory, memory_id: str, user_id: str | None, scope_id: str | None
+    ) -> Scope:
+        """The tenant of an operation on one memory. Naming a tenant works as ``scope``; naming
+        none, the id names its own (as in mem0) when the key may reach it, else the tenant
+        ``scope`` gives, where the id is then not found: a bound key gets 404 for another
+        tenant's id, as for an id nobody has."""
+        fallback = self.scope(user_id, scope_id)
+        if user_id is not None or scope_id is not None:
+            return fallback
+        try:
+            owner = engine.owner(memory_id)
+        except NotFound:
+            return fallback
+        bound = self.bound
+        if bound is not None and (
+            owner.user_id != bound.user_id
+            or (bound.scope_id is not None and owner.scope_id != bound.scope_id)
+        ):
+            return fallback
+        return owner
 
     def optional_scope(self, user_id: str | None, scope_id: str | None) -> Scope | None:
         """``None`` (every tenant) only for a full-access caller who names no tenant."""

@@ -18,8 +18,18 @@ Read from the engine at each scrape (``EngineCollector``), through the calls the
     omoide_component_up{component}         1 ok, 0 down: store, embedder, llm
     omoide_store_bytes                     the SQLite file with its -wal and -shm files
 
-Embed and LLM call latency and job run times need the engine to report each call (a hook
-called with the kind, duration and outcome); until it does they are not exported here.
+Reported by the engine as they happen (``CallMetrics``, the ``omoide.observe.Observer`` the
+app hands to the ``Memory`` it builds; an app given an engine gets them when that engine was
+built with the same ``CallMetrics``, ``create_app(settings, engine, calls=...)``):
+
+    omoide_embed_call_duration_seconds{outcome}   each embedder call (outcome ok or error)
+    omoide_embed_call_errors_total{error}         failed embedder calls by error class
+    omoide_llm_call_duration_seconds{outcome}     each HTTP request to the LLM endpoint
+    omoide_llm_call_errors_total{error}           failed LLM requests by error class
+    omoide_job_batch_duration_seconds{kind}       each batch a job handler ran
+    omoide_job_runs_total{kind,outcome}           each job run: done, retried, deferred
+                                                  (an LLM outage), failed
+    omoide_job_failures_total{kind,outcome}       the runs that did not end done
 """
 
 from __future__ import annotations
@@ -41,6 +51,7 @@ from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from omoide.memory import Memory
+from omoide.observe import JobOutcome
 from omoide.types import JobState
 
 log = logging.getLogger("omoide.api")
@@ -75,6 +86,74 @@ class Metrics:
         labels = (method, route, str(status))
         self.requests.labels(*labels).inc()
         self.latency.labels(*labels).observe(seconds)
+
+
+class CallMetrics(Collector):
+    """The Prometheus ``Observer``: the engine's calls and job runs as histograms and counters.
+
+    A collector with unregistered instruments, so one instance can be shared by an engine and
+    registered with the app's registry whoever built it."""
+
+    def __init__(self) -> None:
+        self.embed = Histogram(
+            "omoide_embed_call_duration_seconds",
+            "Time of each embedder call.",
+            ("outcome",),
+            buckets=BUCKETS,
+            registry=None,
+        )
+        self.embed_errors = Counter(
+            "omoide_embed_call_errors", "Failed embedder calls.", ("error",), registry=None
+        )
+        self.llm = Histogram(
+            "omoide_llm_call_duration_seconds",
+            "Time of each HTTP request to the LLM endpoint.",
+            ("outcome",),
+            buckets=(*BUCKETS, 120.0, 300.0),
+            registry=None,
+        )
+        self.llm_errors = Counter(
+            "omoide_llm_call_errors", "Failed LLM requests.", ("error",), registry=None
+        )
+        self.batch = Histogram(
+            "omoide_job_batch_duration_seconds",
+            "Time of each batch of jobs a handler ran.",
+            ("kind",),
+            buckets=(*BUCKETS, 120.0, 300.0),
+            registry=None,
+        )
+        self.runs = Counter(
+            "omoide_job_runs", "Job runs by what became of the job.", ("kind", "outcome"),
+            registry=None,
+        )  # fmt: skip
+        self.failures = Counter(
+            "omoide_job_failures", "Job runs that did not end done.", ("kind", "outcome"),
+            registry=None,
+        )  # fmt: skip
+
+    def embed_call(self, seconds: float, error: str | None) -> None:
+        self.embed.labels("ok" if error is None else "error").observe(seconds)
+        if error is not None:
+            self.embed_errors.labels(error).inc()
+
+    def llm_call(self, seconds: float, error: str | None) -> None:
+        self.llm.labels("ok" if error is None else "error").observe(seconds)
+        if error is not None:
+            self.llm_errors.labels(error).inc()
+
+    def job_batch(self, kind: str, seconds: float) -> None:
+        self.batch.labels(kind).observe(seconds)
+
+    def job_outcome(self, kind: str, outcome: JobOutcome) -> None:
+        self.runs.labels(kind, outcome).inc()
+        if outcome != "done":
+            self.failures.labels(kind, outcome).inc()
+
+    def collect(self) -> Iterator[Metric]:
+        for part in (self.embed, self.embed_errors, self.llm, self.llm_errors, self.batch):
+            yield from part.collect()
+        yield from self.runs.collect()
+        yield from self.failures.collect()
 
 
 class RequestMetrics:
@@ -181,9 +260,10 @@ def _store_bytes(location: Any) -> float | None:
     return float(sum(sizes)) if sizes else None
 
 
-def install(app: FastAPI, metrics: Metrics) -> None:
-    """Serve ``GET /metrics`` from ``metrics.registry``, with the engine's gauges."""
+def install(app: FastAPI, metrics: Metrics, calls: CallMetrics) -> None:
+    """Serve ``GET /metrics`` from ``metrics.registry``, with the engine's gauges and calls."""
     metrics.registry.register(EngineCollector(lambda: getattr(app.state, "engine", None)))
+    metrics.registry.register(calls)
 
     @app.get(PATH, include_in_schema=False)
     def scrape() -> Response:

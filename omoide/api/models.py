@@ -9,6 +9,7 @@ Responses reuse the domain models of ``omoide.types``.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import Path
@@ -132,6 +133,12 @@ class Extraction(Tenant):
     enable_summary_memory: bool = True
     enable_graph: bool = True
     wait: bool = Field(False, description="Reply once the extraction jobs finished.")
+    timestamp: datetime | None = Field(
+        None,
+        description="When the exchange happened (ISO 8601; UTC without an offset): the time of "
+        "each message that has no `timestamp` of its own; extraction reads relative dates "
+        "from it.",
+    )
     timeout: float = Field(60.0, gt=0, le=MAX_WAIT_S, description="Longest wait, seconds.")
 
     def options(self) -> dict[str, Any]:

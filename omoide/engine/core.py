@@ -22,6 +22,7 @@ from omoide.embed.protocol import Embedder
 from omoide.engine.embedding import Embedding
 from omoide.engine.services import ServiceConfig, Services
 from omoide.engine.signal import JobSignal
+from omoide.jobs.gate import OutageGate, chain
 from omoide.jobs.kinds import (
     CHUNK,
     CONSOLIDATE,
@@ -34,6 +35,7 @@ from omoide.jobs.kinds import (
 )
 from omoide.jobs.worker import LEASE_MS, Registration, Worker, run_batch
 from omoide.llm import LLM
+from omoide.observe import NO_OBSERVER, Observer
 from omoide.store.protocol import Store
 from omoide.types import Job, Scope
 
@@ -44,7 +46,11 @@ log = logging.getLogger("omoide.jobs")
 
 
 class Engine:
-    """``on_close`` runs after the store is closed (e.g. closing an LLM client built for it)."""
+    """``on_close`` runs after the store is closed (e.g. closing an LLM client built for it).
+    ``observer`` hears of every job batch and job outcome (``omoide.observe``).
+    ``llm_available`` (the LLM's model list answers) lets the outage gate release the jobs
+    deferred by an LLM outage as soon as it is over (``omoide.jobs.gate``), probing every
+    ``outage_probe_s``; without it they wait out their backoff."""
 
     def __init__(
         self,
@@ -60,6 +66,9 @@ class Engine:
         run_jobs: bool = True,
         lease_ms: int = LEASE_MS,
         poll_s: float = 0.5,
+        observer: Observer = NO_OBSERVER,
+        llm_available: Callable[[], bool] | None = None,
+        outage_probe_s: float = 5.0,
     ) -> None:
         self.store = store
         self.embedding = embedding
@@ -72,8 +81,15 @@ class Engine:
         self._registered = self._registrations()
         self._runs_jobs = run_jobs
         self._lease_ms = lease_ms
+        self._gate: OutageGate | None = None
+        if llm_available is not None and outage_probe_s > 0 and run_jobs:
+            self._gate = OutageGate(store, llm_available, self._wake, outage_probe_s)
+            observer = chain(observer, self._gate)
+        self._observer = observer
         count = workers if run_jobs else 0
-        self._workers = [Worker(store, self._registered, poll_s, lease_ms) for _ in range(count)]
+        self._workers = [
+            Worker(store, self._registered, poll_s, lease_ms, observer) for _ in range(count)
+        ]
         self._unwatch: Callable[[], None] | None = None
         self._ticker = Ticker(self._enqueue_due, poll_s) if self._workers else None
         self._started = False
@@ -103,7 +119,13 @@ class Engine:
         if self._runs_jobs:
             self._enqueue_due()
         while done < limit:
-            claimed = run_batch(self.store, self._registered, min(32, limit - done), self._lease_ms)
+            claimed = run_batch(
+                self.store,
+                self._registered,
+                min(32, limit - done),
+                self._lease_ms,
+                self._observer,
+            )
             if not claimed:
                 return done
             done += claimed
@@ -129,6 +151,8 @@ class Engine:
             self._unwatch = None
         if self._ticker is not None:
             self._ticker.stop()
+        if self._gate is not None:
+            self._gate.stop()
         for worker in self._workers:
             worker.stop()
         if self.services.mirror is not None:

@@ -9,6 +9,7 @@ model fails loudly instead of mixing vector spaces. ``try_embed`` turns a retrya
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -17,6 +18,7 @@ from omoide.embed.protocol import Embedder
 from omoide.errors import EmbedderError
 from omoide.jobs.kinds import EMBED, EmbedPayload
 from omoide.jobs.queue import enqueue
+from omoide.observe import NO_OBSERVER, Observer
 from omoide.store.protocol import Store, Tx
 from omoide.types import Scope
 
@@ -30,22 +32,35 @@ class Embedding:
     """One embedder over one store, its signature checked on first use.
 
     ``embedder`` may be replaced (a test swaps a failing one for a working one); the checked
-    signature stays, as it did on the engine.
+    signature stays, as it did on the engine. ``observer`` hears of every ``embed`` call
+    (its time and error), whichever embedder is in place.
     """
 
-    def __init__(self, store: Store, embedder: Embedder) -> None:
+    def __init__(self, store: Store, embedder: Embedder, observer: Observer = NO_OBSERVER) -> None:
         self.store = store
         self.embedder = embedder
         self.checked = False
+        self._observer = observer
 
     @property
     def name(self) -> str:
         return self.embedder.name
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        vectors = self.embedder.embed(texts)
+        vectors = self.embed_unchecked(texts)
         if not self.checked:
             self._check_signature(vectors.shape[1])
+        return vectors
+
+    def embed_unchecked(self, texts: Sequence[str]) -> np.ndarray:
+        """The vectors without the signature check (a reindex changes the signature)."""
+        started = time.perf_counter()
+        try:
+            vectors = self.embedder.embed(texts)
+        except Exception as exc:
+            self._observer.embed_call(time.perf_counter() - started, _name(exc))
+            raise
+        self._observer.embed_call(time.perf_counter() - started, None)
         return vectors
 
     def try_embed(self, texts: Sequence[str]) -> np.ndarray | None:
@@ -83,6 +98,10 @@ class Embedding:
                 mismatch=True,
             )
         self.checked = True
+
+
+def _name(error: BaseException) -> str:
+    return type(error).__name__
 
 
 def index(tx: Tx, scope: Scope, memory_ids: list[str], vectors: np.ndarray | None) -> int | None:

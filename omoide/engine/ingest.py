@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -107,6 +108,7 @@ class IngestService:
         extraction: ExtractionRequest | None = None,
         wait: bool = False,
         timeout: float = 60.0,
+        timestamp: datetime | None = None,
     ) -> list[MemoryItem]:
         """Store each message as a memory (and, with a session, the exchange as an episode),
         and queue their LLM extraction in the same transaction (see ``Memory.add``)."""
@@ -115,7 +117,7 @@ class IngestService:
         scope = Scope(user_id=user_id, scope_id=scope_id)
         request = extraction or ExtractionRequest()
         return self._add(
-            messages,
+            self._stamped(messages, timestamp),
             scope,
             session_id,
             metadata,
@@ -139,13 +141,14 @@ class IngestService:
         extraction: ExtractionRequest | None = None,
         wait: bool = False,
         timeout: float = 60.0,
+        timestamp: datetime | None = None,
     ) -> AddResult:
         """Store messages and extract memories from them, reporting what became of it; never
         raises ``FeatureDisabled`` (without an LLM the state is ``"disabled"``)."""
         scope = Scope(user_id=user_id, scope_id=scope_id)
         request = extraction or ExtractionRequest()
         return self._add(
-            messages,
+            self._stamped(messages, timestamp),
             scope,
             session_id,
             metadata,
@@ -156,6 +159,17 @@ class IngestService:
             wait,
             timeout,
         )
+
+    def _stamped(self, messages: AddInput, at: datetime | None) -> AddInput:
+        """The messages with the episode's time ``at`` on each that carries no time of its own
+        (what extraction reads relative dates from, and what the episode keeps)."""
+        if at is None:
+            return messages
+        at = at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+        return [
+            m if m.timestamp is not None else m.model_copy(update={"timestamp": at})
+            for m in to_messages(messages, self._max_text_chars)
+        ]
 
     def _add(
         self,

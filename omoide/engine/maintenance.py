@@ -91,7 +91,7 @@ class MaintenanceService:
         the next run with the same embedder embeds only what is not staged yet. ``progress``
         gets (memories embedded by this run, total memories) after each committed batch.
         """
-        dim = int(self._embedding.embedder.embed(["probe"]).shape[1])
+        dim = int(self._embedding.embed_unchecked(["probe"]).shape[1])
         target = f"{self._embedding.name}:{dim}"
         with self._store.transaction() as tx:
             if self._store.admin.get_meta(META_REBUILD) != target:
@@ -100,7 +100,7 @@ class MaintenanceService:
         total = self._store.admin.stats()["memories"]
         done = 0
         for chunk in self._store.memories.iter_memory_texts(batch, unstaged=True):
-            vectors = self._embedding.embedder.embed([text for _, _, text in chunk])
+            vectors = self._embedding.embed_unchecked([text for _, _, text in chunk])
             with self._store.transaction() as tx:
                 for (scope, memory_id, text), vector in zip(chunk, vectors, strict=True):
                     tx.memories.stage_vector(scope, memory_id, vector, text)

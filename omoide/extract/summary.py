@@ -35,7 +35,21 @@ def summarize(
         raise unusable(f"the summary is a placeholder ({text[:40]!r})", done)
     if collapse(text).casefold() == collapse(_EXAMPLE).casefold():
         raise unusable("the summary repeats the prompt's example", done)
+    text = _without_example(text, messages)
+    if not text or is_placeholder(text):
+        raise unusable("the summary is the prompt's example and nothing else", done)
     return text
+
+
+def _without_example(text: str, said: Sequence[Message]) -> str:
+    """``text`` without the prompt's example sentence that a small model put before its own
+    summary (seen with SmolLM2-135M), unless the new messages say it (a previous summary does
+    not count: it may hold an earlier echo)."""
+    folded, example = collapse(text), collapse(_EXAMPLE)
+    start = folded.casefold().find(example.casefold())
+    if start < 0 or any(example.casefold() in collapse(m.content).casefold() for m in said):
+        return text
+    return collapse(folded[:start] + folded[start + len(example) :])
 
 
 _EXAMPLE = summary_prompt.SummaryResponse.EXAMPLE["summary"]

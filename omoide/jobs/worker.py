@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from omoide.jobs.kinds import KINDS
 from omoide.jobs.kinds.base import JobKind, P
 from omoide.jobs.policy import DEFAULT_POLICY, Decision, RetryPolicy
 from omoide.llm.errors import LLMRejected
+from omoide.observe import NO_OBSERVER, JobOutcome, Observer
 from omoide.store.protocol import Store
 from omoide.types import Job, JobState
 
@@ -74,62 +76,73 @@ def backoff_ms(attempts: int) -> int:
 
 
 def run_batch(
-    store: Store, registrations: Handlers, limit: int = 32, lease_ms: int = LEASE_MS
+    store: Store,
+    registrations: Handlers,
+    limit: int = 32,
+    lease_ms: int = LEASE_MS,
+    observer: Observer = NO_OBSERVER,
 ) -> int:
     """Claim (for ``lease_ms``) and run up to ``limit`` due jobs; return how many were
-    claimed."""
-    table = _table(registrations)
+    claimed. ``observer`` hears each kind's batch time and each job's outcome."""
+    table = _table(registrations, observer)
     jobs = store.jobs.claim_jobs(limit, lease_ms)
     by_kind: dict[str, list[Job]] = {}
     for job in jobs:
         by_kind.setdefault(job.kind, []).append(job)
     for name, group in by_kind.items():
         runner = table.get(name)
+        started = time.perf_counter()
         try:
             if runner is None:
-                _unhandled(store, name, group)
+                _unhandled(store, name, group, observer)
             else:
                 runner(store, group)
         except Exception:  # recording an outcome failed: the leases bring the jobs back
             log.exception("job worker: recording the outcome of %s jobs failed", name)
+        observer.job_batch(name, time.perf_counter() - started)
     return len(jobs)
 
 
 _Runner = Callable[[Store, list[Job]], None]
 
 
-def _table(registrations: Handlers) -> dict[str, _Runner]:
+def _table(registrations: Handlers, observer: Observer) -> dict[str, _Runner]:
     if isinstance(registrations, Mapping):
         return {name: _legacy_runner(handler) for name, handler in registrations.items()}
-    return {reg.kind.name: _runner(reg) for reg in registrations}
+    return {reg.kind.name: _runner(reg, observer) for reg in registrations}
 
 
-def _runner(reg: Registration[P]) -> _Runner:
+def _runner(reg: Registration[P], observer: Observer) -> _Runner:
     def run(store: Store, group: list[Job]) -> None:
-        _run_registered(store, reg, group)
+        _run_registered(store, reg, group, observer)
 
     return run
 
 
-def _run_registered(store: Store, reg: Registration[P], group: list[Job]) -> None:
-    policy = reg.kind.policy
+def _run_registered(
+    store: Store, reg: Registration[P], group: list[Job], observer: Observer
+) -> None:
+    policy, name = reg.kind.policy, reg.kind.name
     batch: list[tuple[Job, P]] = []
     for job in group:
         try:
             batch.append((job, reg.kind.parse(job)))
         except InvalidJobPayload as exc:
-            _fail(store, policy, job, exc)
+            _observe(observer, name, _fail(store, policy, job, exc))
     if not batch:
         return
     try:
         errors = reg.handler(batch)
     except Exception as exc:  # the batch's error goes on the rows the handler left running
-        _fail_running(store, policy, [job for job, _ in batch], exc)
+        for outcome in _fail_running(store, policy, [job for job, _ in batch], exc):
+            _observe(observer, name, outcome)
         return
     ids = {job.id for job, _ in batch}
     for job, _ in batch:
         if job.id in errors:
-            _fail(store, policy, job, errors[job.id])
+            _observe(observer, name, _fail(store, policy, job, errors[job.id]))
+        else:  # finished by the handler (or, rarely, left to its lease: counted as done)
+            observer.job_outcome(name, "done")
     if stray := sorted(set(errors) - ids):
         log.warning(
             "%s handler reported errors for jobs not in its batch: %s", reg.kind.name, stray
@@ -147,7 +160,12 @@ def _legacy_runner(handler: Handler) -> _Runner:
     return run
 
 
-def _unhandled(store: Store, name: str, group: list[Job]) -> None:
+def _observe(observer: Observer, kind: str, outcome: JobOutcome | None) -> None:
+    if outcome is not None:
+        observer.job_outcome(kind, outcome)
+
+
+def _unhandled(store: Store, name: str, group: list[Job], observer: Observer) -> None:
     """A kind this worker has no handler for is retried with backoff, never failed at once: a
     newer version (a rolling upgrade) or another worker process may know it. After the kind's
     attempts it ends ``failed``, with the reason on the row."""
@@ -156,7 +174,7 @@ def _unhandled(store: Store, name: str, group: list[Job]) -> None:
     known = ", ".join(sorted(KINDS))
     for job in group:
         message = f"no handler for job kind {name!r} in this worker (it knows: {known})"
-        _fail(store, policy, job, RuntimeError(message))
+        _observe(observer, name, _fail(store, policy, job, RuntimeError(message)))
 
 
 def _fail_running(
@@ -166,17 +184,22 @@ def _fail_running(
     error: BaseException,
     *,
     always_retry: bool = False,
-) -> None:
+) -> list[JobOutcome | None]:
     """Fail the jobs still running; the ones the handler finished (or failed) keep their state.
+    Returns the outcome of each job it failed (``done`` for one the handler had finished).
 
     The state read is a fast path; the store's guarded updates make it safe under races."""
+    outcomes: list[JobOutcome | None] = []
     for job in jobs:
         try:
             state = store.jobs.get_job(job.id).state
         except NotFound:
             continue  # deleted with its tenant while it ran
         if state is JobState.RUNNING:
-            _fail(store, policy, job, error, always_retry=always_retry)
+            outcomes.append(_fail(store, policy, job, error, always_retry=always_retry))
+        elif state is JobState.DONE:
+            outcomes.append("done")
+    return outcomes
 
 
 def _fail(
@@ -186,9 +209,10 @@ def _fail(
     error: BaseException,
     *,
     always_retry: bool = False,
-) -> None:
+) -> JobOutcome | None:
     """Record one job's failure: rescheduled per ``policy`` (the store marks it failed when out
-    of attempts), or failed at once when retrying cannot help."""
+    of attempts), or failed at once when retrying cannot help. Returns what became of it (None
+    when nothing could be recorded)."""
     cause, result = (error.cause, error.result) if isinstance(error, JobFailed) else (error, None)
     decision = policy.decide(cause, job.attempts)
     if always_retry and not decision.retry:
@@ -204,12 +228,15 @@ def _fail(
                 tx.jobs.fail_job_now(job.id, message, result)
             state = JobState.FAILED
     except NotFound:
-        return  # deleted with its tenant while it ran
+        return None  # deleted with its tenant while it ran
     except Exception:  # one unrecorded failure must not stop the others; the lease retries it
         log.exception("job %s (%s): recording its failure failed", job.id, job.kind)
-        return
+        return None
     last_line = message.strip().splitlines()[-1] if message.strip() else ""
     log.warning("job %s (%s) failed, now %s: %s", job.id, job.kind, state.value, last_line)
+    if state is JobState.FAILED:
+        return "failed"
+    return "retried" if decision.uses_attempt else "deferred"
 
 
 def describe_error(error: BaseException) -> str:
@@ -239,9 +266,11 @@ class Worker:
         registrations: Handlers,
         idle_s: float = 0.5,
         lease_ms: int = LEASE_MS,
+        observer: Observer = NO_OBSERVER,
     ) -> None:
         self._store = store
         self._lease_ms = lease_ms
+        self._observer = observer
         # Mappings are taken as given (the engine fills its handler dict after construction).
         self._registrations = (
             registrations if isinstance(registrations, Mapping) else list(registrations)
@@ -270,7 +299,12 @@ class Worker:
     def _loop(self) -> None:
         while not self._stop.is_set():
             try:
-                claimed = run_batch(self._store, self._registrations, lease_ms=self._lease_ms)
+                claimed = run_batch(
+                    self._store,
+                    self._registrations,
+                    lease_ms=self._lease_ms,
+                    observer=self._observer,
+                )
             except Exception:
                 log.exception("job worker: claiming failed; retrying")
                 claimed = 0

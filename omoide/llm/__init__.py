@@ -16,6 +16,7 @@ from omoide.config import Settings
 from omoide.errors import FeatureDisabled, InvalidInput
 from omoide.llm.errors import LLMRejected, LLMTruncated, LLMUnavailable, kind_of
 from omoide.llm.protocol import LLM, Completion, MeteredLLM, Usage
+from omoide.observe import NO_OBSERVER, Observer
 
 if TYPE_CHECKING:
     from omoide.llm.client import OpenAICompatLLM
@@ -34,7 +35,9 @@ __all__ = [
 ]
 
 
-def build_llm(settings: Settings, timeout: float = 60.0) -> OpenAICompatLLM | None:
+def build_llm(
+    settings: Settings, timeout: float = 60.0, observer: Observer = NO_OBSERVER
+) -> OpenAICompatLLM | None:
     """The configured LLM, or None when ``llm_base_url`` is unset.
 
     Every provider (``llm_provider``: openai, ollama, vllm, ...) is reached through its
@@ -63,6 +66,7 @@ def build_llm(settings: Settings, timeout: float = 60.0) -> OpenAICompatLLM | No
         max_tokens=settings.llm_max_tokens,
         thinking_tokens=settings.llm_thinking_tokens,
         formats=SHARED,
+        observer=observer,
     )
 
 

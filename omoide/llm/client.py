@@ -22,6 +22,7 @@ worker and hide outages). The only second request is the repair of an unparseabl
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -33,7 +34,9 @@ from omoide.llm import formats
 from omoide.llm.errors import LLMRejected, LLMTruncated, LLMUnavailable, bad_answer
 from omoide.llm.formats import FormatMemory, FormatSetting, ResponseFormat
 from omoide.llm.parse import ParseError, parse_model, salvage_truncated
+from omoide.llm.probe import probe
 from omoide.llm.protocol import Completion, T, Usage
+from omoide.observe import NO_OBSERVER, Observer
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +65,7 @@ class OpenAICompatLLM:
     ``max_retries`` is passed to the SDK and defaults to 0 on purpose (see the module docstring).
     ``temperature=None`` leaves it out, for reasoning models that reject it. ``formats`` is where
     the negotiated format is kept (one per client unless given; ``build_llm`` shares one).
+    ``observer`` hears of every HTTP request: its time and, when it failed, the error's class.
     """
 
     def __init__(
@@ -76,6 +80,7 @@ class OpenAICompatLLM:
         max_tokens: int = 4096,
         thinking_tokens: int = 0,
         formats: FormatMemory | None = None,
+        observer: Observer = NO_OBSERVER,
     ) -> None:
         self.name = f"openai-compat/{model}"
         self.model = model
@@ -84,7 +89,9 @@ class OpenAICompatLLM:
         self.thinking_tokens = thinking_tokens
         self._forced: ResponseFormat | None = None if response_format == "auto" else response_format
         self._formats = formats or FormatMemory()
+        self._observer = observer
         self._endpoint = (base_url.rstrip("/"), model)
+        self._api_key = api_key
         self._client = openai.OpenAI(
             base_url=base_url, api_key=api_key or "none", timeout=timeout, max_retries=max_retries
         )
@@ -133,6 +140,12 @@ class OpenAICompatLLM:
         of ``complete_json`` (``LLMUnavailable`` when it is down): a real health check."""
         self.complete_json("Answer with JSON.", 'Reply with {"ok": true}.', Probe)
         return self.response_format
+
+    def available(self, timeout: float = 5.0) -> bool:
+        """Whether the endpoint answers its model list (no tokens spent): the outage gate's
+        probe (``omoide.jobs.gate``)."""
+        base_url, model = self._endpoint
+        return bool(probe(base_url, model, self._api_key, timeout)["status"] == "ok")
 
     def close(self) -> None:
         self._client.close()
@@ -194,8 +207,15 @@ class OpenAICompatLLM:
         }
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
-        raw = self._client.chat.completions.with_raw_response.create(**kwargs)
-        return _read_reply(raw.http_response.text)
+        started = time.perf_counter()
+        try:
+            raw = self._client.chat.completions.with_raw_response.create(**kwargs)
+            reply = _read_reply(raw.http_response.text)
+        except Exception as exc:
+            self._observer.llm_call(time.perf_counter() - started, type(exc).__name__)
+            raise
+        self._observer.llm_call(time.perf_counter() - started, None)
+        return reply
 
     def _truncated(self, reply: _Reply, schema: type[BaseModel], spent: Usage) -> LLMTruncated:
         budget = self.budget(schema)

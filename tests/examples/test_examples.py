@@ -75,3 +75,15 @@ def test_mcp_agent(fake: FakeLLMServer, tmp_path: Path) -> None:
     out = _run("agent_mcp.py", tmp_path, "--llm-url", fake.url, "--db", str(db))
     _check(out, fake)
     assert db.exists()
+
+
+@pytest.mark.parametrize("via", ["library", "http", "mcp"])
+def test_agents_sdk_agent(via: str, fake: FakeLLMServer, tmp_path: Path) -> None:
+    """The OpenAI Agents SDK example (openai-agents, in the dev extra), over each way in."""
+    args = ["--via", via, "--llm-url", fake.url, "--model", "fake-model"]
+    if via == "http":
+        with running(tmp_path / "server.db", HashEmbedder()) as server:
+            out = _run("agents_sdk.py", tmp_path, *args, "--omoide-url", server.url)
+    else:
+        out = _run("agents_sdk.py", tmp_path, *args, "--db", str(tmp_path / f"{via}.db"))
+    _check(out, fake)

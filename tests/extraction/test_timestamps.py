@@ -5,6 +5,7 @@ day the history was imported."""
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 import pytest
 from fastapi.testclient import TestClient
@@ -64,3 +65,56 @@ def test_the_v1_api_takes_and_returns_message_times(mem: Memory, fake_llm: FakeL
     [episode] = episodes["items"]
     stamps = [m.get("timestamp") for m in episode["messages"]]
     assert stamps == [SAID, "2023-05-08T13:57:00+00:00"], json.dumps(episode)
+
+
+def test_an_episode_time_dates_the_messages_without_their_own(
+    mem: Memory, fake_llm: FakeLLMServer
+) -> None:
+    script(fake_llm, facts=[])
+    messages = [
+        {"role": "user", "content": "We adopted a cat last week."},
+        {"role": "assistant", "content": "Congratulations!", "timestamp": "2023-06-02T09:00:00Z"},
+    ]
+    at = datetime(2023, 6, 1, 18, 30)  # naive: UTC
+    mem.add_messages(messages, user_id="u", session_id="s", timestamp=at, wait=True, **FACTS_ONLY)
+    assert "Today's date is 2023-06-02." in facts_prompt(fake_llm)  # the latest time given
+    [episode] = mem.list_episodes("s", user_id="u")[0]
+    stamps = [m.timestamp.isoformat() if m.timestamp else None for m in episode.messages]
+    assert stamps == ["2023-06-01T18:30:00+00:00", "2023-06-02T09:00:00+00:00"]
+
+
+NO_GRAPH = {"entities": [], "relationships": []}  # JiuwenMemory's add has no graph switch
+ONLY_FACTS = {
+    "enable_user_profile": False,
+    "enable_episodic_memory": False,
+    "enable_summary_memory": False,
+}
+
+
+@pytest.mark.profiles("generic")
+def test_jiuwen_add_messages_reads_each_message_timestamp(
+    mem: Memory, fake_llm: FakeLLMServer
+) -> None:
+    script(fake_llm, facts=["The user went to a support group on 2023-05-07"], graph=NO_GRAPH)
+    app = create_app(Settings(), engine=mem)
+    body = {
+        "messages": [dict(m, timestamp=str(m["timestamp"])) for m in IMPORTED],
+        "user_id": "u",
+        **ONLY_FACTS,
+    }
+    with TestClient(app, base_url="http://127.0.0.1") as http:
+        added = http.post("/add_messages/", json=body)
+        assert added.status_code == 200, added.text
+        assert added.json()["extraction"]["state"] == "done"
+        bad = {"messages": [{"content": "x", "timestamp": "last tuesday"}], "user_id": "u"}
+        refused = http.post("/add_messages/", json=bad)
+        assert refused.status_code == 422 and "messages[0].timestamp" in refused.text
+        whole = {"messages": [{"content": "I went out yesterday."}], "user_id": "v", **ONLY_FACTS}
+        whole["timestamp"] = "2022-01-10T08:00:00Z"  # omoide's episode time, on this route too
+        script(fake_llm, facts=[], graph=NO_GRAPH)
+        assert http.post("/add_messages/", json=whole).json()["extraction"]["state"] == "done"
+    prompts = [
+        "\n".join(str(m.get("content", "")) for m in r["messages"]) for r in fake_llm.requests
+    ]
+    assert "Today's date is 2023-05-08." in prompts[0]
+    assert "Today's date is 2022-01-10." in prompts[2]

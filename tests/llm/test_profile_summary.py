@@ -54,3 +54,20 @@ def test_summary_without_new_text(fake_llm: FakeLLMServer, llm: OpenAICompatLLM)
     with pytest.raises(InvalidInput):
         summarize(llm, [])
     assert fake_llm.requests == []
+
+
+def test_the_prompts_example_put_before_a_summary_is_cut_off(
+    fake_llm: FakeLLMServer, llm: OpenAICompatLLM
+) -> None:
+    """SmolLM2-135M through llama-cpp-python answered the example, then its own summary."""
+    example = "The user is restoring a 1936 typewriter and asked where to find a ribbon; the "
+    example += "assistant suggested two repair shops."
+    fake_llm.enqueue(json.dumps({"summary": f"{example} Caroline went to a support group."}))
+    said = [Message(content="I went to a LGBTQ support group yesterday.")]
+    assert summarize(llm, said) == "Caroline went to a support group."
+    fake_llm.enqueue(json.dumps({"summary": f"  {example}\n"}))
+    with pytest.raises(LLMError, match="example"):
+        summarize(llm, said)
+    typist = [Message(content=example)]  # a conversation that really says it keeps it
+    fake_llm.enqueue(json.dumps({"summary": f"{example} They chatted."}))
+    assert summarize(llm, typist) == f"{example} They chatted."

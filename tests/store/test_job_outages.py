@@ -45,3 +45,21 @@ def test_a_retried_job_keeps_its_result_but_not_its_old_error(store: Store) -> N
     assert store.jobs.fail_job(job_id, "boom", 0, {"steps": {"x": 1}}) is JobState.FAILED
     job = store.jobs.retry_job(ALICE, job_id)
     assert job.last_error is None and job.result == {"steps": {"x": 1}}
+
+
+@covers(JobQueue.release_jobs)
+def test_released_jobs_are_due_now_and_others_stay_as_they_are(store: Store) -> None:
+    with store.transaction() as tx:
+        waiting, running, other = (tx.jobs.enqueue_job(ALICE, "extract", {}) for _ in range(3))
+    claimed = {job.id for job in store.jobs.claim_jobs(10, 60_000)}
+    assert claimed == {waiting, running, other}
+    store.jobs.defer_job(waiting, "LLM down", 3_600_000)
+    store.jobs.defer_job(other, "LLM down", 3_600_000)
+    assert store.jobs.claim_jobs(10, 60_000) == []  # both wait out an hour
+    assert store.jobs.release_jobs([waiting, running, 999_999]) == 1  # not running, not unknown
+    assert [job.id for job in store.jobs.claim_jobs(10, 60_000)] == [waiting]
+    job = store.jobs.get_job(waiting)
+    assert (job.attempts, job.last_error) == (2, "LLM down")
+    assert store.jobs.get_job(running).state is JobState.RUNNING
+    assert store.jobs.release_jobs([]) == 0
+    assert store.jobs.get_job(other).state is JobState.PENDING  # not named: still waiting

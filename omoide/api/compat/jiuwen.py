@@ -37,6 +37,7 @@ import json
 import logging
 
 from fastapi import APIRouter, Response
+from pydantic import ValidationError
 
 from omoide.api.compat import jiuwen_dreaming, jiuwen_messages, jiuwen_meta
 from omoide.api.compat.jiuwen_common import (
@@ -79,7 +80,7 @@ from omoide.api.compat.jiuwen_models import (
 )
 from omoide.api.deps import EngineDep, ServicesDep, TenancyDep
 from omoide.engine import ExtractionRequest
-from omoide.errors import NotFound
+from omoide.errors import InvalidInput, NotFound
 from omoide.memory import Memory
 from omoide.types import ExtractionStatus, MemoryItem, MemoryType, Message, Scope, SearchFilters
 
@@ -115,10 +116,7 @@ def add_messages(body: AddMessagesRequest, services: ServicesDep, tenancy: Tenan
     with failing_as("Error adding messages"):
         scope = resolve_scope(tenancy, body.user_id, body.scope_id)
         variables = body.variables()
-        messages = [
-            Message(role=m.get("role") or "user", content=m.get("content", ""))
-            for m in body.messages
-        ]
+        messages = [_message(index, m) for index, m in enumerate(body.messages)]
         messages = [m for m in messages if m.content.strip()]
         if not messages:  # upstream accepts an empty list: nothing to store, nothing to do
             status = ExtractionStatus(state="off", reason="no message has content")
@@ -138,11 +136,28 @@ def add_messages(body: AddMessagesRequest, services: ServicesDep, tenancy: Tenan
             extraction=wanted,
             wait=True,
             timeout=ADD_WAIT_S,
+            timestamp=body.timestamp,
         )
     extraction = result.extraction
     if extraction.state == "disabled":
         extraction = extraction.model_copy(update={"reason": NO_LLM})
     return Added(message="Messages added successfully", extraction=extraction)
+
+
+def _message(index: int, raw: dict[str, str]) -> Message:
+    """One of ``/add_messages/``'s messages; a ``timestamp`` that is not a time is a 422
+    (stored as "said now", it would date every relative date wrongly)."""
+    said = raw.get("timestamp") or None
+    try:
+        return Message(
+            role=raw.get("role") or "user", content=raw.get("content", ""), timestamp=said
+        )
+    except ValidationError as exc:
+        raise InvalidInput(
+            f"messages[{index}].timestamp {said!r} is not a time: give ISO 8601, e.g. "
+            "2023-05-08T13:56:00Z",
+            field=f"messages[{index}].timestamp",
+        ) from exc
 
 
 @router.post("/update_mem_by_id/")

@@ -9,6 +9,7 @@ to. The examples are upstream's documentation's.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -78,7 +79,14 @@ class AddMessagesRequest(_Tenant):
 
     messages: list[dict[str, str]] = Field(
         description='Each {"role", "content"}: role defaults to "user", content to "" (a '
-        "message without content is not stored); other keys are ignored."
+        'message without content is not stored); an optional "timestamp" (ISO 8601, UTC '
+        "without an offset) says when it was said, and extraction reads relative dates from "
+        "it; other keys are ignored."
+    )
+    timestamp: datetime | None = Field(
+        None,
+        description="omoide's addition: when the exchange happened, the time of each message "
+        'without a "timestamp" of its own.',
     )
     session_id: Id = Field(None, description='The session the messages belong to; "__default__".')
     mem_variables: list[JiuwenVariable] = Field(

@@ -91,16 +91,19 @@ def delete_scope(
 def get_memory(
     memory_id: str, query: Annotated[TenantQuery, Query()], engine: EngineDep, tenancy: TenancyDep
 ) -> MemoryItem:
-    """One memory by id (404 if it is not in this tenant)."""
-    return engine.get(memory_id, **tenancy.scope(query.user_id, query.scope_id).model_dump())
+    """One memory by id (404 if it is not in this tenant). Without `user_id` and `scope_id`
+    the id names its own tenant (one the key may reach)."""
+    scope = tenancy.memory_scope(engine, memory_id, query.user_id, query.scope_id)
+    return engine.get(memory_id, **scope.model_dump())
 
 
 @router.patch("/{memory_id}")
 def update_memory(
     memory_id: str, body: UpdateMemory, engine: EngineDep, tenancy: TenancyDep
 ) -> MemoryItem:
-    """Change a memory's text and/or metadata; the old text is kept in its history."""
-    scope = tenancy.scope(body.user_id, body.scope_id)
+    """Change a memory's text and/or metadata; the old text is kept in its history. Without
+    `user_id` and `scope_id` the id names its own tenant."""
+    scope = tenancy.memory_scope(engine, memory_id, body.user_id, body.scope_id)
     return engine.update(memory_id, body.text, body.metadata, **scope.model_dump())
 
 
@@ -108,13 +111,17 @@ def update_memory(
 def delete_memory(
     memory_id: str, query: Annotated[TenantQuery, Query()], engine: EngineDep, tenancy: TenancyDep
 ) -> None:
-    """Delete one memory with its vector; its history records the delete."""
-    engine.delete(memory_id, **tenancy.scope(query.user_id, query.scope_id).model_dump())
+    """Delete one memory with its vector; its history records the delete. Without `user_id`
+    and `scope_id` the id names its own tenant."""
+    scope = tenancy.memory_scope(engine, memory_id, query.user_id, query.scope_id)
+    engine.delete(memory_id, **scope.model_dump())
 
 
 @router.get("/{memory_id}/history")
 def memory_history(
     memory_id: str, query: Annotated[TenantQuery, Query()], engine: EngineDep, tenancy: TenancyDep
 ) -> list[HistoryEntry]:
-    """Every change of one memory (ADD, UPDATE, DELETE), oldest first."""
-    return engine.history(memory_id, **tenancy.scope(query.user_id, query.scope_id).model_dump())
+    """Every change of one memory (ADD, UPDATE, DELETE), oldest first. Without `user_id` and
+    `scope_id` the id names its own tenant (a deleted memory's too)."""
+    scope = tenancy.memory_scope(engine, memory_id, query.user_id, query.scope_id)
+    return engine.history(memory_id, **scope.model_dump())

@@ -23,6 +23,7 @@ expired (handlers are idempotent, and ``claim_step`` keeps steps from running tw
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from omoide.types import (
@@ -67,6 +68,12 @@ class JobQueue(Protocol):
         attempt (its ``max_attempts`` grows by one): the run failed for a reason outside the
         job, such as an LLM outage. Keeps ``error`` and ``result`` as ``fail_job`` does; a job
         that is not ``running`` is left as it is. ``NotFound`` if no job has this id."""
+        ...
+
+    def release_jobs(self, job_ids: Sequence[int]) -> int:
+        """Make the ``pending`` jobs among ``job_ids`` due now, ending the backoff they wait out
+        (the LLM answers again after an outage). Attempts, errors and results stay; jobs in
+        another state, and unknown ids, are left as they are. Returns how many were made due."""
         ...
 
     def renew_lease(self, job_id: int, lease_ms: int) -> bool:

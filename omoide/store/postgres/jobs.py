@@ -9,6 +9,7 @@ a job backwards: a ``done`` job stays ``done`` whatever a failing batch reports 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
@@ -74,6 +75,18 @@ class PostgresJobQueue:
                 (error[-_ERROR_CHARS:], ts + delay_ms, ts, _dumps(result), job_id),
             )
             return _job(conn, job_id).state
+
+    def release_jobs(self, job_ids: Sequence[int]) -> int:
+        if not job_ids:
+            return 0
+        ts = now_ms()
+        with self._db.write() as conn:
+            cursor = conn.execute(
+                "UPDATE jobs SET run_after = %s, updated_at = %s"
+                " WHERE state = 'pending' AND run_after > %s AND id = ANY(%s)",
+                (ts, ts, ts, list(job_ids)),
+            )
+            return cursor.rowcount
 
     def renew_lease(self, job_id: int, lease_ms: int) -> bool:
         ts = now_ms()

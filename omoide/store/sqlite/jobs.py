@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from typing import Any
 
 from omoide.errors import Conflict, NotFound
@@ -70,6 +71,19 @@ class SQLiteJobQueue:
                 (error[-_ERROR_CHARS:], ts + delay_ms, ts, _dumps(result), job_id),
             )
             return _job(conn, job_id).state
+
+    def release_jobs(self, job_ids: Sequence[int]) -> int:
+        if not job_ids:
+            return 0
+        ts = now_ms()
+        marks = ",".join("?" * len(job_ids))
+        with self._db.immediate() as conn:
+            cur = conn.execute(
+                "UPDATE jobs SET run_after = ?, updated_at = ?"
+                f" WHERE state = 'pending' AND run_after > ? AND id IN ({marks})",
+                (ts, ts, ts, *job_ids),
+            )
+            return cur.rowcount
 
     def renew_lease(self, job_id: int, lease_ms: int) -> bool:
         ts = now_ms()
