@@ -3,8 +3,11 @@ under the tenant filter."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import psycopg
+import psycopg.rows
 import pytest
 
 from omoide.store.postgres import PostgresStore, ann
@@ -68,3 +71,33 @@ def test_hnsw_recall_against_exact_search_under_the_tenant_filter(
     assert all(len(a) == 10 for a in approximate)  # the filtered LIMIT is always filled
     mine = {f"m{i}" for i in range(0, ROWS, SHARE)}
     assert all(set(a) <= mine for a in approximate)  # never another tenant's rows
+
+
+def test_a_large_tenant_without_an_index_has_one_built_in_the_background(
+    pg_store: PostgresStore, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(11)
+    _fill(pg_url, rng)
+    queries = rng.normal(size=(20, DIM)).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    search = pg_store.memories.vector_search
+    exact = [[i for i, _ in search(ALICE, q, SearchFilters(), 10)] for q in queries]
+    with psycopg.connect(pg_url, row_factory=psycopg.rows.dict_row) as conn:
+        assert not ann.has_index(conn, DIM)  # small tenants ask for no index
+    monkeypatch.setattr(ann, "EXACT_MAX", ROWS // SHARE // 2)  # alice now counts as large
+    # exact while the index is being built
+    assert [i for i, _ in search(ALICE, queries[0], SearchFilters(), 10)] == exact[0]
+
+    def built() -> bool:
+        with psycopg.connect(pg_url, row_factory=psycopg.rows.dict_row) as conn:
+            return ann.has_index(conn, DIM)
+
+    deadline = time.monotonic() + 300  # a generous bound on a busy machine, not a timing
+    while not built():
+        assert time.monotonic() < deadline, "the HNSW index was never built"
+        time.sleep(0.2)
+    found = [[i for i, _ in search(ALICE, q, SearchFilters(), 10)] for q in queries]
+    mine = {f"m{i}" for i in range(0, ROWS, SHARE)}
+    assert all(len(f) == 10 and set(f) <= mine for f in found)
+    recall = np.mean([len(set(f) & set(e)) / 10 for f, e in zip(found, exact, strict=True)])
+    assert recall >= 0.9, recall

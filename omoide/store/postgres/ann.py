@@ -3,8 +3,10 @@
 A tenant with at most ``EXACT_MAX`` vectors is searched exactly (a scan of its rows by the
 tenant index: exact, and fast at that size). A larger tenant is searched through an HNSW index
 when one exists for the query's dimension. Vectors have the model's dimension, which no
-migration knows, so the index is created on demand (``create_index``, e.g. by ``omoide
-migrate`` or an operator) as a partial expression index per dimension. A filtered HNSW scan
+migration knows, so the index is created on demand as a partial expression index per
+dimension: the first search of a large tenant without one starts building it in the
+background (``IndexBuilder``: one builder across processes, ``CONCURRENTLY`` so writes go
+on) and searches exactly until it is valid. A filtered HNSW scan
 alone misses rows other tenants crowd out (measured in the issue: recall 0.09 at 1%
 selectivity); ``hnsw.iterative_scan`` keeps scanning until the filtered LIMIT is filled
 (recall 0.95), bounded by ``hnsw.max_scan_tuples``.
@@ -12,9 +14,16 @@ selectivity); ``hnsw.iterative_scan`` keeps scanning until the filtered LIMIT is
 
 from __future__ import annotations
 
-import numpy as np
+import logging
+import threading
 
-from omoide.store.postgres.db import Conn
+import numpy as np
+import psycopg
+
+from omoide.errors import StoreError
+from omoide.store.postgres.db import Conn, connect
+
+log = logging.getLogger("omoide.store")
 
 EXACT_MAX = 20_000
 EF_SEARCH = 100
@@ -37,11 +46,61 @@ def create_index(conn: Conn, dim: int) -> None:
 
 
 def has_index(conn: Conn, dim: int) -> bool:
+    """Whether the index exists and is valid (a build that was interrupted leaves an invalid
+    one, which the planner never uses)."""
+    return _index_state(conn, dim) is True
+
+
+def _index_state(conn: Conn, dim: int) -> bool | None:
+    """``True`` valid, ``False`` present but invalid, ``None`` absent."""
     row = conn.execute(
-        "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = %s",
+        "SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+        " WHERE c.relname = %s AND c.relnamespace = current_schema()::regnamespace",
         (index_name(dim),),
     ).fetchone()
-    return row is not None
+    return None if row is None else bool(row["valid"])
+
+
+_BUILD_LOCK = 0x6F6D6F69  # an advisory-lock key of our own: one builder across processes
+
+
+class IndexBuilder:
+    """Builds the HNSW index of a dimension in a background thread, once per process at a
+    time; across processes an advisory lock lets one build while the others keep searching
+    exactly. An invalid index left by an interrupted build is dropped and built again."""
+
+    def __init__(self, url: str) -> None:
+        self._url = url
+        self._lock = threading.Lock()
+        self._running: set[int] = set()
+
+    def request(self, dim: int) -> None:
+        with self._lock:
+            if dim in self._running:
+                return
+            self._running.add(dim)
+        threading.Thread(
+            target=self._build, args=(dim,), name="omoide-hnsw-build", daemon=True
+        ).start()
+
+    def _build(self, dim: int) -> None:
+        try:
+            with connect(self._url) as conn:
+                got = conn.execute(
+                    "SELECT pg_try_advisory_lock(%s, %s) AS ok", (_BUILD_LOCK, dim)
+                ).fetchone()
+                if got is None or not got["ok"]:
+                    return  # another process is building it
+                if _index_state(conn, dim) is False:
+                    conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {index_name(dim)}")
+                log.info("building the HNSW index of %d-dimension vectors", dim)
+                create_index(conn, dim)
+                log.info("HNSW index of %d-dimension vectors built", dim)
+        except (psycopg.Error, StoreError) as exc:  # searches stay exact; the next one retries
+            log.warning("HNSW index build failed (%s): searches stay exact", exc)
+        finally:
+            with self._lock:
+                self._running.discard(dim)
 
 
 def is_large(conn: Conn, user_id: str, scope_id: str) -> bool:
@@ -83,11 +142,17 @@ def search(
     query: np.ndarray,
     where: tuple[str, list[object]],
     limit: int,
+    builder: IndexBuilder | None = None,
 ) -> list[tuple[str, float]]:
-    """The tenant's nearest vectors: exact while the tenant is small or no index exists."""
+    """The tenant's nearest vectors: exact while the tenant is small or no valid index exists
+    (then ``builder`` is asked to build one)."""
     dim = int(query.shape[0])
     tenant = (user_id, scope_id)
-    if is_large(conn, *tenant) and has_index(conn, dim):
+    large = is_large(conn, *tenant)
+    indexed = large and has_index(conn, dim)
+    if large and not indexed and builder is not None:
+        builder.request(dim)
+    if indexed:
         conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         conn.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, 2 * int(limit))}")
         conn.execute(f"SET LOCAL hnsw.max_scan_tuples = {MAX_SCAN_TUPLES}")

@@ -30,6 +30,7 @@ class PostgresMemoryReads:
 
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._index_builder = ann.IndexBuilder(db.url)
 
     def get_memories(self, scope: Scope, ids: Sequence[str]) -> list[MemoryItem]:
         if not ids:
@@ -100,7 +101,9 @@ class PostgresMemoryReads:
         query = vector.astype(np.float32, copy=False)
         with self._db.read() as conn:
             where = memory_filter(conn, scope, filters)
-            found = ann.search(conn, scope.user_id, scope.scope_id, query, where, limit)
+            found = ann.search(
+                conn, scope.user_id, scope.scope_id, query, where, limit, self._index_builder
+            )
             if not found:
                 _check_dimension(conn, scope, query.shape[0])
             return found
