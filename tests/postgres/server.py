@@ -45,7 +45,7 @@ def _start() -> str:
     return url
 
 
-# A process started by a test of the PostgreSQL pass uses its parent's server (``child/``).
+# A process started by a test of the PostgreSQL pass uses its parent's server (``everywhere``).
 SERVER_ENV = "OMOIDE_TEST_POSTGRES_SERVER"
 
 
