@@ -39,12 +39,12 @@ test-sqlite: install browser
 # (tests/postgres/everywhere.py: subprocesses too; SQLite-only tests are listed, not run; tests
 # run per LLM server profile run with one). Not run again here: tests/store and tests/postgres
 # (both backends already), the tests that open no store (llm, architecture, docs, config,
-# embedders, segmentation), and, to keep CI well under 15 minutes on 2 cores, the compatibility
+# embedders), and, to keep CI well under 15 minutes on 2 cores, the compatibility
 # adapters (tests/compat), the browser tests (tests/ui) and the fuzzer (tests/test_fuzz.py),
 # which reach the same engine and store through other doors.
 PG_SKIP := tests/store tests/postgres tests/llm tests/compat tests/ui tests/test_fuzz.py \
 	tests/test_architecture.py tests/test_docs.py tests/test_config.py tests/test_embed.py \
-	tests/test_embed_onnx.py tests/test_segment.py
+	tests/test_embed_onnx.py
 test-postgres: install
 	$(VENV)/bin/python -m pytest -q -p tests.postgres.everywhere $(addprefix --ignore=,$(PG_SKIP))
 
