@@ -71,6 +71,10 @@ def _run_and_kill(path: Path, run: int, acks: int) -> list[tuple[str, str]]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(3 * ACK_WAIT_S + 60)
+@pytest.mark.sqlite_only(
+    "SIGKILLs a process writing the SQLite file, then checks the file's FTS5 and vector tables"
+    " (a killed client on PostgreSQL: tests/postgres/test_multiprocess.py)"
+)
 def test_sigkill_loses_no_acknowledged_memory(tmp_path: Path) -> None:
     path = tmp_path / "crash.db"
     rng = random.Random(7)

@@ -9,6 +9,7 @@ import pytest
 from omoide import EmbedderError, InvalidInput, Memory, MemoryType, NotFound, SearchFilters
 from omoide.embed import HashEmbedder
 from omoide.embed.remote import OpenAICompatEmbedder
+from tests import sql
 
 
 def down_embedder() -> OpenAICompatEmbedder:
@@ -71,7 +72,7 @@ def test_failing_job_is_retried_then_failed_and_visible(tmp_path: Path) -> None:
     with Memory(tmp_path / "m.db", embedder=down_embedder(), workers=0) as memory:
         memory.add("tea", user_id="alice")
         for _ in range(5):
-            memory.store._writer.execute("UPDATE jobs SET run_after = 0")  # skip the backoff
+            sql.execute(memory.store, "UPDATE jobs SET run_after = 0")  # skip the backoff
             memory.run_jobs()
         [job] = memory.list_jobs()
         assert job.state.value == "failed" and job.attempts == 5

@@ -16,7 +16,8 @@ Read from the engine at each scrape (``EngineCollector``), through the calls the
     omoide_job_queue{kind,state}           unfinished and failed jobs per kind (first 1000
                                            of each state)
     omoide_component_up{component}         1 ok, 0 down: store, embedder, llm
-    omoide_store_bytes                     the SQLite file with its -wal and -shm files
+    omoide_store_bytes                     the store on disk (SQLite: the file with its -wal and
+                                           -shm files; PostgreSQL: the schema's tables)
 
 Reported by the engine as they happen (``CallMetrics``, the ``omoide.observe.Observer`` the
 app hands to the ``Memory`` it builds; an app given an engine gets them when that engine was
@@ -38,7 +39,6 @@ import logging
 import time
 from collections import Counter as Tally
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
@@ -209,10 +209,14 @@ class EngineCollector(Collector):
         try:
             report = engine.health()
             queue = _queue(engine)
+            size = engine.store.admin.size_bytes()
         except Exception:  # a scrape must not fail because the store is down
             log.exception("metrics: reading the engine failed")
             return
         yield from _health_metrics(report)
+        yield GaugeMetricFamily(
+            "omoide_store_bytes", "Size of the store on disk.", value=float(size)
+        )
         family = GaugeMetricFamily(
             "omoide_job_queue",
             f"Unfinished and failed jobs per kind (first {QUEUE_SAMPLE} of each state).",
@@ -244,20 +248,6 @@ def _health_metrics(report: dict[str, Any]) -> Iterator[Metric]:
         if status in ("ok", "down"):
             up.add_metric([part], 1.0 if status == "ok" else 0.0)
     yield up
-    size = _store_bytes(report.get("store", {}).get("location"))
-    if size is not None:
-        yield GaugeMetricFamily(
-            "omoide_store_bytes", "Size of the store's files on disk.", value=size
-        )
-
-
-def _store_bytes(location: Any) -> float | None:
-    if not isinstance(location, str) or not location:
-        return None
-    path = Path(location.removeprefix("sqlite:///"))
-    files = [path, *(path.with_name(path.name + s) for s in ("-wal", "-shm"))]
-    sizes = [f.stat().st_size for f in files if f.is_file()]
-    return float(sum(sizes)) if sizes else None
 
 
 def install(app: FastAPI, metrics: Metrics, calls: CallMetrics) -> None:

@@ -61,6 +61,7 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
+@pytest.mark.sqlite_only("checks the modes of the SQLite file and its -wal in the data folder")
 def test_a_keyless_server_warns_and_keeps_its_files_private(tmp_path: Path) -> None:
     env = _env(tmp_path, PORT="0")
     env.pop("OMOIDE_DATA_DIR")  # the default: ~/.omoide under the fresh HOME

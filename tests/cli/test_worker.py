@@ -19,10 +19,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from omoide import store as seam
 from omoide.config import Settings, env_names
 from omoide.jobs.kinds import EMBED, EmbedPayload
 from omoide.jobs.queue import enqueue
-from omoide.store import open_store
 from omoide.store.protocol import NewMemory, Store
 from omoide.types import Job, JobState, Scope
 from tests.fakes import FakeLLMServer
@@ -59,7 +59,7 @@ def env(tmp_path: Path, fake: FakeLLMServer) -> dict[str, str]:
         "OMOIDE_EMBED_API_BASE": fake.url,
         "OMOIDE_WORKER_POLL_S": "0.05",
         "OMOIDE_JOB_LEASE_S": "2",
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
 
 
@@ -111,7 +111,7 @@ def procs() -> Iterator[list[Proc]]:
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
     """This test's own handle on the database the processes share."""
-    handle = open_store(tmp_path / "omoide.db")
+    handle = seam.open_store(tmp_path / "omoide.db")
     yield handle
     handle.close()
 

@@ -73,7 +73,7 @@ def _env(tmp_path: Path, **values: str) -> dict[str, str]:
         "HOME": str(tmp_path / "home"),
         "OMOIDE_DATA_DIR": str(tmp_path / "data"),
         "OMOIDE_EMBEDDER": "hash",
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
     return env | values
 

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from omoide import InvalidInput, Memory
+from omoide import store as seam
 from omoide.config import Settings
 from omoide.embed import HashEmbedder
 from omoide.engine import ExtractionRequest, KnowledgeConfig
 from omoide.engine.embedding import Embedding
 from omoide.engine.projects import ProjectService
 from omoide.engine.search import SearchService
-from omoide.store import open_store
 from omoide.store.protocol import NewMemory
 from omoide.types import Scope
 from omoide.wiring import build_engine
@@ -27,7 +27,7 @@ def _workers() -> int:
 
 
 def test_a_service_works_alone_over_its_collaborators(tmp_path: Path) -> None:
-    store = open_store(tmp_path / "alone.db")
+    store = seam.open_store(tmp_path / "alone.db")
     try:
         embedding = Embedding(store, HashEmbedder())
         vector = embedding.embed(["jasmine tea"])[0]  # records the database's embedder
@@ -45,7 +45,7 @@ def test_a_service_works_alone_over_its_collaborators(tmp_path: Path) -> None:
 def test_create_project_creates_then_updates_through_the_one_project_api(
     tmp_path: Path,
 ) -> None:
-    store = open_store(tmp_path / "projects.db")
+    store = seam.open_store(tmp_path / "projects.db")
     try:
         projects = ProjectService(store)
         first = projects.create_project("garden", user_id="mei", description="veg")
@@ -79,10 +79,12 @@ def test_memory_reads_the_env_files_the_server_reads(
         f"OMOIDE_DATA_DIR={tmp_path / 'data'}\nOMOIDE_MAX_TEXT_CHARS=20\n"
     )
     with Memory(embedder=HashEmbedder(), workers=0) as memory:
-        assert memory.store.location.startswith(str(tmp_path / "data"))
-        memory.add("short enough", infer=False)
+        [item] = memory.add("short enough", infer=False)
         with pytest.raises(InvalidInput):
             memory.add("this text is longer than twenty characters", infer=False)
+    # The memory is in the database of OMOIDE_DATA_DIR, whatever the backend puts there.
+    with Memory(tmp_path / "data" / "omoide.db", embedder=HashEmbedder(), workers=0) as memory:
+        assert memory.get(item.id).text == "short enough"
 
 
 def test_knowledge_can_be_changed_on_a_live_memory(tmp_path: Path) -> None:

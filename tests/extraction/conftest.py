@@ -19,6 +19,7 @@ from omoide import Memory
 from omoide.config import Settings
 from omoide.embed import HashEmbedder
 from omoide.llm.client import OpenAICompatLLM
+from tests import sql
 from tests.fakes import FakeLLMServer
 from tests.fakes import fixtures as _profiles
 
@@ -78,7 +79,7 @@ def script(
 
 def skip_backoff(memory: Memory) -> None:
     """Make every pending job due now (what the backoff would do after its wait)."""
-    memory.store._writer.execute("UPDATE jobs SET run_after = 0 WHERE state = 'pending'")  # type: ignore[attr-defined]
+    sql.execute(memory.store, "UPDATE jobs SET run_after = 0 WHERE state = 'pending'")
 
 
 @pytest.fixture

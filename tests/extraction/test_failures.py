@@ -16,6 +16,7 @@ from omoide.engine import steps
 from omoide.jobs.kinds import EXTRACT
 from omoide.llm.client import OpenAICompatLLM
 from omoide.types import Job, JobState
+from tests import sql
 from tests.extraction.conftest import CHAT, GRAPH, script, skip_backoff
 from tests.fakes import FakeLLMServer
 
@@ -174,7 +175,7 @@ def test_a_worker_killed_mid_job_duplicates_nothing(
         mem.run_jobs()
     assert only_job(mem).state is JobState.RUNNING  # leased by the dead worker
     monkeypatch.undo()
-    mem.store._writer.execute("UPDATE jobs SET lease_until = 0")  # the lease expires
+    sql.execute(mem.store, "UPDATE jobs SET lease_until = 0")  # the lease expires
     script(fake_llm, graph=GRAPH)
     assert mem.run_jobs() == 1
     job = only_job(mem)

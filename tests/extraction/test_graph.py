@@ -10,6 +10,7 @@ import pytest
 
 from omoide import EmbedderError, Entity, Memory, NotFound
 from omoide.embed import HashEmbedder
+from tests import sql
 from tests.extraction.conftest import CHAT, GRAPH, script
 from tests.fakes import FakeLLMServer
 
@@ -76,8 +77,7 @@ def test_deleting_an_entity_removes_its_edges_and_vector(
     relationships, count = mem.list_relationships(user_id="u")
     assert count == 1 and relationships[0].label == "lives in"
     assert lin.id not in {h.entity.id for h in mem.search_entities("Lin", user_id="u").hits}
-    conn = mem.store._reader()  # type: ignore[attr-defined]
-    assert conn.execute("SELECT count(*) FROM entity_vectors").fetchone()[0] == 3
+    assert sql.execute(mem.store, "SELECT count(*) FROM entity_vectors") == [(3,)]
     with pytest.raises(NotFound):
         mem.get_entity(lin.id, user_id="u")
 
@@ -108,8 +108,7 @@ def test_deleting_the_tenant_deletes_its_graph_variables_and_counters(
     assert mem.get_variables(user_id="u") == {}
     assert mem.token_usage().requests == 1  # only the other tenant's call is left
     assert mem.list_entities(user_id="keep")[1] == 4
-    conn = mem.store._reader()  # type: ignore[attr-defined]
-    assert conn.execute("SELECT count(*) FROM entity_vectors").fetchone()[0] == 4
+    assert sql.execute(mem.store, "SELECT count(*) FROM entity_vectors") == [(4,)]
 
 
 def test_reindex_reembeds_entities(mem: Memory, fake_llm: FakeLLMServer) -> None:

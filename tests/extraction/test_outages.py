@@ -20,6 +20,7 @@ from omoide.engine import extraction, steps
 from omoide.jobs.kinds import EXTRACT
 from omoide.llm.client import OpenAICompatLLM
 from omoide.types import JobState
+from tests import sql
 from tests.extraction.conftest import CHAT, script, skip_backoff
 from tests.extraction.test_failures import FACTS_ONLY, only_job, semantic
 from tests.fakes import FakeLLMServer
@@ -106,7 +107,7 @@ def test_a_long_step_keeps_renewing_its_lease(
     renewed = threading.Event()
 
     def lease() -> int:
-        return int(mem.store._writer.execute("SELECT lease_until FROM jobs").fetchone()[0])  # type: ignore[attr-defined]
+        return int(sql.execute(mem.store, "SELECT lease_until FROM jobs")[0][0])
 
     def slow_facts(*_args: object, **_kwargs: object) -> list[str]:
         """A step that runs until the lease it started with has been renewed twice."""

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from omoide.store.sqlite import SQLiteStore, migrate
 from omoide.store.sqlite.store import connect
 from omoide.types import Scope
+
+pytestmark = pytest.mark.sqlite_only(
+    "SQLite migration 0003 (PostgreSQL migrations: tests/postgres/test_migrations.py)"
+)
 
 
 def test_0003_upgrades_a_database_with_jobs(tmp_path: Path) -> None:

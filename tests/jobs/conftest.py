@@ -1,19 +1,21 @@
-"""A real SQLite store per test, and helpers to enqueue raw rows and make waiting jobs due."""
+"""A real store per test (SQLite; PostgreSQL in the PostgreSQL pass), and helpers to enqueue
+raw rows and make waiting jobs due."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from omoide import store as seam
 from omoide.jobs.kinds import JobKind, Payload
 from omoide.jobs.policy import RetryPolicy
 from omoide.jobs.queue import enqueue
-from omoide.store import Store, open_store
+from omoide.store import Store
 from omoide.types import Job, Scope
+from tests import sql
 
 SCOPE = Scope(user_id="u", scope_id="s")
 
@@ -34,7 +36,7 @@ def db_path(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def store(db_path: Path) -> Iterator[Store]:
-    store = open_store(db_path)
+    store = seam.open_store(db_path)
     yield store
     store.close()
 
@@ -50,11 +52,9 @@ def enqueue_raw(store: Store, kind: str, payload: dict[str, Any], max_attempts: 
         return tx.jobs.enqueue_job(SCOPE, kind, payload, max_attempts)
 
 
-def make_due(db_path: Path) -> None:
+def make_due(store: Store) -> None:
     """Skip the backoff wait of every pending job (tests do not sleep through it)."""
-    with sqlite3.connect(db_path) as conn:
-        conn.execute("UPDATE jobs SET run_after = 0 WHERE state = 'pending'")
-    conn.close()
+    sql.execute(store, "UPDATE jobs SET run_after = 0 WHERE state = 'pending'")
 
 
 def job(store: Store, job_id: int) -> Job:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from omoide.errors import Conflict, EmbedderError, InvalidInput, LLMError, NotFound
 from omoide.jobs.kinds import CHUNK, JobKind
@@ -49,7 +48,7 @@ def failing(message: str) -> Registration[EchoPayload]:
     return Registration(kind, handler)
 
 
-def test_each_failure_waits_longer_and_the_last_one_gives_up(store: Store, db_path: Path) -> None:
+def test_each_failure_waits_longer_and_the_last_one_gives_up(store: Store) -> None:
     registration = failing("the LLM is down")
     with store.transaction() as tx:
         job_id = enqueue(tx.jobs, SCOPE, registration.kind, EchoPayload(text="x"))
@@ -61,7 +60,7 @@ def test_each_failure_waits_longer_and_the_last_one_gives_up(store: Store, db_pa
         assert row.state is JobState.PENDING
         waits.append(round((row.run_after - row.updated_at).total_seconds() * 1000))
         assert run_batch(store, [registration]) == 0  # not due during its backoff
-        make_due(db_path)
+        make_due(store)
     assert waits == [5_000, 10_000]
     assert run_batch(store, [registration]) == 1
     given_up = job(store, job_id)
@@ -69,11 +68,11 @@ def test_each_failure_waits_longer_and_the_last_one_gives_up(store: Store, db_pa
     assert given_up.last_error == "LLMError: the LLM is down (attempt 3)"
     assert store.jobs.list_jobs(SCOPE, JobState.FAILED, 10, 0) == [given_up]
     assert store.jobs.job_counts(SCOPE)["failed"] == 1
-    make_due(db_path)
+    make_due(store)
     assert run_batch(store, [registration]) == 0  # a failed job is never claimed again
 
 
-def test_the_backoff_stops_at_the_cap(store: Store, db_path: Path) -> None:
+def test_the_backoff_stops_at_the_cap(store: Store) -> None:
     registration = failing("still down")
     kind = JobKind(
         "echo", EchoPayload, RetryPolicy(9, base_backoff_ms=5_000, max_backoff_ms=12_000)
@@ -84,5 +83,5 @@ def test_the_backoff_stops_at_the_cap(store: Store, db_path: Path) -> None:
         run_batch(store, [registration])
         row = job(store, job_id)
         waits.append(round((row.run_after - row.updated_at).total_seconds() * 1000))
-        make_due(db_path)
+        make_due(store)
     assert waits == [5_000, 10_000, 12_000, 12_000]

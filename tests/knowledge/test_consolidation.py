@@ -4,7 +4,6 @@ orphaned entities are swept, another tenant is never touched, and a revert resto
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from omoide import FeatureDisabled, Memory, MemoryType, SearchFilters
 from omoide.engine.consolidate import DAY_MS, score_episodes
 from omoide.store.protocol import EpisodeStat
 from omoide.types import Scope, now_ms
+from tests import sql
 from tests.fakes import FakeLLMServer
 from tests.knowledge.conftest import api_client, summary_reply
 
@@ -41,14 +41,8 @@ def fill(memory: Memory, user: str) -> dict[str, str]:
 
 def dump(memory: Memory, user: str | None = None) -> list[str]:
     """Every row of the database (or only those of ``user``), as text."""
-    conn = sqlite3.connect(memory.store.location)  # type: ignore[attr-defined]
-    try:
-        rows = list(conn.iterdump())
-        if user is not None:
-            rows = [r for r in rows if f"'{user}'" in r]
-        return rows
-    finally:
-        conn.close()
+    rows = sql.dump(memory.store)
+    return rows if user is None else [r for r in rows if f"'{user}'" in r]
 
 
 ARGS = {"user_id": "alice", "min_age_days": 0}

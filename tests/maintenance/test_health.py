@@ -42,6 +42,7 @@ def _corrupt(path: Path) -> None:
         f.write(b"\xff" * page_size)
 
 
+@pytest.mark.sqlite_only("overwrites a page of the SQLite file (PostgreSQL checks its own pages)")
 def test_a_corrupt_file_is_reported_down_by_health_and_doctor(tmp_path: Path) -> None:
     path = tmp_path / "corrupt.db"
     _corrupt(path)
@@ -82,6 +83,7 @@ def test_memories_without_a_vector_make_search_and_health_degraded(tmp_path: Pat
         assert memory.health()["vectors"] == {"status": "ok", "without_vector": 0}
 
 
+@pytest.mark.sqlite_only("fills the database with SQLite's PRAGMA max_page_count")
 def test_a_full_database_is_a_507_and_stores_nothing(tmp_path: Path) -> None:
     memory = Memory(tmp_path / "m.db", embedder=HashEmbedder(), workers=0)
     memory.add("warm up", user_id="alice")
@@ -111,6 +113,7 @@ def _private_tmpfs() -> list[str] | None:
     return None if probe.returncode else ["unshare", "-rm", "sh", "-c"]
 
 
+@pytest.mark.sqlite_only("fills the filesystem of the SQLite file (a server's disk is its own)")
 def test_a_full_filesystem_is_a_507_with_a_clear_message(tmp_path: Path) -> None:
     prefix = _private_tmpfs()
     if prefix is None:

@@ -3,9 +3,7 @@ finishes what it started (issue 15, item 2)."""
 
 from __future__ import annotations
 
-import json
 import os
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +11,7 @@ from pathlib import Path
 from omoide import Memory
 from omoide.embed import HashEmbedder
 from omoide.store.protocol import NewMemory
+from omoide.types import JobState, MemoryItem
 
 CHILD = Path(__file__).with_name("reindex_child.py")
 ACK_WAIT_S = 120  # generous: a loaded machine may take seconds to import omoide
@@ -28,21 +27,24 @@ def _populate(path: Path, n: int) -> None:
 
 
 def _uncovered(path: Path) -> list[str]:
-    """Memories with neither a vector nor a pending embed job naming them."""
-    conn = sqlite3.connect(path)
-    try:
+    """Memories with neither a vector nor a pending (or running) embed job naming them."""
+    with Memory(path, embedder=HashEmbedder(), workers=0) as memory:
         queued: set[str] = set()
-        for (payload,) in conn.execute(
-            "SELECT payload FROM jobs WHERE kind = 'embed' AND state IN ('pending', 'running')"
-        ):
-            queued.update(json.loads(payload)["memory_ids"])
-        rows = conn.execute(
-            "SELECT m.id FROM memories m LEFT JOIN memory_vectors v ON v.memory_seq = m.seq"
-            " WHERE v.memory_seq IS NULL"
-        )
-        return [memory_id for (memory_id,) in rows if memory_id not in queued]
-    finally:
-        conn.close()
+        for state in (JobState.PENDING, JobState.RUNNING):
+            for job in memory.store.jobs.list_jobs(None, state, 10_000, 0):
+                if job.kind == "embed":
+                    queued.update(job.payload["memory_ids"])
+        return [m.id for m in _every_memory(memory) if not m.embedded and m.id not in queued]
+
+
+def _every_memory(memory: Memory) -> list[MemoryItem]:
+    found: list[MemoryItem] = []
+    for tenant in range(4):
+        mine: list[MemoryItem] = []
+        while page := memory.get_all(user_id=f"user{tenant}", offset=len(mine)).items:
+            mine += page
+        found += mine
+    return found
 
 
 def _reindex(path: Path, stop_after: int) -> list[str]:

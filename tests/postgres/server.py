@@ -13,10 +13,15 @@ calling test with the reason.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import tempfile
 import threading
 import uuid
 import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -40,9 +45,15 @@ def _start() -> str:
     return url
 
 
+# A process started by a test of the PostgreSQL pass uses its parent's server (``everywhere``).
+SERVER_ENV = "OMOIDE_TEST_POSTGRES_SERVER"
+
+
 def server_url() -> str:
     """The URL of the run's server, starting it on first use; skips the test if it cannot."""
     with _lock:
+        if "url" not in _state and os.environ.get(SERVER_ENV):
+            _state["url"] = os.environ[SERVER_ENV]
         if "url" not in _state and "error" not in _state:
             try:
                 _state["url"] = _start()
@@ -70,26 +81,67 @@ def fresh_schema() -> str:
     return with_search_path(base, schema)
 
 
+def schema_for(path: Path | str) -> str:
+    """The schema standing for the SQLite file ``path``: the same name for the same file in
+    every process of the run (a subprocess finds the schema its parent wrote)."""
+    resolved = str(Path(path).expanduser().resolve())
+    return f"f_{hashlib.sha256(resolved.encode()).hexdigest()[:20]}"
+
+
+def url_for_file(path: Path | str, *, create: bool = True) -> str:
+    """The URL of the schema standing for the file ``path``, created if missing.
+
+    With ``create`` an empty file is left at ``path`` as well (the folder created too, as
+    SQLite would), so the CLI's "no database at PATH" check and ``path.exists()`` see what
+    they see on SQLite after a store was opened there."""
+    import psycopg
+
+    base = server_url()
+    schema = schema_for(path)
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+    if create:
+        file = Path(path).expanduser()
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.touch()
+    return with_search_path(base, schema)
+
+
+def _as_file(location: object) -> Path | None:
+    """The SQLite file a location names, or None for a PostgreSQL URL (left as it is)."""
+    from omoide.store import _is_postgres, _sqlite_path, normalize_location
+
+    normal = normalize_location(location)  # type: ignore[arg-type]
+    return None if _is_postgres(normal) else _sqlite_path(normal)
+
+
 def put_memories_on_postgres(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make every ``Memory(path)`` open a PostgreSQL schema: one fresh schema per distinct
-    path, the same one when a path is opened again (as reopening a file would)."""
-    import importlib
+    """``redirect_files_to_postgres`` for one test (undone after it)."""
+    redirect_files_to_postgres(monkeypatch.setattr)
 
-    from omoide.store.postgres import PostgresStore
 
-    schemas: dict[str, str] = {}
+def redirect_files_to_postgres(setattr_: Callable[[object, str, Any], None] = setattr) -> None:
+    """Make every store the library opens by a SQLite location open a PostgreSQL schema
+    instead: one schema per file (``schema_for``), the same one when the file is opened
+    again, as reopening a file would. Covers ``open_store`` wherever it was imported,
+    ``migration_status``, ``apply_migrations`` and ``backup``."""
+    import omoide.store as seam
+    import omoide.wiring
 
-    def open_on_postgres(path: object, **_: object) -> PostgresStore:
-        if str(path) not in schemas:
-            schemas[str(path)] = fresh_schema()
-        return PostgresStore(schemas[str(path)])
+    originals = {
+        name: getattr(seam, name)
+        for name in ("open_store", "migration_status", "apply_migrations", "backup")
+    }
 
-    # Wherever the library opens its store (``omoide.wiring`` once it exists, ``omoide.memory``
-    # before): patch the name each of them imported.
-    for name in ("omoide.wiring", "omoide.memory"):
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            continue
-        if hasattr(module, "open_store"):
-            monkeypatch.setattr(module, "open_store", open_on_postgres)
+    def on_postgres(name: str, create: bool) -> Callable[..., Any]:
+        def call(location: object, *args: Any, **kwargs: Any) -> Any:
+            file = _as_file(location)
+            if file is not None:
+                location = url_for_file(file, create=create)
+            return originals[name](location, *args, **kwargs)
+
+        return call
+
+    for name in originals:
+        setattr_(seam, name, on_postgres(name, create=name != "migration_status"))
+    setattr_(omoide.wiring, "open_store", seam.open_store)

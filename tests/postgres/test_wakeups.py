@@ -1,11 +1,14 @@
 """Workers on PostgreSQL are woken by ``NOTIFY`` when a job is enqueued, not by their poll.
 
 The worker polls only every 60 s (the longest setting); the job a server enqueues must be
-done well before that, so it was the notification that woke the worker.
+done well before that, so it was the notification that woke the worker. A job retried or
+deferred for later wakes the watchers when it becomes due (not at the commit, when nothing is
+due yet), and a failed job given a retry wakes them at once.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from contextlib import closing
 from pathlib import Path
@@ -13,7 +16,7 @@ from pathlib import Path
 import httpx
 
 from omoide.store.postgres import PostgresStore
-from omoide.types import JobState
+from omoide.types import Job, JobState, Scope
 from tests.fakes import FakeLLMServer
 from tests.postgres.processes import Proc, environment, procs, until
 
@@ -51,3 +54,76 @@ def test_a_job_enqueued_through_a_server_wakes_an_idle_worker(
                 f"/v1/memories/{added.json()['items'][0]['id']}", params={"user_id": "alice"}
             )
             assert got.json()["embedded"] is True
+
+
+class Wakes:
+    """The times a store's watcher woke its (would-be) workers, and a wait for the next."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+        self._event = threading.Event()
+
+    def __call__(self) -> None:
+        self.times.append(time.monotonic())
+        self._event.set()
+
+    def next(self) -> float:
+        assert self._event.wait(BOUND_S), "no wake-up"
+        self._event.clear()
+        return self.times[-1]
+
+
+def _claimed_once(store: PostgresStore) -> Job:
+    [job] = store.jobs.claim_jobs(10, 60_000)
+    return job
+
+
+def _watched_job(store: PostgresStore, wakes: Wakes) -> Job:
+    """A job enqueued while the watcher listens, claimed after its wake-up arrived."""
+    with store.transaction() as tx:
+        tx.jobs.enqueue_job(Scope(), "echo", {}, max_attempts=2)
+    wakes.next()  # the enqueue's own notification
+    return _claimed_once(store)
+
+
+def test_a_job_retried_later_wakes_the_workers_when_it_is_due(pg_store: PostgresStore) -> None:
+    wakes = Wakes()
+    stop = pg_store.watch_jobs(wakes)
+    try:
+        job = _watched_job(pg_store, wakes)
+        failed_at = time.monotonic()
+        assert pg_store.jobs.fail_job(job.id, "down", backoff_ms=1_500) is JobState.PENDING
+        woken = wakes.next()
+        assert woken - failed_at >= 1.5  # not at the commit, when nothing was due
+        assert _claimed_once(pg_store).id == job.id  # due when the wake-up came
+    finally:
+        stop()
+
+
+def test_a_deferred_job_wakes_the_workers_when_it_is_due(pg_store: PostgresStore) -> None:
+    wakes = Wakes()
+    stop = pg_store.watch_jobs(wakes)
+    try:
+        job = _watched_job(pg_store, wakes)
+        deferred_at = time.monotonic()
+        assert pg_store.jobs.defer_job(job.id, "LLM down", delay_ms=1_200) is JobState.PENDING
+        assert wakes.next() - deferred_at >= 1.2
+        assert _claimed_once(pg_store).id == job.id
+    finally:
+        stop()
+
+
+def test_a_failed_job_given_a_retry_wakes_the_workers_at_once(pg_store: PostgresStore) -> None:
+    wakes = Wakes()
+    stop = pg_store.watch_jobs(wakes)
+    try:
+        job = _watched_job(pg_store, wakes)
+        pg_store.jobs.fail_job(job.id, "down", backoff_ms=0)  # attempt 1 of 2
+        wakes.next()
+        job = _claimed_once(pg_store)
+        assert pg_store.jobs.fail_job(job.id, "down", backoff_ms=0) is JobState.FAILED
+        pg_store.jobs.retry_job(None, job.id)
+        wakes.next()  # the watcher wakes only on notifications: this one is the retry's
+        assert _claimed_once(pg_store).id == job.id
+    finally:
+        stop()

@@ -28,6 +28,10 @@ WORDS = [
     "paris",
 ]
 ALICE = Scope(user_id="alice", scope_id="default")
+pytestmark = pytest.mark.sqlite_only(
+    "SQLite's own keyword index (store/sqlite/keyword.py); the same tenant-independence on"
+    " PostgreSQL: tests/postgres/test_keyword.py"
+)
 
 
 def add(store: SQLiteStore, scope: Scope, text: str, context: str = "") -> str:

@@ -54,6 +54,15 @@ def test_stats_count_rows_of_every_kind(store: Store) -> None:
     assert stats["memories_fts"] == 2 and stats["history"] == 2
 
 
+@covers(AdminReads.size_bytes)
+def test_size_is_what_the_store_takes_on_disk_and_grows_with_it(store: Store) -> None:
+    before = store.admin.size_bytes()
+    assert before > 0  # the schema itself takes pages
+    for n in range(200):
+        add(store, ALICE, f"note {n} about tea " * 20)
+    assert store.admin.size_bytes() > before
+
+
 @covers(AdminReads.backup)
 def test_backup_is_a_complete_copy(store: Store, backend: Backend, tmp_path: Path) -> None:
     memory_id = add(store, ALICE, "backed up tea")

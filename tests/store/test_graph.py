@@ -54,6 +54,19 @@ def test_upsert_entity_counts_mentions_of_one_name(store: Store) -> None:
             tx.graph.upsert_entity(ALICE, bad, "person", 1)
 
 
+@covers(GraphWrites.upsert_entity)
+def test_an_entity_links_only_an_episode_of_its_own_tenant(store: Store) -> None:
+    [mine] = session_with_episodes(store, ALICE, "s", ["Mei moved"])
+    [elsewhere] = session_with_episodes(store, ALICE_OTHER, "s", ["Mei moved"])
+    for episode_id in ("", "no-such-episode", elsewhere):
+        with pytest.raises(NotFound), store.transaction() as tx:
+            tx.graph.upsert_entity(ALICE, "Mei", "person", 1, episode_id)
+    assert store.graph.list_entities(ALICE, None, 10, 0) == ([], 0)  # rolled back whole
+    with store.transaction() as tx:
+        mei = tx.graph.upsert_entity(ALICE, "Mei", "person", 1, mine)
+    assert store.graph.get_entity(ALICE, mei.id).name == "Mei"
+
+
 @covers(GraphReads.get_entity, GraphWrites.delete_entity)
 def test_entities_are_invisible_and_untouchable_from_another_tenant(store: Store) -> None:
     [mei] = entities(store, ALICE, "Mei")

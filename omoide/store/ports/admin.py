@@ -40,6 +40,12 @@ class AdminReads(Protocol):
         memories."""
         ...
 
+    def size_bytes(self) -> int:
+        """Bytes the store takes on disk, every tenant together (SQLite: the file with its
+        ``-wal`` and ``-shm`` files; PostgreSQL: the tables, indexes and TOAST of the store's
+        schema)."""
+        ...
+
     def integrity(self, *, recheck: bool = False, max_seconds: float = 30.0) -> list[str] | None:
         """Problems in the stored data: ``[]`` when sound, ``None`` when not (yet) known.
 

@@ -47,6 +47,15 @@ class PostgresAdminReads:
         out["memories_fts"] = out["memories"]  # the full-text vector is a column of the row
         return out
 
+    def size_bytes(self) -> int:
+        with self._db.read() as conn:
+            row = conn.execute(
+                "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) AS n FROM pg_class c"
+                " JOIN pg_namespace s ON s.oid = c.relnamespace"
+                " WHERE s.nspname = current_schema() AND c.relkind IN ('r', 'm')"
+            ).fetchone()
+        return int(row["n"]) if row else 0
+
     def integrity(self, *, recheck: bool = False, max_seconds: float = 30.0) -> list[str] | None:
         # PostgreSQL verifies its own pages (WAL, data checksums when enabled) and reports a
         # damaged one as an error on the statement that reads it; this build has no amcheck

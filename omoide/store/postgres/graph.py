@@ -162,12 +162,26 @@ class PostgresGraphWrites:
         ).fetchone()
         assert row is not None  # an upsert always returns its row
         if episode_id is not None:
-            self._conn.execute(
-                "INSERT INTO entity_episodes (user_id, entity_id, episode_id)"
-                " VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-                (scope.user_id, row["id"], episode_id),
-            )
+            self._link_episode(scope, row["id"], episode_id)
         return traverse.entity(self._conn, scope, row["id"])
+
+    def _link_episode(self, scope: Scope, entity_id: str, episode_id: str) -> None:
+        """Provenance, once; only an episode of the same tenant (``NotFound`` otherwise, as
+        on SQLite: the foreign key alone let an unknown id fail as a driver error, a 500, and
+        let an episode of the user's other scope through)."""
+        self._conn.execute(
+            "INSERT INTO entity_episodes (user_id, entity_id, episode_id)"
+            " SELECT user_id, %s, id FROM episodes"
+            " WHERE user_id = %s AND scope_id = %s AND id = %s ON CONFLICT DO NOTHING",
+            (entity_id, scope.user_id, scope.scope_id, episode_id),
+        )
+        linked = self._conn.execute(
+            "SELECT 1 FROM entity_episodes"
+            " WHERE user_id = %s AND entity_id = %s AND episode_id = %s",
+            (scope.user_id, entity_id, episode_id),
+        ).fetchone()
+        if linked is None:
+            raise NotFound(f"episode {episode_id!r} not found", id=episode_id)
 
     def put_entity_vector(self, scope: Scope, entity_id: str, vector: np.ndarray) -> None:
         # INSERT ... SELECT: nothing when the entity was deleted before its embedding arrived.

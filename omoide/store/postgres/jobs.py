@@ -61,7 +61,7 @@ class PostgresJobQueue:
                 " WHERE id = %s AND state = 'running'",
                 (error[-_ERROR_CHARS:], ts + backoff_ms, ts, _dumps(result), job_id),
             )
-            return _job(conn, job_id).state
+            return _due_later(conn, job_id, backoff_ms)
 
     def defer_job(
         self, job_id: int, error: str, delay_ms: int, result: dict[str, Any] | None = None
@@ -74,7 +74,7 @@ class PostgresJobQueue:
                 " result = coalesce(%s::jsonb, result) WHERE id = %s AND state = 'running'",
                 (error[-_ERROR_CHARS:], ts + delay_ms, ts, _dumps(result), job_id),
             )
-            return _job(conn, job_id).state
+            return _due_later(conn, job_id, delay_ms)
 
     def release_jobs(self, job_ids: Sequence[int]) -> int:
         if not job_ids:
@@ -111,6 +111,7 @@ class PostgresJobQueue:
                 " last_error = NULL WHERE id = %s AND state = 'failed'",
                 (ts, ts, job_id),
             )
+            notify_jobs(conn)  # due now: workers of every process take it at once
             return _job(conn, job_id)
 
     def list_jobs(
@@ -229,6 +230,15 @@ class PostgresJobWrites:
             (scope.user_id, scope.scope_id, kind, jsonb(payload)),
         ).fetchone()
         return row is not None
+
+
+def _due_later(conn: Conn, job_id: int, delay_ms: int) -> JobState:
+    """The job's state after a retry or deferral; if it is ``pending`` again, the watchers of
+    every process are told to wake their workers when it becomes due (see ``wakeups``)."""
+    state = _job(conn, job_id).state
+    if state is JobState.PENDING:
+        notify_jobs(conn, delay_ms)
+    return state
 
 
 def _dumps(result: dict[str, Any] | None) -> str | None:

@@ -41,6 +41,11 @@ class SQLiteAdminReads:
         row = self._db.reader().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
+    def size_bytes(self) -> int:
+        path = self._db.path
+        files = [path, *(path.with_name(path.name + s) for s in ("-wal", "-shm"))]
+        return sum(f.stat().st_size for f in files if f.is_file())
+
     def stats(self) -> dict[str, int]:
         conn = self._db.reader()
         out = {}
