@@ -42,8 +42,10 @@ test-sqlite: install browser
 # embedders), and, to keep CI well under 15 minutes on 2 cores, the compatibility
 # adapters (tests/compat), the browser tests (tests/ui), the fuzzer (tests/test_fuzz.py) and
 # the key matrix (tests/api/test_auth.py: 676 route x key cases, decided before the store),
-# which reach the same engine and store through other doors.
+# which reach the same engine and store through other doors. tests/encryption is about the
+# SQLite file (SQLCipher); PostgreSQL's encrypted exports are in tests/postgres.
 PG_SKIP := tests/store tests/postgres tests/llm tests/compat tests/ui tests/test_fuzz.py \
+	tests/encryption \
 	tests/api/test_auth.py \
 	tests/test_architecture.py tests/test_docs.py tests/test_config.py tests/test_embed.py \
 	tests/test_embed_onnx.py

@@ -98,10 +98,6 @@ def test_terms_are_capped_for_a_long_chinese_query(mode: str) -> None:
     assert len(keyword_terms("我住在深圳" * 40)) <= 60
 
 
-@pytest.mark.postgres_gap(
-    "PostgreSQL's tsvector is built by a trigger from unsegmented text, so a CJK word inside a"
-    " sentence is not a term (issue 11; needs a stored segmented column, i.e. a migration)"
-)
 def test_keyword_search_finds_a_chinese_word(tmp_path: Path, embedder: Embedder) -> None:
     memory = Memory(tmp_path / "cjk.db", embedder=embedder, workers=0)
     try:

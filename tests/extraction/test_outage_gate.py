@@ -18,6 +18,7 @@ from omoide.embed import HashEmbedder
 from omoide.jobs.kinds import EXTRACT
 from omoide.llm.client import OpenAICompatLLM
 from omoide.types import Job, JobState
+from tests import sql
 from tests.extraction.conftest import CHAT, script
 from tests.extraction.test_failures import FACTS_ONLY, semantic
 from tests.fakes import FakeLLMServer
@@ -48,8 +49,8 @@ def _job(memory: Memory, until: Callable[[Job], bool], bound_s: float = 60.0) ->
 
 
 def _push_backoff(memory: Memory, job_id: int, ms: int) -> None:
-    memory.store._writer.execute(  # type: ignore[attr-defined]
-        "UPDATE jobs SET run_after = run_after + ? WHERE id = ?", (ms, job_id)
+    sql.execute(
+        memory.store, "UPDATE jobs SET run_after = run_after + ? WHERE id = ?", (ms, job_id)
     )
 
 

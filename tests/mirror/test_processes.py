@@ -21,7 +21,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _child(db: Path, root: Path, *args: str) -> subprocess.Popen[str]:
-    env = os.environ | {"PYTHONPATH": str(ROOT)}
+    # added to, not replaced: the PostgreSQL pass puts its store redirect on PYTHONPATH
+    paths = [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(paths)}
     return subprocess.Popen(
         [sys.executable, "-m", "tests.mirror.child", str(db), str(root), *args],
         cwd=ROOT,
