@@ -1,0 +1,3 @@
+from omoide.cli import main
+
+main()

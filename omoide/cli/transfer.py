@@ -1,0 +1,186 @@
+"""``omoide import`` / ``export``: omoide's own JSONL files and WilmerAI's discussion files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import Progress
+from typer.core import TyperGroup
+
+from omoide.cli.core import JsonOpt, ScopeOpt, UserOpt, _emit, _errors, _memory, app, err, out
+
+
+class _FileOrToolGroup(TyperGroup):
+    """``omoide import FILE.jsonl`` is ``omoide import jsonl FILE.jsonl`` (likewise ``export``);
+    the other tools' formats stay subcommands (``omoide import wilmer DIR``)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # typer vendors click
+        if args and args[0] not in self.commands and args[0] != "--help":
+            args = ["jsonl", *args]
+        return super().parse_args(ctx, args)
+
+
+import_app = typer.Typer(
+    cls=_FileOrToolGroup,
+    help="Import an omoide export (omoide import FILE.jsonl) or memories from other tools.",
+    no_args_is_help=True,
+)
+app.add_typer(import_app, name="import")
+export_app = typer.Typer(
+    cls=_FileOrToolGroup,
+    help="Export to a JSONL file (omoide export FILE.jsonl) or to other tools' formats.",
+    no_args_is_help=True,
+)
+app.add_typer(export_app, name="export")
+
+
+@export_app.command("jsonl")
+@_errors
+def export_(
+    dest: Annotated[Path, typer.Argument(help="The JSONL file to write (must not exist).")],
+    user: Annotated[str | None, typer.Option("--user", "-u", help="Only this user.")] = None,
+    scope: Annotated[
+        str | None, typer.Option("--scope", "-s", help="Only this scope of --user.")
+    ] = None,
+    plain: Annotated[
+        bool,
+        typer.Option("--plain", help="Write it unencrypted even though a key is set."),
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write everything (or one user, or one user's scope) to a JSONL file: memories with
+    history and vectors, sessions, episodes, projects, the graph, summaries, chunks,
+    variables and pending jobs. The file is created 0600, and encrypted (AES-256-GCM) when
+    OMOIDE_ENCRYPTION_KEY is set, unless --plain.
+
+    Example: omoide export alice.jsonl --user alice
+    """
+    with _memory() as memory, Progress(console=err, disable=as_json) as progress:
+        task = progress.add_task("exporting", total=None)
+        report = memory.export(
+            dest,
+            user_id=user,
+            scope_id=scope,
+            progress=lambda n, total: progress.update(task, completed=n, total=total),
+            plain=plain,
+        )
+    data = {"path": str(dest), "records": report.records}
+    _emit(data, as_json, lambda: out.print(f"exported {report.total} records to {dest}"))
+
+
+@import_app.command("jsonl")
+@_errors
+def import_jsonl(
+    source: Annotated[Path, typer.Argument(help="A file written by omoide export.")],
+    reembed: Annotated[
+        bool,
+        typer.Option(
+            "--reembed", help="Drop the file's vectors and queue re-embedding (another model)."
+        ),
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Import an omoide export, keeping ids and times. Idempotent: what the store holds
+    already is skipped. Refuses vectors of another embedding model unless --reembed.
+
+    Example: omoide import alice.jsonl
+    """
+    with _memory(create=True) as memory, Progress(console=err, disable=as_json) as progress:
+        task = progress.add_task("importing", total=None)
+        report = memory.import_file(
+            source,
+            reembed=reembed,
+            progress=lambda n, total: progress.update(task, completed=n, total=total),
+        )
+    data = {"records": report.records, "skipped": report.skipped, "embed_jobs": report.embed_jobs}
+
+    def show() -> None:
+        skipped = sum(report.skipped.values())
+        line = f"imported {report.total} records, {skipped} already present"
+        out.print(line + (f", {report.embed_jobs} embed jobs queued" if reembed else ""))
+
+    _emit(data, as_json, show)
+
+
+@import_app.command("wilmer")
+@_errors
+def import_wilmer(
+    directory: Path,
+    user: UserOpt = "default",
+    scope: ScopeOpt = "default",
+    as_json: JsonOpt = False,
+) -> None:
+    """Import WilmerAI discussions: <id>/memories.json, <id>/chat_summary.json and
+    <id>/vector_memory.db (also under a per-API-key folder), the legacy <id>_memories.json,
+    <id>_chat_summary.json, <id>_vector_memory.db, and <id>_memories.jsonl / <id>_summary.jsonl.
+    Each discussion becomes session <id>, in one transaction. Idempotent. Exit 1 when a
+    discussion could not be imported or nothing was recognised.
+
+    Example: omoide import wilmer ~/WilmerAI/Public/DiscussionIds --user alice
+    """
+    from omoide.compat.wilmer import Wilmer
+
+    with (
+        _memory(create=True) as memory,
+        Progress(console=err, disable=as_json) as progress,
+    ):
+        task = progress.add_task("importing", total=None)
+        result = Wilmer.of(memory).importer.import_wilmer(
+            directory,
+            user_id=user,
+            scope_id=scope,
+            progress=lambda n, total: progress.update(task, completed=n, total=total),
+        )
+    _emit(result, as_json, lambda: _show_wilmer_import(result))
+    if result.failed:
+        raise typer.Exit(1)
+
+
+def _show_wilmer_import(result: Any) -> None:
+    for line in result.ignored:
+        out.print(f"ignored {line}", markup=False)
+    for d in result.discussions:
+        if d.error is not None:
+            out.print(f"{d.discussion_id}: not imported: {d.error}", markup=False)
+        else:
+            out.print(
+                f"{d.discussion_id}: {d.chunks} chunks, {int(d.summary)} summary, "
+                f"{d.vector_memories} vector memories, tracker {'set' if d.tracker else 'kept'}, "
+                f"{d.already} already imported",
+                markup=False,
+            )
+        for reason in d.skipped:
+            out.print(f"  skipped {reason}", markup=False)
+
+
+@export_app.command("wilmer")
+@_errors
+def export_wilmer(
+    directory: Path,
+    discussion: Annotated[str, typer.Option("--discussion", "-d", help="The discussion id.")],
+    user: UserOpt = "default",
+    scope: ScopeOpt = "default",
+    as_json: JsonOpt = False,
+) -> None:
+    """Write one discussion back in WilmerAI's current layout: DIRECTORY/<id>/memories.json,
+    chat_summary.json and vector_memory.db (plain JSON; existing files are not overwritten).
+
+    Example: omoide export wilmer ~/WilmerAI/Public/DiscussionIds --discussion disc-1
+    """
+    from omoide.compat.wilmer import Wilmer
+
+    with _memory() as memory:
+        result = Wilmer.of(memory).exporter.export_wilmer(
+            directory, discussion, user_id=user, scope_id=scope
+        )
+
+    def show() -> None:
+        out.print(
+            f"{result.discussion_id}: {result.chunks} chunks, {int(result.summary)} summary, "
+            f"{result.vector_memories} vector memories -> {result.folder}",
+            markup=False,
+        )
+
+    _emit(result, as_json, show)
