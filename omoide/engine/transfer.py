@@ -31,12 +31,16 @@ from omoide.errors import Conflict, InvalidInput
 from omoide.jobs.kinds import EMBED, EMBED_ENTITIES, EmbedEntitiesPayload, EmbedPayload
 from omoide.jobs.queue import enqueue
 from omoide.store import files
-from omoide.store.ports.transfer import RECORD_KINDS
+from omoide.store.ports.transfer import ADDED_IN, RECORD_KINDS
 from omoide.store.protocol import Store, Tx
 from omoide.types import Scope
 
 FORMAT = "omoide-export"
-VERSION = 1
+# 2 added the schedule and scope_config kinds (``ADDED_IN``). An export is written in the
+# newest version, so an omoide that reads only older ones refuses it at the header, before
+# writing anything, rather than failing at its first unknown kind midway through the import.
+VERSION = 2
+READS = frozenset({1, 2})
 BATCH = 500
 Progress = Callable[[int, int | None], None]
 Record = dict[str, Any]
@@ -140,7 +144,7 @@ class TransferService:
         with self._open_input(source) as lines:
             header = self._read_header(lines)
             signature = self._check_model(header, reembed)
-            for kind, records, consumed in self._batches(lines):
+            for kind, records, consumed in self._batches(lines, int(header["version"])):
                 with self._store.transaction() as tx:
                     if signature is not None:
                         self._adopt(tx, signature)
@@ -175,9 +179,10 @@ class TransferService:
             header = None
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise InvalidInput("not an omoide export: the first line is no omoide-export header")
-        if header.get("version") != VERSION:
+        if header.get("version") not in READS:
             raise InvalidInput(
-                f"export format version {header.get('version')!r}; this omoide reads {VERSION}"
+                f"export format version {header.get('version')!r}; this omoide reads"
+                f" {', '.join(map(str, sorted(READS)))}"
             )
         return header
 
@@ -210,9 +215,9 @@ class TransferService:
         tx.admin.set_meta(META_MODEL, str(signature["model"]))
         tx.admin.set_meta(META_DIM, str(signature["dim"]))
 
-    def _batches(self, lines: IO[str]) -> Iterator[tuple[str, list[Record], int]]:
+    def _batches(self, lines: IO[str], version: int) -> Iterator[tuple[str, list[Record], int]]:
         """Consecutive records of one kind, up to a batch at a time, in file order, with how
-        much of the file (characters) is read."""
+        much of the file (characters) is read; a kind newer than the file's version is refused."""
         kind, consumed = "", 0
         batch: list[Record] = []
         for number, text in enumerate(lines, start=2):
@@ -226,6 +231,8 @@ class TransferService:
                 raise InvalidInput(f"line {number}: not an export record ({exc})") from None
             if this not in RECORD_KINDS:
                 raise InvalidInput(f"line {number}: unknown record kind {this!r}")
+            if ADDED_IN.get(this, 1) > version:
+                raise InvalidInput(f"line {number}: no {this} records in format version {version}")
             if batch and (this != kind or len(batch) >= self._batch):
                 yield kind, batch, consumed
                 batch = []

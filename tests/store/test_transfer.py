@@ -9,6 +9,7 @@ import pytest
 
 from omoide.errors import Conflict, InvalidInput, NotFound
 from omoide.store.ports.admin import AdminReads, AdminWrites
+from omoide.store.ports.schedules import Schedule
 from omoide.store.ports.transfer import RECORD_FIELDS, RECORD_KINDS
 from omoide.store.protocol import Store
 from omoide.types import SearchFilters
@@ -46,6 +47,11 @@ def _seed(store: Store) -> None:
         tx.variables.set_variables(ALICE, {"mood": ("calm", "string")}, 1_003)
         tx.variables.add_usage(ALICE, 3, 4, 1, 1_004)
         tx.sessions.upsert_project(ALICE, "p", "a project", False)
+        settings = {"min_session_rounds": 2, "deep": {"z": [1], "a": None}}
+        tx.schedules.put_schedule(Schedule(ALICE, True, 1_000, 2_000, settings), 1_005)
+        tx.schedules.put_schedule(Schedule(BOB, False, 9_000, 9_000), 1_006)
+        tx.schedules.claim_due(2_500, 10)  # alice's has run once
+        tx.schedules.set_scope_config(ALICE, {"z": "last", "a": {"c": 1, "b": 2}}, 1_007)
     enqueue(store, BOB, "embed", memory_ids=["x"])
 
 
@@ -54,6 +60,7 @@ def test_records_go_back_as_they_were(store: Store) -> None:
     _seed(store)
     before = _all(store)
     assert {kind for kind, _ in before} >= {"session", "episode", "memory", "history", "entity"}
+    assert {kind for kind, _ in before} >= {"schedule", "scope_config"}
     order = [RECORD_KINDS.index(kind) for kind, _ in before]
     assert order == sorted(order)
     for kind, record in before:
@@ -65,6 +72,9 @@ def test_records_go_back_as_they_were(store: Store) -> None:
         with store.transaction() as tx:
             assert tx.admin.import_records(kind, [record]) == [0]
     assert _all(store) == before
+    schedule = store.schedules.get_schedule(ALICE)
+    assert schedule is not None and (schedule.sweeps, schedule.last_run_ms) == (1, 2_500)
+    assert store.schedules.get_scope_config(ALICE) == {"z": "last", "a": {"c": 1, "b": 2}}
     hits = store.memories.vector_search(ALICE, unit(1, 2, 3), SearchFilters(), 5)
     assert [memory_id for memory_id, _ in hits] == [r["id"] for k, r in before if k == "memory"][:1]
 

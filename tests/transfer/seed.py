@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from omoide import Memory
 from omoide.store.ports.ledger import ChunkCursor, NewChunk
+from omoide.store.ports.schedules import Schedule
 from omoide.store.protocol import NewMemory
 from omoide.types import MemoryType, Scope
 
@@ -43,7 +44,7 @@ def _fill_ports(memory: Memory) -> None:
         tx.graph.upsert_relationship(ALICE, a.id, t.id, "grows", "since spring", 1_700_000_000_2)
         tx.ledger.touch(ALICE, [], [episode.id], 1_700_000_000_500)
         tx.variables.add_usage(ALICE, 10, 5, 1, 1_700_000_000_600)
-        tx.jobs.enqueue_job(BOB, "embed", {"memory_ids": ["nonexistent"]}, 3)
+        job_id = tx.jobs.enqueue_job(BOB, "embed", {"memory_ids": ["nonexistent"]}, 3)
         tx.memories.insert_memory(ALICE, NewMemory("no vector yet", session_id="chat-1"), "test")
     last = store.ledger.session_messages(ALICE, "chat-1", None)[-1]
     cursor = ChunkCursor("h1", last.created_ms, last.seq, last.index)
@@ -58,3 +59,22 @@ def _fill_ports(memory: Memory) -> None:
     with store.transaction() as tx:
         plan = tx.ledger.consolidation_plan(ALICE, [old.id])
         tx.ledger.apply_consolidation(ALICE, "chat-2", "cons-1", plan, {"summary_id": None}, "t")
+    _fill_schedules(memory, job_id)
+
+
+def _fill_schedules(memory: Memory, job_id: int) -> None:
+    """JiuwenMemory's dreaming: alice's schedule has run once (a sweep, its job), bob's is
+    off; alice has a scope config. Keys out of order and nested: PostgreSQL's jsonb sorts them."""
+    settings = {"min_session_rounds": 4, "extra": {"z": 1, "a": [2, "x"]}}
+    with memory.store.transaction() as tx:
+        tx.schedules.put_schedule(
+            Schedule(ALICE, True, 3_600_000, 1_700_000_001_000, settings), 1_700_000_000_700
+        )
+        tx.schedules.put_schedule(
+            Schedule(BOB, False, 60_000, 1_700_000_009_000), 1_700_000_000_701
+        )
+        assert [s.scope for s in tx.schedules.claim_due(1_700_000_002_000, 10)] == [ALICE]
+        tx.schedules.set_last_job(ALICE, job_id)
+        tx.schedules.set_scope_config(
+            ALICE, {"lang": "en", "b": {"y": None, "a": 1.5}}, 1_700_000_000_800
+        )

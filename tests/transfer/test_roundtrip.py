@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import stat
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from omoide import Memory
 from omoide.embed import HashEmbedder
 from omoide.store.ports.transfer import RECORD_FIELDS, RECORD_KINDS
-from tests.transfer.seed import ALICE, fill
+from tests.transfer.seed import ALICE, BOB, fill
 
 
 @pytest.fixture
@@ -49,7 +50,7 @@ def test_every_record_has_exactly_the_documented_fields(source: Memory, tmp_path
     lines = _lines(out)
     assert lines[0]["format"] == "omoide-export"
     assert lines[0]["embedding"] == {"model": "hash/256", "dim": 256}
-    assert lines[0]["version"] == 1
+    assert lines[0]["version"] == 2  # 2: schedules and scope configs
     order = [RECORD_KINDS.index(line["kind"]) for line in lines[1:]]
     assert order == sorted(order)
     for line in lines[1:]:
@@ -62,6 +63,14 @@ def test_the_imported_store_answers_like_the_source(source: Memory, tmp_path: Pa
     source.export(out)
     with _fresh(tmp_path / "target.db") as target:
         target.import_file(out)
+        # Before running jobs: their scheduler claims the (long due) schedules.
+        schedules = [m.store.schedules.list_schedules(None, None) for m in (source, target)]
+        assert [s.scope for s in schedules[0]] == [ALICE, BOB]
+        assert schedules[0][0].sweeps == 1 and schedules[0][0].last_job_id is not None
+        # The run history comes along but the last sweep's job id does not (job ids do not).
+        assert schedules[1] == [replace(s, last_job_id=None) for s in schedules[0]]
+        configs = [m.store.schedules.get_scope_config(ALICE) for m in (source, target)]
+        assert configs[0] == {"lang": "en", "b": {"y": None, "a": 1.5}} == configs[1]
         for m in (source, target):
             m.run_jobs()
         hits = [

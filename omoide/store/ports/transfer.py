@@ -41,11 +41,18 @@ file. Per kind (besides ``user_id``, ``scope_id``):
   (``{step: {status, detail, calls, prompt_tokens, completion_tokens, created_at}}``). Only
   jobs still to run (``pending``, and ``running`` ones, exported as ``pending``: their worker
   is not coming along); job ids are not kept.
+* ``schedule`` (format version 2): a JiuwenMemory dreaming schedule (``ports.schedules``):
+  enabled (bool), interval_ms, next_run_at, settings (dict), last_run_at, sweeps, created_at,
+  updated_at; ordered by tenant. The last sweep's job id is not kept (job ids are not): an
+  import leaves it unset.
+* ``scope_config`` (format version 2): the tenant's scope config: config (dict), updated_at;
+  ordered by tenant.
 
 Import rule (idempotent): a record whose key the store already holds for that tenant is
 skipped, never merged or overwritten; keys are the public id (episode, memory, entity,
 relationship, consolidation), the name (project, variable), the external id (session), the
-tenant (usage, one row), the session (chunk_state), ``(session, last_hash)`` (chunk), the memory
+tenant (usage, schedule, scope_config: one row each; a tenant's schedule or config the store
+holds is kept as it is), the session (chunk_state), ``(session, last_hash)`` (chunk), the memory
 id (history: all of a memory's entries, or none if it has any) and ``(job_kind, payload)`` among
 the tenant's jobs in any state (job: the same work, queued, run or failed, is not queued
 again; payloads compare as JSON values, key order ignored). A public id held by another
@@ -69,7 +76,13 @@ RECORD_KINDS = (
     "variable",
     "usage",
     "job",
+    "schedule",
+    "scope_config",
 )
+
+# The export format version that introduced a kind (others: 1). A file of an older version
+# holds none of the later kinds; a reader refuses a file newer than it reads before writing.
+ADDED_IN: dict[str, int] = {"schedule": 2, "scope_config": 2}
 
 _TENANT = ("user_id", "scope_id")
 
@@ -120,5 +133,11 @@ RECORD_FIELDS: dict[str, tuple[str, ...]] = {
         *("job_kind", "payload", "attempts", "max_attempts", "last_error", "run_after"),
         *("created_at", "updated_at", "result", "steps"),
     ),
+    "schedule": (
+        *_TENANT,
+        *("enabled", "interval_ms", "next_run_at", "settings", "last_run_at", "sweeps"),
+        *("created_at", "updated_at"),
+    ),
+    "scope_config": (*_TENANT, "config", "updated_at"),
 }
 HISTORY_ENTRY_FIELDS = ("event", "old_text", "new_text", "actor", "created_at")

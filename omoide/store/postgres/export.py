@@ -87,6 +87,11 @@ _QUERIES: dict[str, str] = {
     f" ORDER BY st.created_at, st.step {_C}) FROM job_steps st WHERE st.user_id = j.user_id"
     " AND st.job_id = j.id), '{{}}'::json) AS steps FROM jobs j"
     " WHERE {j} AND j.state IN ('pending', 'running') ORDER BY j.id",
+    "schedule": "SELECT d.user_id, d.scope_id, d.enabled, d.interval_ms, d.next_run_at,"
+    " d.settings, d.last_run_at, d.sweeps, d.created_at, d.updated_at FROM dreaming_schedules d"
+    f" WHERE {{d}} ORDER BY d.user_id {_C}, d.scope_id {_C}",
+    "scope_config": "SELECT c.user_id, c.scope_id, c.config, c.updated_at FROM scope_configs c"
+    f" WHERE {{c}} ORDER BY c.user_id {_C}, c.scope_id {_C}",
 }
 
 
@@ -111,7 +116,7 @@ def _tenant(alias: str, user_id: str | None, scope_id: str | None) -> str:
 
 def _query(kind: str, user_id: str | None, scope_id: str | None) -> str:
     template = _QUERIES[kind]
-    aliases = {a: _tenant(a, user_id, scope_id) for a in "cehjmprsuv"}
+    aliases = {a: _tenant(a, user_id, scope_id) for a in "cdehjmprsuv"}
     return template.format(**aliases)
 
 

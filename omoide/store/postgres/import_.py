@@ -320,6 +320,36 @@ def _job(conn: Conn, r: Record) -> bool:
     return True
 
 
+def _object(value: Any) -> dict[str, Any]:
+    """A JSON object field (schedule settings, scope config): the readers return it as a dict."""
+    if not isinstance(value, dict):
+        raise InvalidInput(f"expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _schedule(conn: Conn, r: Record) -> bool:
+    return _inserted(  # last_job_id stays unset: job ids do not travel (see the port)
+        conn,
+        "INSERT INTO dreaming_schedules (user_id, scope_id, enabled, interval_ms, next_run_at,"
+        " settings, last_run_at, sweeps, created_at, updated_at)"
+        " VALUES (%s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+        (
+            *(r["user_id"], r["scope_id"], bool(r["enabled"]), r["interval_ms"]),
+            *(r["next_run_at"], jsonb(_object(r["settings"])), r["last_run_at"]),
+            *(r["sweeps"], r["created_at"], r["updated_at"]),
+        ),
+    )
+
+
+def _scope_config(conn: Conn, r: Record) -> bool:
+    return _inserted(
+        conn,
+        "INSERT INTO scope_configs (user_id, scope_id, config, updated_at)"
+        " VALUES (%s, %s, %s::jsonb, %s) ON CONFLICT DO NOTHING",
+        (r["user_id"], r["scope_id"], jsonb(_object(r["config"])), r["updated_at"]),
+    )
+
+
 _WRITERS: dict[str, Callable[[Conn, Record], bool]] = {
     "project": _project,
     "session": _session,
@@ -334,6 +364,8 @@ _WRITERS: dict[str, Callable[[Conn, Record], bool]] = {
     "variable": _variable,
     "usage": _usage,
     "job": _job,
+    "schedule": _schedule,
+    "scope_config": _scope_config,
 }
 
 

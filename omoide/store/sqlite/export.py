@@ -78,6 +78,11 @@ _QUERIES: dict[str, str] = {
     "job": "SELECT j.id AS _id, j.user_id, j.scope_id, j.kind AS job_kind, j.payload, j.attempts,"
     " j.max_attempts, j.last_error, j.run_after, j.created_at, j.updated_at, j.result"
     f" FROM jobs j WHERE {_where('j')} AND j.state IN ('pending', 'running') ORDER BY j.id",
+    "schedule": "SELECT d.user_id, d.scope_id, d.enabled, d.interval_ms, d.next_run_at,"
+    " d.settings, d.last_run_at, d.sweeps, d.created_at, d.updated_at FROM dreaming_schedules d"
+    f" WHERE {_where('d')} ORDER BY d.user_id, d.scope_id",
+    "scope_config": "SELECT c.user_id, c.scope_id, c.config, c.updated_at FROM scope_configs c"
+    f" WHERE {_where('c')} ORDER BY c.user_id, c.scope_id",
 }
 
 
@@ -87,6 +92,10 @@ def _plain(row: sqlite3.Row) -> Record:
 
 def _project(row: sqlite3.Row) -> Record:
     return {**dict(row), "isolated": bool(row["isolated"])}
+
+
+def _schedule(row: sqlite3.Row) -> Record:
+    return {**dict(row), "enabled": bool(row["enabled"]), "settings": json.loads(row["settings"])}
 
 
 def _with_json(*keys: str) -> Callable[[sqlite3.Row], Record]:
@@ -157,6 +166,8 @@ class _Exporter:
             "variable": _with_json("value"),
             "usage": _plain,
             "job": self.job,
+            "schedule": _schedule,
+            "scope_config": _with_json("config"),
         }
 
 

@@ -49,6 +49,13 @@ def _owned(conn: sqlite3.Connection, table: str, record_id: str, record: Record)
     return True
 
 
+def _object(value: Any) -> dict[str, Any]:
+    """A JSON object field (schedule settings, scope config): the readers return it as a dict."""
+    if not isinstance(value, dict):
+        raise InvalidInput(f"expected a JSON object, got {type(value).__name__}")
+    return value
+
+
 def _episode_link(conn: sqlite3.Connection, scope: Scope, episode_id: str) -> str:
     row = conn.execute(
         "SELECT id FROM episodes WHERE id = ? AND user_id = ? AND scope_id = ?",
@@ -333,6 +340,29 @@ def _job(conn: sqlite3.Connection, r: Record) -> bool:
     return True
 
 
+def _schedule(conn: sqlite3.Connection, r: Record) -> bool:
+    cur = conn.execute(  # last_job_id stays unset: job ids do not travel (see the port)
+        "INSERT OR IGNORE INTO dreaming_schedules (user_id, scope_id, enabled, interval_ms,"
+        " next_run_at, settings, last_run_at, sweeps, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            *(r["user_id"], r["scope_id"], int(bool(r["enabled"])), r["interval_ms"]),
+            *(r["next_run_at"], json.dumps(_object(r["settings"])), r["last_run_at"]),
+            *(r["sweeps"], r["created_at"], r["updated_at"]),
+        ),
+    )
+    return cur.rowcount == 1
+
+
+def _scope_config(conn: sqlite3.Connection, r: Record) -> bool:
+    cur = conn.execute(
+        "INSERT OR IGNORE INTO scope_configs (user_id, scope_id, config, updated_at)"
+        " VALUES (?, ?, ?, ?)",
+        (r["user_id"], r["scope_id"], json.dumps(_object(r["config"])), r["updated_at"]),
+    )
+    return cur.rowcount == 1
+
+
 _WRITERS: dict[str, Callable[[sqlite3.Connection, Record], bool]] = {
     "project": _project,
     "session": _session,
@@ -347,6 +377,8 @@ _WRITERS: dict[str, Callable[[sqlite3.Connection, Record], bool]] = {
     "variable": _variable,
     "usage": _usage,
     "job": _job,
+    "schedule": _schedule,
+    "scope_config": _scope_config,
 }
 
 
