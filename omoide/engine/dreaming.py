@@ -29,7 +29,7 @@ from omoide.jobs.kinds import DREAM_SWEEP, DreamSweepPayload
 from omoide.jobs.queue import enqueue
 from omoide.llm import LLM
 from omoide.store.protocol import Schedule, Store
-from omoide.types import Job, Scope, now_ms
+from omoide.types import Job, JobState, Scope, now_ms
 
 CLAIM_BATCH = 50
 NO_LLM = "no LLM configured: nothing consolidated; the sessions are what a run would consolidate"
@@ -92,16 +92,30 @@ class DreamingService:
         due = self._store.schedules.next_due()
         if due is None or due > now:
             return 0
+        enqueued = 0
         with self._store.transaction() as tx:
-            claimed = tx.schedules.claim_due(now, CLAIM_BATCH)
-            for schedule in claimed:
+            for schedule in tx.schedules.claim_due(now, CLAIM_BATCH):
+                # a sweep still queued or running is not queued behind again: a short
+                # interval (1 ms is valid) would otherwise add a job every poll, unbounded
+                if self._unfinished(schedule.last_job_id):
+                    continue
                 fields = {k: v for k, v in schedule.settings.items() if k in _PAYLOAD_FIELDS}
                 payload = DreamSweepPayload(scheduled_ms=now, **fields)
                 job_id = enqueue(tx.jobs, schedule.scope, DREAM_SWEEP, payload)
                 tx.schedules.set_last_job(schedule.scope, job_id)
-        if claimed:
+                enqueued += 1
+        if enqueued:
             self._signal.wake()
-        return len(claimed)
+        return enqueued
+
+    def _unfinished(self, job_id: int | None) -> bool:
+        if job_id is None:
+            return False
+        try:
+            job = self._store.jobs.get_job(job_id)
+        except NotFound:
+            return False
+        return job.state in (JobState.PENDING, JobState.RUNNING)
 
     # scope configs ----------------------------------------------------------------------
     def get_scope_config(self, scope: Scope) -> dict[str, Any] | None:

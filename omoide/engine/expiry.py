@@ -52,9 +52,19 @@ class Owner:
     scope_id: str | None = None
 
     def sees(self, job: Job) -> bool:
+        """Whether every tenant the task reached is one the owner may reach: a user-wide
+        key's tasks are filed under (user, "__default__"), which a key bound to that scope
+        must not read (their counts cover the user's other scopes)."""
         if self.user_id is None:
             return True
-        return job.user_id == self.user_id and self.scope_id in (None, job.scope_id)
+        if job.user_id != self.user_id or self.scope_id not in (None, job.scope_id):
+            return False
+        payload = job.payload
+        reached = payload.get("tenants") or [payload]
+        return all(
+            t.get("user_id") == self.user_id and self.scope_id in (None, t.get("scope_id"))
+            for t in reached
+        )
 
 
 @dataclass(frozen=True)
@@ -112,7 +122,7 @@ class ExpiryService:
     def latest(self, owner: Owner, kind: str | None = None) -> Job | None:
         """The owner's newest task (of ``kind``), or None."""
         for job in self._store.jobs.list_jobs(owner.tasks, None, RECENT, 0):
-            if job.kind in KINDS and kind in (None, job.kind):
+            if job.kind in KINDS and kind in (None, job.kind) and owner.sees(job):
                 return job
         return None
 

@@ -205,7 +205,7 @@ def batch_delete(
     with failing_as("Error batch deleting expired memories"):
         who = owner(tenancy, body.scope_id)
         users = None if body.all_expired else body.user_ids
-        for user_id in users or []:
+        for user_id in body.user_ids or []:  # named beside all_expired too
             tenancy.scope(user_id, body.scope_id)  # another tenant's user: 403
         outcome = services.expiry.delete(
             who, body.inactive_days_threshold, users, dry_run=body.dry_run, force=body.force
@@ -227,7 +227,8 @@ def task_status(
             if latest is None:
                 return {"status": "success", "task": None, "message": "no task yet"}
             task_id = str(latest.id)
-        if not task_id.isdigit() or len(task_id) > 18:
+        # isdigit alone takes "²" (int() refuses it: a 500) and U+0661 (an Arabic-Indic 1)
+        if not (task_id.isascii() and task_id.isdigit()) or len(task_id) > 18:
             raise NotFound(f"task {task_id} not found", id=task_id)
         progress = services.expiry.progress(who, int(task_id))
     return {"status": "success", "task": task_view(progress)}
