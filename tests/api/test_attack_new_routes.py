@@ -18,8 +18,9 @@ from omoide.engine.signal import JobSignal
 from omoide.types import Scope, now_ms
 from tests.api.conftest import KEY, Running, running
 from tests.compat.conftest import StartServer
-from tests.compat.test_jiuwen_meta import _age, _done, _facts, until
+from tests.compat.test_jiuwen_meta import DAY_MS, _done, _facts, until
 from tests.mirror.conftest import open_memory
+from tests.sql import execute
 
 META = "/admin/mem_meta"
 KEYS = {
@@ -28,6 +29,14 @@ KEYS = {
     "alice-default-key": {"user_id": "alice", "scope_id": "__default__"},
     "bob-demo-key": {"user_id": "bob", "scope_id": "demo"},
 }
+
+
+def _age(server: Running, ids: list[str], days: int) -> None:
+    """Make these memories last used ``days`` ago, on either backend (no port moves time)."""
+    then = now_ms() - days * DAY_MS
+    marks = ",".join("?" * len(ids))
+    statement = f"UPDATE memories SET updated_at = ?, created_at = ? WHERE id IN ({marks})"
+    execute(server.engine.engine.store, statement, (then, then, *ids))
 
 
 @pytest.fixture
