@@ -36,6 +36,9 @@ from omoide.store.protocol import Store, TenantActivity
 from omoide.types import Job, JobState, Scope, now_ms
 
 ADMIN = Scope(user_id="__omoide_admin__", scope_id="__expiry__")
+# where a user-wide key's tasks are filed: not a scope a client uses (a task under the user's
+# "__default__" was listed by /v1/jobs to a key bound to that scope, other scopes' counts too)
+USER_TASKS = "__omoide_expiry__"
 COOLDOWN_MS = 300_000  # upstream's: a second task of a kind within 5 minutes is skipped
 DAY_MS = 86_400_000
 RECENT = 200  # how many of the owner's newest jobs the guards look at

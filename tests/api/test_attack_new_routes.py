@@ -102,8 +102,9 @@ def test_all_expired_naming_another_tenants_user_is_forbidden(server: Running) -
 
 
 def test_a_scope_bound_key_sees_no_task_of_its_users_other_scopes(server: Running) -> None:
-    """A user-wide key's tasks are filed under (user, "__default__"); a key bound to that scope
-    saw them: their counts cover the user's other scopes, and they put it in a cooldown."""
+    """A user-wide key's tasks were filed under (user, "__default__"); a key bound to that scope
+    saw them (task_status, /v1/jobs): their counts and payload name the user's other scopes,
+    and they put it in a cooldown."""
     _age(server, _facts(server, "alice", "work", "w1", "w2"), 40)
     with server.http("alice-key") as alice, server.http("alice-default-key") as scoped:
         wide = alice.post(f"{META}/batch_delete", json={"all_expired": True, "dry_run": True})
@@ -113,6 +114,7 @@ def test_a_scope_bound_key_sees_no_task_of_its_users_other_scopes(server: Runnin
         hidden = scoped.get(f"{META}/task_status", params={"task_id": task_id})
         assert hidden.status_code == 404 and hidden.json()["detail"] == f"task {task_id} not found"
         assert scoped.get(f"{META}/task_status").json()["task"] is None
+        assert scoped.get("/v1/jobs").json()["items"] == []  # nor in its job list
         refreshed = alice.post(f"{META}/refresh", json={})
         assert refreshed.status_code == 202
         _done(alice, refreshed.json()["task_id"])

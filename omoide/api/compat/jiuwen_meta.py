@@ -26,10 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from omoide.api.compat.jiuwen_common import JiuwenRoute, failing_as, resolve_scope
 from omoide.api.deps import ServicesDep, Tenancy, TenancyDep
-from omoide.engine.expiry import ADMIN, Owner, Progress, Submitted
+from omoide.engine.expiry import ADMIN, USER_TASKS, Owner, Progress, Submitted
 from omoide.errors import InvalidInput, NotFound
 from omoide.jobs.kinds import EXPIRY_DELETE
-from omoide.types import Job, JobState
+from omoide.types import Job, JobState, Scope
 
 router = APIRouter(prefix="/admin/mem_meta", tags=["jiuwen"], route_class=JiuwenRoute)
 
@@ -88,6 +88,8 @@ def owner(tenancy: Tenancy, scope_id: str | None = None) -> Owner:
     if bound is None:
         return Owner(tasks=ADMIN, scope_id=scope_id)
     tasks = resolve_scope(tenancy, None, scope_id)  # another scope than the bound one: 403
+    if bound.scope_id is None and scope_id is None:  # user-wide: not under one of its scopes
+        tasks = Scope(user_id=bound.user_id, scope_id=USER_TASKS)
     return Owner(tasks=tasks, user_id=bound.user_id, scope_id=bound.scope_id or scope_id)
 
 
