@@ -3,13 +3,14 @@ text check that keeps a stale vector out, and of counting memories without a vec
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from omoide.store.ports.admin import AdminReads
 from omoide.store.ports.memories import MemoryReads, MemoryWrites
 from omoide.store.protocol import Store
 from omoide.types import SearchFilters
-from tests.store.contract import ALICE, BOB, add, covers, unit
+from tests.store.contract import ALICE, ALICE_OTHER, BOB, add, covers, unit
 
 
 def _hits(store: Store, vector: object) -> list[str]:
@@ -77,6 +78,36 @@ def test_unembedded_count_per_tenant_and_overall(store: Store) -> None:
         tx.memories.put_vector(ALICE, ids[0], unit(1, 0))
     assert store.memories.unembedded_count(ALICE) == 1
     assert store.memories.unembedded_count(BOB) == 1 and store.memories.unembedded_count() == 2
+
+
+@covers(MemoryReads.unembedded_count)
+def test_unembedded_count_follows_every_write_of_memories_and_vectors(store: Store) -> None:
+    """Each search reports this count: it must stay exact through deletes (the vector goes
+    with its memory), text edits (the old vector is dropped), bulk vectors, a vector offered
+    for another tenant's memory, the same memory id in another scope, and a whole scope's
+    deletion."""
+    tea, coffee, milk = (add(store, ALICE, t) for t in ("tea", "coffee", "milk"))
+    other = add(store, ALICE_OTHER, "juice")
+    with store.transaction() as tx:
+        assert tx.memories.put_vectors(ALICE, [tea, coffee, milk], np.stack([unit(1, 0)] * 3))
+        assert not tx.memories.put_vector(BOB, tea, unit(1, 0))  # not Bob's memory
+        assert not tx.memories.put_vector(ALICE, other, unit(1, 0))  # another scope's
+    counts = (store.memories.unembedded_count(ALICE), store.memories.unembedded_count(ALICE_OTHER))
+    assert counts == (0, 1) and store.memories.unembedded_count(BOB) == 0
+    with store.transaction() as tx:
+        tx.memories.update_memory(ALICE, coffee, "green tea", None, "t")
+        tx.memories.delete_memory(ALICE, milk, "t")
+    assert store.memories.unembedded_count(ALICE) == 1 and store.memories.unembedded_count() == 2
+    with store.transaction() as tx:
+        tx.memories.put_vector(ALICE, coffee, unit(0, 1))
+        tx.memories.put_vector(ALICE, tea, unit(0, 1))  # replacing a vector adds none
+    assert store.memories.unembedded_count(ALICE) == 0 and store.memories.unembedded_count() == 1
+    with store.transaction() as tx:
+        tx.admin.delete_scope(ALICE)
+    assert store.memories.unembedded_count(ALICE) == 0 and store.memories.unembedded_count() == 1
+    with store.transaction() as tx:
+        tx.memories.clear_vectors()
+    assert store.memories.unembedded_count(ALICE_OTHER) == 1
 
 
 @covers(AdminReads.integrity)

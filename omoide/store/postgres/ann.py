@@ -103,14 +103,19 @@ class IndexBuilder:
                 self._running.discard(dim)
 
 
-def is_large(conn: Conn, user_id: str, scope_id: str) -> bool:
-    """Whether the tenant has more than ``EXACT_MAX`` vectors (counting at most that many)."""
+def _size_and_index(conn: Conn, user_id: str, scope_id: str, dim: int) -> tuple[bool, bool | None]:
+    """Whether the tenant has more than ``EXACT_MAX`` vectors (counting at most that many),
+    and the ``_index_state`` of ``dim``: one round trip, as every search asks both."""
     row = conn.execute(
-        "SELECT count(*) AS n FROM (SELECT 1 FROM memory_vectors WHERE user_id = %s"
-        " AND scope_id = %s LIMIT %s) t",
-        (user_id, scope_id, EXACT_MAX + 1),
+        "SELECT (SELECT count(*) FROM (SELECT 1 FROM memory_vectors WHERE user_id = %s"
+        " AND scope_id = %s LIMIT %s) t) > %s AS large, (SELECT i.indisvalid FROM pg_index i"
+        " JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = %s"
+        " AND c.relnamespace = current_schema()::regnamespace) AS valid",
+        (user_id, scope_id, EXACT_MAX + 1, EXACT_MAX, index_name(dim)),
     ).fetchone()
-    return row is not None and int(row["n"]) > EXACT_MAX
+    if row is None:
+        return False, None
+    return bool(row["large"]), None if row["valid"] is None else bool(row["valid"])
 
 
 def exact_sql(where: str) -> str:
@@ -148,14 +153,17 @@ def search(
     (then ``builder`` is asked to build one)."""
     dim = int(query.shape[0])
     tenant = (user_id, scope_id)
-    large = is_large(conn, *tenant)
-    indexed = large and has_index(conn, dim)
+    large, valid = _size_and_index(conn, user_id, scope_id, dim)
+    indexed = large and valid is True
     if large and not indexed and builder is not None:
         builder.request(dim)
     if indexed:
-        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        conn.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, 2 * int(limit))}")
-        conn.execute(f"SET LOCAL hnsw.max_scan_tuples = {MAX_SCAN_TUPLES}")
+        # one round trip for the three settings (SET LOCAL = set_config(..., true))
+        conn.execute(
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+            " set_config('hnsw.ef_search', %s, true), set_config('hnsw.max_scan_tuples', %s, true)",
+            (str(max(EF_SEARCH, 2 * int(limit))), str(MAX_SCAN_TUPLES)),
+        )
         cursor = conn.execute(
             approximate_sql(dim, where[0]), (query, *tenant, *where[1], query, limit)
         )

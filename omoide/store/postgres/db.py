@@ -67,6 +67,13 @@ def _configure(conn: psycopg.Connection[Any]) -> None:
     register_vector(conn)
 
 
+def _reset(conn: psycopg.Connection[Any]) -> None:
+    """Back to plain ``BEGIN`` (``READ COMMITTED``, read-write) when a read returns its
+    connection, so a write transaction never inherits the read's settings."""
+    conn.isolation_level = None
+    conn.read_only = None
+
+
 class Database:
     """The pool of one database, shared by every port of a ``PostgresStore``."""
 
@@ -82,6 +89,7 @@ class Database:
             max_size=max_size,
             kwargs={"row_factory": dict_row, "autocommit": True},
             configure=_configure,
+            reset=_reset,
             check=ConnectionPool.check_connection,  # a server restart costs no failed request
             open=False,
             name="omoide",
@@ -96,9 +104,13 @@ class Database:
     def read(self) -> Iterator[Conn]:
         """A pooled connection inside one read-only snapshot transaction."""
         self._check_open()
-        with _translated(), self.pool.connection() as conn, conn.transaction():
-            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            yield conn
+        with _translated(), self.pool.connection() as conn:
+            # set on the connection, the BEGIN itself carries them: one round trip less than
+            # a SET TRANSACTION after it (the pool's reset clears them again)
+            conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+            conn.read_only = True
+            with conn.transaction():
+                yield conn
 
     @contextmanager
     def write(self) -> Iterator[Conn]:
