@@ -150,7 +150,12 @@ class MarkdownMirror:
             return
         if types is not None and not any(t in FILES for t in types):
             return
-        self.sync(scope)
+        try:
+            self.sync(scope)
+        except OSError as exc:  # e.g. a name too long for the filesystem; the database has it
+            reason = f"the tenant's files could not be written: {exc.strerror or exc}"
+            self._report(self.tenant_dir(scope), [{"file": "*", "reason": reason}])
+            raise
 
     def before_read(self, scope: Scope) -> None:
         """The dirty check: an edit not ingested yet (its hash is not the mirrored one) is

@@ -219,3 +219,17 @@ def test_extracted_memories_reach_the_files(
         assert list(_items(type_file(root)).values()) == ["Mei lives in Shenzhen"]
         assert list(_items(type_file(root, "user_profile.md")).values()) == ["name: Mei"]
         assert list(_items(type_file(root, "summary.md")).values()) == [summary]
+
+
+def test_a_tenant_whose_files_cannot_be_written_is_reported(
+    open_mirrored: Callable[..., Memory],
+) -> None:
+    memory = open_mirrored(watch=False)
+    user = "字" * 100  # its escaped folder name is longer than a file name may be
+    [item] = memory.add_many(
+        [NewMemory(text="kept anyway", type=MemoryType.SEMANTIC)], user_id=user
+    )
+    assert memory.get(item.id, user_id=user).text == "kept anyway"  # the database has it
+    status = memory.engine.services.mirror.status()  # type: ignore[union-attr]
+    assert status["status"] == "degraded"
+    assert any("could not be written" in p["reason"] for p in status["problems"])
