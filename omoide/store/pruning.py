@@ -1,11 +1,12 @@
 """Which query terms a keyword search ranks: the frequent-term pruning both backends apply.
 
-The same rule as ``omoide.store.sqlite.keyword.prune`` (that module keeps its own copy for
-now; the two must stay equal), decided on the tenant's own frequencies: once the tenant has
+One rule for both backends' keyword search (``store/sqlite/keyword.py``,
+``store/postgres/fts.py``), decided on the tenant's own frequencies: once the tenant has
 ``MIN_DOCS`` memories, rarest first, until a term is in ``COMMON_SHARE`` of them or the
 postings to rank pass ``POSTINGS_SHARE`` of them. Such terms have an IDF near 0 yet cost most
-of the time (PostgreSQL, 100k memories of one tenant: a speaker's name in 32% of them made a
-search 2.3 s). Terms the tenant never used are dropped; never all of the ones it used.
+of the time (PostgreSQL, 100k memories of one tenant: a speaker's name in 32% of them made
+a search 2.3 s); below ``MIN_DOCS`` nothing is pruned (on six memories a content word is
+easily in 30% of them). Terms the tenant never used are dropped; never all of the ones it used.
 """
 
 from __future__ import annotations

@@ -23,17 +23,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from omoide.segment import segment
+from omoide.store.pruning import prune
 from omoide.store.sqlite.fts import TOKENIZER
 
 K1 = 1.2
 B = 0.75
 CONTEXT_WEIGHT = 0.4
 IDF_FLOOR = 1e-6
-# Pruning of frequent terms, decided on the tenant's own frequencies. Below MIN_DOCS memories
-# nothing is pruned (on six memories a content word is easily in 30% of them).
-MIN_DOCS = 2_000
-COMMON_SHARE = 0.3
-POSTINGS_SHARE = 0.15
 LINE_CACHE = 20_000  # tokenised lines kept (a batch may exceed it: then it alone is kept)
 
 
@@ -186,26 +182,6 @@ def index_pending(conn: sqlite3.Connection, tokenizer: Tokenizer, batch: int = 2
         done += len(chunk)
     conn.execute("DELETE FROM meta WHERE key = 'keyword_index_pending'")
     return done
-
-
-def prune(terms: Sequence[str], dfs: dict[str, int], docs: int) -> list[str]:
-    """The terms worth ranking, by the tenant's own frequencies (never none of the matches).
-
-    Only once the tenant has ``MIN_DOCS`` memories: rarest first, until a term is in
-    ``COMMON_SHARE`` of them or the postings to rank pass ``POSTINGS_SHARE`` of them. Such terms
-    have an IDF near 0 yet cost most of the time. Terms the tenant never used are dropped.
-    """
-    present = [t for t in terms if dfs.get(t, 0) > 0]
-    if docs < MIN_DOCS or len(present) < 2:
-        return present
-    keep: list[str] = []
-    postings = 0
-    for df, term in sorted((dfs[t], t) for t in present):
-        if keep and (df >= COMMON_SHARE * docs or postings + df > POSTINGS_SHARE * docs):
-            break
-        keep.append(term)
-        postings += df
-    return [t for t in present if t in keep]
 
 
 def idf(docs: int, df: int) -> float:
