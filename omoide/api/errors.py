@@ -30,6 +30,7 @@ from omoide.errors import (
     MigrationError,
     NotFound,
     OmoideError,
+    StoreError,
     Unauthorized,
 )
 
@@ -97,6 +98,24 @@ def status_for(exc: OmoideError) -> int:
     return 500
 
 
+def client_message(exc: OmoideError, status: int, request_id: str | None) -> str:
+    """What the caller is told. A store or migration failure's own text carries the driver's
+    message, file paths and SQL (and on PostgreSQL a constraint's key values), so the caller
+    gets what happened and whether to retry; the text itself goes to the server log."""
+    if not isinstance(exc, StoreError | MigrationError) or status < 500:
+        return exc.message
+    if status == 507:
+        return (
+            "the disk (or the database's size limit) is full; free space and retry,"
+            " nothing of this request was stored"
+        )
+    where = f"the server log (request id {request_id})" if request_id else "the server log"
+    if isinstance(exc, MigrationError):
+        return f"the database schema cannot be used by this server; the cause is in {where}"
+    retry = "retry later" if getattr(exc, "retryable", False) else "retrying will not help"
+    return f"the store failed ({retry}); the cause is in {where}"
+
+
 def _omoide_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, OmoideError)
     status = status_for(exc)
@@ -104,7 +123,8 @@ def _omoide_error(request: Request, exc: Exception) -> JSONResponse:
     if status >= 500:
         log.error("request %s: %s: %s", rid, type(exc).__name__, exc.message)
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return error_response(status, exc.code, exc.message, rid, headers=headers)
+    message = client_message(exc, status, rid)
+    return error_response(status, exc.code, message, rid, headers=headers)
 
 
 def _location(loc: tuple[Any, ...] | list[Any]) -> str:

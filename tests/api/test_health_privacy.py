@@ -55,3 +55,23 @@ def test_probe_needs_a_key_when_one_is_configured(keyed: Running) -> None:
 def test_probe_is_open_without_a_configured_key(server: Running) -> None:
     with server.http() as http:
         assert http.get("/health", params={"probe": "true"}).status_code == 200
+
+
+def test_a_store_failure_tells_the_caller_what_happened_but_not_the_drivers_text(
+    start_server: Callable[..., Running],
+) -> None:
+    server = start_server(workers=0)
+    location = str(server.engine.store.location)
+    server.engine.store.close()  # every request now fails inside the store
+    with server.http() as http:
+        first = http.post("/v1/memories", json={"text": "tea", "user_id": "alice"})
+        second = http.post(
+            "/v1/memories", json={"messages": [{"role": "user", "content": "x"}], "user_id": "b"}
+        )
+    for reply in (first, second):
+        assert reply.status_code >= 500, reply.text
+        body = reply.json()
+        assert body["error"]["code"] == "store_error"
+        assert "store failed" in body["detail"] and body["request_id"] in body["detail"]
+        # the file path and the driver's message stay in the server log
+        assert location not in reply.text and "closed" not in reply.text.lower()

@@ -385,6 +385,8 @@ def test_failures_are_500_with_the_documented_prefix(
             assert (
                 detail.startswith(f"{PREFIXES[path]}: ") and len(detail) > len(PREFIXES[path]) + 2
             )
+            # the exception's own text (SQL, paths) stays in the server log
+            assert str(tmp_path) not in detail and "database" not in detail.lower(), detail
 
 
 # extraction with an LLM --------------------------------------------------------------------

@@ -20,7 +20,7 @@ from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 
 from omoide.api.deps import Tenancy
-from omoide.api.errors import status_for
+from omoide.api.errors import client_message, status_for
 from omoide.errors import OmoideError
 from omoide.types import MemoryType, Scope
 
@@ -128,9 +128,12 @@ def failing_as(prefix: str) -> Iterator[None]:
         if status_for(exc) < 500:
             raise  # a client error keeps its status: 404, 403, 422
         log.error("%s: %s: %s", prefix, type(exc).__name__, exc.message)
-        raise HTTPException(500, f"{prefix}: {exc.message}") from exc
+        raise HTTPException(500, f"{prefix}: {client_message(exc, 500, None)}") from exc
     except HTTPException:
         raise
     except Exception as exc:  # upstream's contract: any failure is a 500 naming its cause
+        # The cause is named by its type only: an exception's text can hold SQL, file paths or
+        # another tenant's data, so it goes to the server log, never to the caller.
         log.exception("%s", prefix)
-        raise HTTPException(500, f"{prefix}: {str(exc) or type(exc).__name__}") from exc
+        message = f"{prefix}: internal error ({type(exc).__name__}); details are in the server log"
+        raise HTTPException(500, message) from exc

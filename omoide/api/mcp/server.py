@@ -20,6 +20,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+from omoide.api.errors import client_message, status_for
 from omoide.api.mcp import tools
 from omoide.api.mcp.tools import Caller
 from omoide.errors import OmoideError
@@ -68,7 +69,7 @@ class Tools:
         try:
             return fn(self._resolve(ctx), *args, **kwargs)
         except OmoideError as exc:
-            raise ToolError(exc.message) from exc
+            raise ToolError(client_message(exc, status_for(exc), None)) from exc
 
     def add_messages(
         self,
