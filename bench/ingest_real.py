@@ -57,7 +57,7 @@ class Down:
 
     name = "sentence-transformers/all-MiniLM-L6-v2"
 
-    def embed(self, texts: Any) -> Any:
+    def embed(self, texts: Any) -> Any:  # noqa: ARG002 - the Embedder signature
         from omoide.errors import EmbedderError
 
         raise EmbedderError("down for the benchmark", retryable=True)
@@ -118,6 +118,24 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def wait_ready(server: subprocess.Popen[bytes], base: str, tree: Path) -> None:
+    """Until the server answers /health, then one untimed add (loads the model)."""
+    import httpx
+
+    with httpx.Client(base_url=base, timeout=120) as c:
+        for _ in range(600):  # the server is up within a minute even on a loaded machine
+            try:
+                if c.get("/health").status_code < 500:
+                    break
+            except httpx.TransportError:
+                pass
+            if server.poll() is not None:
+                raise SystemExit(f"server of {tree} exited with {server.returncode}")
+            time.sleep(0.1)
+        warm = {"text": "warm up", "user_id": "warmup", "infer": False}
+        c.post("/v1/memories", json=warm).raise_for_status()
+
+
 def http_run(tree: Path, clients: int, data: Path, workdir: Path) -> dict[str, Any]:
     import httpx
 
@@ -133,18 +151,7 @@ def http_run(tree: Path, clients: int, data: Path, workdir: Path) -> dict[str, A
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        with httpx.Client(base_url=base, timeout=120) as c:
-            for _ in range(600):  # the server is up within a minute even on a loaded machine
-                try:
-                    if c.get("/health").status_code < 500:
-                        break
-                except httpx.TransportError:
-                    pass
-                if server.poll() is not None:
-                    raise SystemExit(f"server of {tree} exited with {server.returncode}")
-                time.sleep(0.1)
-            warm = {"text": "warm up", "user_id": "warmup", "infer": False}
-            c.post("/v1/memories", json=warm).raise_for_status()
+        wait_ready(server, base, tree)
         sessions = turns_by_session(data)
         lanes: list[list[tuple[str, str, list[str]]]] = [[] for _ in range(clients)]
         for i, s in enumerate(sessions):
@@ -228,7 +235,9 @@ def main() -> None:
                 sys.stdout.flush()
     rows = []
     for mode, by in results.items():
-        ratios = [h["items_per_s"] / b["items_per_s"] for b, h in zip(by["base"], by["head"])]
+        ratios = [
+            h["items_per_s"] / b["items_per_s"] for b, h in zip(by["base"], by["head"], strict=True)
+        ]
         rows.append(
             (
                 mode,
