@@ -18,7 +18,9 @@ The LoCoMo dev turns (``<speaker>: <text>``, 788 turns of 2 conversations; user 
 Each (tree, mode) runs in a fresh process with ``PYTHONPATH`` at that tree and a fresh database;
 the default embedder (ONNX all-MiniLM-L6-v2, the export cached in ``~/.omoide/models``) is warmed
 before the clock starts. The trees alternate A B B A ... within each mode, so load drifts hit
-both; ratios are per pair (head / base), reported as median and range.
+both; ratios are per pair (head / base), reported as median and range. On a shared machine the
+CPU time the ingesting process used (the server's, for HTTP; all its threads, the ONNX pool
+included) is the steadier figure: "CPU base/head" > 1 means head needs less CPU per item.
 """
 
 from __future__ import annotations
@@ -118,6 +120,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (its threads included), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def wait_ready(server: subprocess.Popen[bytes], base: str, tree: Path) -> None:
     """Until the server answers /health, then one untimed add (loads the model)."""
     import httpx
@@ -174,18 +182,19 @@ def http_run(tree: Path, clients: int, data: Path, workdir: Path) -> dict[str, A
                 errors.append(exc)
 
         threads = [threading.Thread(target=lane, args=(w,)) for w in lanes]
-        start = time.perf_counter()
+        cpu0, start = cpu_seconds(server.pid), time.perf_counter()
         for t in threads:
             t.start()
         for t in threads:
             t.join()
         seconds = time.perf_counter() - start
+        cpu = cpu_seconds(server.pid) - cpu0
         if errors:
             raise errors[0]
     finally:
         server.terminate()
         server.wait(30)
-    return {"items": sum(len(t) for _, _, t in sessions), "seconds": seconds}
+    return {"items": sum(len(t) for _, _, t in sessions), "seconds": seconds, "cpu_seconds": cpu}
 
 
 def run(tree: Path, mode: str, data: Path) -> dict[str, Any]:
@@ -235,21 +244,23 @@ def main() -> None:
                 sys.stdout.flush()
     rows = []
     for mode, by in results.items():
-        ratios = [
-            h["items_per_s"] / b["items_per_s"] for b, h in zip(by["base"], by["head"], strict=True)
-        ]
+        pairs = list(zip(by["base"], by["head"], strict=True))
+        ratios = [h["items_per_s"] / b["items_per_s"] for b, h in pairs]
+        cpu = [b["cpu_seconds"] / h["cpu_seconds"] for b, h in pairs]
         rows.append(
             (
                 mode,
                 statistics.median(x["items_per_s"] for x in by["base"]),
                 statistics.median(x["items_per_s"] for x in by["head"]),
                 f"{statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f})",
+                f"{statistics.median(cpu):.2f} ({min(cpu):.2f}-{max(cpu):.2f})",
             )
         )
     print(
         f"\nbase {trees['base']} vs head {trees['head']}, load at start {note['loadavg_at_start']}"
     )
-    print(table(["mode", "base items/s", "head items/s", "head/base (range)"], rows))
+    headers = ["mode", "base items/s", "head items/s", "head/base (range)", "CPU base/head"]
+    print(table(headers, rows))
     if args.json:
         args.json.write_text(json.dumps({"machine": note, "results": results}, indent=1))
 
