@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from omoide.engine.embedding import META_DIM, META_MODEL, Embedding
 from omoide.engine.graph import GraphService
 from omoide.engine.llm_health import LLMHealth
@@ -19,12 +21,13 @@ from omoide.errors import EmbedderError, OmoideError
 from omoide.jobs.kinds import EMBED, EmbedPayload
 from omoide.jobs.queue import enqueue
 from omoide.store.protocol import Store, Tx
-from omoide.types import Job, JobState, Scope
+from omoide.types import Job, JobState, MemoryItem, Scope
 from omoide.validate import check_limit
 
 META_REBUILD = "rebuild_embedder"  # "model:dim" the staged vectors of a reindex belong to
 _JOB_IDS = 256  # memory ids per embed job queued by a reindex
 PROBE_CHECK_S = 10.0  # budget of the integrity check a probing health call runs
+_NONE = np.zeros((0, 0), dtype=np.float32)  # the vectors of a job whose memories are all gone
 
 
 class MaintenanceService:
@@ -46,23 +49,68 @@ class MaintenanceService:
         self._llm_health = llm_health
 
     def run_embed_jobs(self, batch: Sequence[tuple[Job, EmbedPayload]]) -> dict[int, BaseException]:
-        """The ``embed`` handler: vectors for memories written while the embedder was down."""
+        """The ``embed`` handler: vectors for memories written while the embedder was down.
+
+        The texts of every job of the batch, whatever its tenant, go to the embedder in one
+        call (it sorts them by length into full runs: after an outage hundreds of one-turn
+        jobs wait, and one text per run is the slowest way to embed them); each job's vectors
+        are then stored in its own transaction, so a job that fails alone fails alone."""
         errors: dict[int, BaseException] = {}
+        loaded: list[tuple[Job, Scope, list[MemoryItem]]] = []
         for job, payload in batch:
             scope = Scope(user_id=job.user_id, scope_id=job.scope_id)
             try:
-                items = self._store.memories.get_memories(scope, list(payload.memory_ids))
-                vectors = self._embedding.embed([i.text for i in items]) if items else None
+                loaded.append(
+                    (job, scope, self._store.memories.get_memories(scope, payload.memory_ids))
+                )
+            except OmoideError as exc:
+                errors[job.id] = exc
+        vectors = self._embed_jobs([(job.id, items) for job, _, items in loaded], errors)
+        for job, scope, items in loaded:
+            if job.id in errors:
+                continue
+            try:
                 with self._store.transaction() as tx:
-                    for row, item in enumerate(items):
-                        assert vectors is not None
+                    for item, vector in zip(items, vectors[job.id], strict=True):
                         # Only over the text it was computed from: an update() since then
                         # stored (or queued) the new text's vector, which must stay.
-                        tx.memories.put_vector(scope, item.id, vectors[row], item.text)
+                        tx.memories.put_vector(scope, item.id, vector, item.text)
                     tx.jobs.finish_job(job.id)
             except OmoideError as exc:
                 errors[job.id] = exc
         return errors
+
+    def _embed_jobs(
+        self, jobs: list[tuple[int, list[MemoryItem]]], errors: dict[int, BaseException]
+    ) -> dict[int, np.ndarray]:
+        """Each job's vectors (row i for its item i) from one embed call; when that call is
+        refused (not an outage), each job's texts again on their own, so one text the embedder
+        rejects fails its job only. The jobs that fail go into ``errors``."""
+        texts = [item.text for _, items in jobs for item in items]
+        try:
+            every = self._embedding.embed(texts) if texts else None
+        except EmbedderError as exc:
+            if exc.retryable or len(jobs) == 1:  # down for every job alike: no point in one by one
+                errors.update((job_id, exc) for job_id, _ in jobs)
+                return {}
+            return self._embed_each(jobs, errors)
+        out: dict[int, np.ndarray] = {}
+        start = 0
+        for job_id, items in jobs:
+            out[job_id] = every[start : start + len(items)] if every is not None else _NONE
+            start += len(items)
+        return out
+
+    def _embed_each(
+        self, jobs: list[tuple[int, list[MemoryItem]]], errors: dict[int, BaseException]
+    ) -> dict[int, np.ndarray]:
+        out: dict[int, np.ndarray] = {}
+        for job_id, items in jobs:
+            try:
+                out[job_id] = self._embedding.embed([i.text for i in items]) if items else _NONE
+            except OmoideError as exc:
+                errors[job_id] = exc
+        return out
 
     def list_jobs(
         self,
