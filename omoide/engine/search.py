@@ -12,7 +12,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from omoide.engine.checks import check_filters, check_scope
 from omoide.engine.embedding import Embedding
 from omoide.engine.events import MemoryEvents
+from omoide.engine.word_vectors import WordVectors
 from omoide.errors import EmbedderError
+from omoide.retrieval.expansion import expansion_terms
 from omoide.retrieval.fusion import Fused, adjust, fuse
 from omoide.retrieval.recipes import SearchRecipe, get_recipe
 from omoide.retrieval.rerank import feedback_terms
@@ -45,6 +47,7 @@ class SearchService:
         self._store = store
         self._events = events or MemoryEvents()
         self._embedding = embedding
+        self._words = WordVectors(embedding)
         self.recipe = get_recipe(recipe).name
         self._max_text_chars = max_text_chars
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="omoide-search")
@@ -122,14 +125,47 @@ class SearchService:
         fetch: int,
         signals: dict[str, list[tuple[str, float]]],
     ) -> list[Fused]:
-        """The fused ranking with the recipe's feedback and boosts."""
+        """The fused ranking with the recipe's feedback, expansion and boosts."""
         fused = fuse(effective, signals)
-        if chosen.feedback_terms and "vector" in signals and "keyword" in signals:
+        both = "vector" in signals and "keyword" in signals
+        if chosen.feedback_terms and both:
             fused = self._feedback(chosen, query, scope, terms, filters, fetch, signals, fused)
-        if chosen.speaker_boost or chosen.date_boost:
+        said: dict[str, tuple[str, int]] = {}
+        if (chosen.expansion_terms and both) or chosen.speaker_boost or chosen.date_boost:
             said = self._store.memories.texts_and_times(scope, [f[0] for f in fused])
+        if chosen.expansion_terms and both:
+            fused = self._expand(chosen, query, scope, terms, filters, fetch, signals, fused, said)
+        if chosen.speaker_boost or chosen.date_boost:
+            if missing := [f[0] for f in fused if f[0] not in said]:
+                said.update(self._store.memories.texts_and_times(scope, missing))
             fused = adjust(chosen, query, fused, said)
         return fused
+
+    def _expand(
+        self,
+        recipe: SearchRecipe,
+        query: str,
+        scope: Scope,
+        terms: list[str],
+        filters: SearchFilters,
+        fetch: int,
+        signals: dict[str, list[tuple[str, float]]],
+        fused: list[Fused],
+        said: dict[str, tuple[str, int]],
+    ) -> list[Fused]:
+        """Fuse once more with the query's words and their neighbours among the top hits'."""
+        top = [said[f[0]][0] for f in fused[: recipe.expansion_docs] if f[0] in said]
+        try:
+            extra = expansion_terms(
+                query, top, self._words, recipe.expansion_terms, recipe.expansion_similarity
+            )
+        except EmbedderError:
+            return fused  # the query's vector came through; without word vectors, no expansion
+        if not extra:
+            return fused
+        memories = self._store.memories
+        signals["expansion"] = memories.keyword_search(scope, terms + extra, filters, fetch)
+        return fuse(recipe, signals)
 
     def _feedback(
         self,
