@@ -1,12 +1,21 @@
-"""Prototype of multi-granularity dense scoring (issue 13, direction 1), bench-only.
+"""Prototypes of issue 13's recall directions, round 4, bench-only (bench/README.md).
 
-    python bench/window_proto.py [--data DIR] [--embed-cache FILE]
+    python bench/window_proto.py [--data DIR] [--embed-cache FILE] [--sets windows,weights,...]
 
-The store is built as bench/locomo.py builds it; the search service's vector signal is then
-replaced, per variant, by one computed here from vectors held in memory: the turn's own vector,
-a vector of its window (text of previous + this + next turn of the session embedded, or the
-mean of the three turn vectors), and of its session. Each variant is scored with the default
-``hybrid`` recipe's fusion and boosts, paired against the unchanged vector signal.
+The store is built as bench/locomo.py builds it; then, per variant, the search service's
+vector signal is replaced by one computed here from vectors held in memory, or one more signal
+is fused (under the recipe's ``feedback_weight``, the extra signal ``fuse`` knew then):
+
+* ``windows``: multi-granularity dense scores from the turn's own vector, its window (previous +
+  this + next turn of the session, embedded as one text, or the mean of the three vectors) and
+  its session (mean), max-pooled or mixed, or the window as a third fused signal;
+* ``weights``: fusion weights, rrf_k, candidates and boost sizes of the ``hybrid`` recipe;
+* ``expansion`` / ``candidates``: each query word's nearest words (word vectors of the
+  embedder) in the tenant's vocabulary or among the top fused hits' words, as a second keyword
+  query (what omoide/retrieval/expansion.py now does).
+
+Each variant is paired against the unchanged ``hybrid`` (bootstrap and leave one conversation
+out). Results: bench/results/window_proto.json (or ``--out``).
 """
 
 from __future__ import annotations

@@ -56,3 +56,20 @@ def test_a_memory_saying_it_with_another_word_is_found_by_keywords(memory: Memor
     assert all(0.0 <= h.score <= 1.0 for h in hits)
     keyword_only = memory.search("Where did he buy his sofa?", user_id="bob", recipe="keyword")
     assert all("couch" not in h.memory.text for h in keyword_only.hits)
+
+
+def test_expansion_ignores_other_tenants(memory: Memory) -> None:
+    """Ids, order and scores stay the same after another tenant writes and searches the
+    same words (its searches fill the shared word-vector cache)."""
+    memory.add_many([NewMemory(text=t) for t in NOTES], user_id="bob")
+
+    def snapshot() -> list[tuple[str, float, list[str]]]:
+        hits = memory.search("Where did he buy his sofa?", user_id="bob").hits
+        return [(h.memory.id, h.score, sorted(h.signals)) for h in hits]
+
+    before = snapshot()
+    assert any("expansion" in signals for _, _, signals in before)
+    other = [NewMemory(text=f"a sofa, a settee and a couch in room {i}") for i in range(40)]
+    memory.add_many(other, user_id="carol")
+    memory.search("Where is the sofa or the divan?", user_id="carol")
+    assert snapshot() == before
