@@ -54,7 +54,8 @@ RECIPES: dict[str, SearchRecipe] = {
         # +0.062], search 1.08x. Feedback (feedback_terms=5) stays opt-in: on top of them
         # +0.008 [-0.016, +0.031] for a second keyword query (search 1.4-1.9x).
         # Query expansion by word-vector neighbours from the top 30 hits, on top of the boosts
-        # (bench/README.md, "Recall directions, round 4"): see omoide/retrieval/expansion.py.
+        # (bench/README.md, "Recall directions, round 4"): +0.017 recall@10 [+0.000, +0.037],
+        # both dev conversations up; see omoide/retrieval/expansion.py.
         SearchRecipe(
             name="hybrid",
             rrf_k=30,
