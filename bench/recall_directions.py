@@ -33,12 +33,24 @@ from omoide.retrieval.recipes import RECIPES
 # what every difference is against: ``hybrid`` without the adjustments (before issue 13's recall
 # work); ``hybrid`` itself (with the kept ones) is one more row.
 BASE = "hybrid_plain"
-PLAIN = {"speaker_boost": 0.0, "date_boost": 0.0, "feedback_terms": 0}
+PLAIN = {"speaker_boost": 0.0, "date_boost": 0.0, "feedback_terms": 0, "expansion_terms": 0}
 DIRECTIONS: dict[str, list[dict[str, Any]]] = {
     "speaker": [{"speaker_boost": b} for b in (0.1, 0.25, 0.5, 1.0)],
     "date": [{"date_boost": b, "date_slack_days": d} for b in (0.5, 1.0, 2.0) for d in (14, 45)],
     "feedback": [
         {"feedback_terms": t, "feedback_weight": w} for t in (3, 5, 10) for w in (0.15, 0.3, 0.5)
+    ],
+    # on top of the kept speaker and date boosts (round 4)
+    "expansion": [
+        {
+            "speaker_boost": 0.25,
+            "date_boost": 1.0,
+            "expansion_terms": m,
+            "expansion_docs": n,
+            "expansion_weight": w,
+        }
+        for m, n in ((1, 30), (3, 10), (3, 30), (3, 100))
+        for w in (0.15, 0.3)
     ],
 }
 
@@ -66,7 +78,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     groups = [(c.sample_id, len(c.questions)) for c in convs]
     model = DiskCachedEmbedder(build_embedder(Settings()), args.embed_cache)
     register({}, BASE)
-    names = {d: [register(o) for o in opts] for d, opts in DIRECTIONS.items()}
+    chosen = args.directions.split(",") if args.directions else list(DIRECTIONS)
+    names = {d: [register(o) for o in DIRECTIONS[d]] for d in chosen}
     kept = RECIPES["hybrid"]
     extra = [register({k: getattr(kept, k) for k in PLAIN}, "x:hybrid (kept)")]
     extra += [register(parse_variant(v)) for v in args.variant]
@@ -226,6 +239,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--embed-cache", type=Path, default=RESULTS_DIR / "locomo_vectors.npz")
     parser.add_argument("--bootstrap", type=int, default=5000)
+    parser.add_argument("--directions", default="", help="comma-separated (default: all)")
     parser.add_argument("--variant", action="append", default=[], help="k=v,k=v recipe options")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "recall_directions.json")
     args = parser.parse_args()

@@ -12,8 +12,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from omoide.engine.checks import check_filters, check_scope
 from omoide.engine.embedding import Embedding
 from omoide.engine.events import MemoryEvents
+from omoide.engine.word_vectors import WordVectors
 from omoide.errors import EmbedderError
-from omoide.retrieval.fusion import Fused, adjust, fuse
+from omoide.retrieval.expansion import expansion_terms
+from omoide.retrieval.fusion import Fused, adjust, fuse, fused_ids
 from omoide.retrieval.recipes import SearchRecipe, get_recipe
 from omoide.retrieval.rerank import feedback_terms
 from omoide.retrieval.terms import keyword_terms
@@ -45,6 +47,7 @@ class SearchService:
         self._store = store
         self._events = events or MemoryEvents()
         self._embedding = embedding
+        self._words = WordVectors(embedding)
         self.recipe = get_recipe(recipe).name
         self._max_text_chars = max_text_chars
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="omoide-search")
@@ -122,14 +125,47 @@ class SearchService:
         fetch: int,
         signals: dict[str, list[tuple[str, float]]],
     ) -> list[Fused]:
-        """The fused ranking with the recipe's feedback and boosts."""
+        """The fused ranking with the recipe's feedback, expansion and boosts. Feedback and
+        expansion each add a keyword signal read from the top hits of the fusion so far; the
+        hits are fused, with their per-signal detail, once at the end."""
+        said: dict[str, tuple[str, int]] = {}
+        if "vector" in signals and "keyword" in signals:
+            if chosen.feedback_terms:
+                self._feedback(chosen, query, scope, terms, filters, fetch, signals)
+            if chosen.expansion_terms:
+                self._expand(chosen, query, scope, terms, filters, fetch, signals, said)
         fused = fuse(effective, signals)
-        if chosen.feedback_terms and "vector" in signals and "keyword" in signals:
-            fused = self._feedback(chosen, query, scope, terms, filters, fetch, signals, fused)
         if chosen.speaker_boost or chosen.date_boost:
-            said = self._store.memories.texts_and_times(scope, [f[0] for f in fused])
+            if missing := [f[0] for f in fused if f[0] not in said]:
+                said.update(self._store.memories.texts_and_times(scope, missing))
             fused = adjust(chosen, query, fused, said)
         return fused
+
+    def _expand(
+        self,
+        recipe: SearchRecipe,
+        query: str,
+        scope: Scope,
+        terms: list[str],
+        filters: SearchFilters,
+        fetch: int,
+        signals: dict[str, list[tuple[str, float]]],
+        said: dict[str, tuple[str, int]],
+    ) -> None:
+        """Add the keyword signal of the query's words and their neighbours among the top
+        hits' words; the top hits' texts stay in ``said`` for the boosts."""
+        ids = fused_ids(recipe, signals, recipe.expansion_docs)
+        said.update(self._store.memories.texts_and_times(scope, ids))
+        top = [said[i][0] for i in ids if i in said]
+        try:
+            extra = expansion_terms(
+                query, top, self._words, recipe.expansion_terms, recipe.expansion_similarity
+            )
+        except EmbedderError:
+            return  # the query's vector came through; without word vectors, no expansion
+        if extra:
+            memories = self._store.memories
+            signals["expansion"] = memories.keyword_search(scope, terms + extra, filters, fetch)
 
     def _feedback(
         self,
@@ -140,18 +176,15 @@ class SearchService:
         filters: SearchFilters,
         fetch: int,
         signals: dict[str, list[tuple[str, float]]],
-        fused: list[Fused],
-    ) -> list[Fused]:
-        """Fuse once more with a keyword query extended by the top hits' shared words."""
+    ) -> None:
+        """Add the keyword signal of the query extended by the top hits' shared words."""
         memories = self._store.memories
-        ids = [f[0] for f in fused[: recipe.feedback_docs]]
+        ids = fused_ids(recipe, signals, recipe.feedback_docs)
         top = memories.texts_and_times(scope, ids)
         texts = [top[i][0] for i in ids if i in top]  # best first: ties go to the better hit
         extra = feedback_terms(query, texts, recipe.feedback_terms)
-        if not extra:
-            return fused
-        signals["feedback"] = memories.keyword_search(scope, terms + extra, filters, fetch)
-        return fuse(recipe, signals)
+        if extra:
+            signals["feedback"] = memories.keyword_search(scope, terms + extra, filters, fetch)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)

@@ -39,25 +39,44 @@ def fuse(
 
     Ties break on the id so the same input always gives the same order.
     """
+    ids, scores, seen = _fused(recipe, signals)
+    return [
+        (i, scores[i], {n: Signal(rank=r, score=v) for n, (r, v) in seen[i].items()}) for i in ids
+    ]
+
+
+def fused_ids(recipe: SearchRecipe, signals: dict[str, Ranked], limit: int) -> list[str]:
+    """The first ``limit`` ids of ``fuse``'s order, without building its per-hit signals (what
+    feedback and expansion read their top hits from before fusing again)."""
+    return _fused(recipe, signals)[0][:limit]
+
+
+_Seen = dict[str, dict[str, tuple[int, float]]]
+
+
+def _fused(
+    recipe: SearchRecipe, signals: dict[str, Ranked]
+) -> tuple[list[str], dict[str, float], _Seen]:
     weights = {
         "keyword": recipe.keyword_weight,
         "vector": recipe.vector_weight,
         "feedback": recipe.feedback_weight,
+        "expansion": recipe.expansion_weight,
     }
     active = {name: hits for name, hits in signals.items() if weights.get(name, 0) > 0}
-    seen: dict[str, dict[str, Signal]] = {}
+    seen: _Seen = {}
     for name, hits in active.items():
         for rank, (item_id, score) in enumerate(hits):
-            seen.setdefault(item_id, {})[name] = Signal(rank=rank, score=score)
+            seen.setdefault(item_id, {})[name] = (rank, score)
     dense = active.get("vector") or []
     # ``order`` ranks, ``scores`` say how relevant: with a cosine below the floor every score
     # is 0, and the order still counts.
     if list(active) == ["vector"]:
         # The cosine itself: the JiuwenMemory interface's threshold is a cosine threshold.
-        order = {i: sig["vector"].score for i, sig in seen.items()}
+        order = {i: sig["vector"][1] for i, sig in seen.items()}
         scores = {i: max(0.0, min(1.0, value)) for i, value in order.items()}
     elif not dense:
-        order = {i: s.score for i, sig in seen.items() if (s := sig.get("keyword")) is not None}
+        order = {i: s[1] for i, sig in seen.items() if (s := sig.get("keyword")) is not None}
         sat = recipe.keyword_saturation
         scores = {i: max(0.0, v) / (max(0.0, v) + sat) for i, v in order.items()}
     else:
@@ -68,8 +87,7 @@ def fuse(
         )
         query_relevance = _relevance(recipe, max(score for _, score in dense))
         scores = {i: value * query_relevance for i, value in order.items()}
-    ids = sorted(order, key=lambda i: (-order[i], i))
-    return [(i, scores[i], seen[i]) for i in ids]
+    return sorted(order, key=lambda i: (-order[i], i)), scores, seen
 
 
 def _relevance(recipe: SearchRecipe, cosine: float) -> float:
@@ -80,19 +98,19 @@ def _relevance(recipe: SearchRecipe, cosine: float) -> float:
 def _rrf(
     recipe: SearchRecipe,
     active: dict[str, Ranked],
-    seen: dict[str, dict[str, Signal]],
+    seen: _Seen,
     weights: dict[str, float],
 ) -> dict[str, float]:
     # Normalised by the best possible score (rank 0 in every active signal) to land in [0, 1].
     best = sum(weights[n] for n in active) / (recipe.rrf_k + 1) or 1.0
     return {
-        item_id: sum(weights[n] / (recipe.rrf_k + s.rank + 1) for n, s in sig.items()) / best
+        item_id: sum(weights[n] / (recipe.rrf_k + rank + 1) for n, (rank, _) in sig.items()) / best
         for item_id, sig in seen.items()
     }
 
 
 def _weighted(
-    active: dict[str, Ranked], seen: dict[str, dict[str, Signal]], weights: dict[str, float]
+    active: dict[str, Ranked], seen: _Seen, weights: dict[str, float]
 ) -> dict[str, float]:
     total_weight = sum(weights[n] for n in active) or 1.0
     bounds = {}
@@ -102,9 +120,9 @@ def _weighted(
     out = {}
     for item_id, sig in seen.items():
         value = 0.0
-        for name, signal in sig.items():
+        for name, (_, score) in sig.items():
             low, high = bounds[name]
-            norm = 1.0 if high == low else (signal.score - low) / (high - low)
+            norm = 1.0 if high == low else (score - low) / (high - low)
             value += weights[name] * norm
         out[item_id] = value / total_weight
     return out

@@ -37,6 +37,11 @@ class SearchRecipe(BaseModel):
     feedback_terms: int = Field(0, ge=0, description="Words of the top hits added to a query.")
     feedback_docs: int = Field(3, ge=1, description="Top hits the feedback words come from.")
     feedback_weight: float = Field(0.3, ge=0, description="Weight of the feedback query.")
+    # Query expansion by word-vector neighbours (omoide/retrieval/expansion.py); 0 turns it off.
+    expansion_terms: int = Field(0, ge=0, description="Neighbour words added per query word.")
+    expansion_docs: int = Field(30, ge=1, description="Top hits the neighbour words come from.")
+    expansion_similarity: float = Field(0.5, ge=-1, le=1, description="Least word cosine.")
+    expansion_weight: float = Field(0.15, ge=0, description="Weight of the expanded query.")
 
 
 RECIPES: dict[str, SearchRecipe] = {
@@ -48,6 +53,9 @@ RECIPES: dict[str, SearchRecipe] = {
         # together (bench/recall_directions.py, bench/README.md): +0.035 recall@10 [+0.011,
         # +0.062], search 1.08x. Feedback (feedback_terms=5) stays opt-in: on top of them
         # +0.008 [-0.016, +0.031] for a second keyword query (search 1.4-1.9x).
+        # Query expansion by word-vector neighbours from the top 30 hits, on top of the boosts
+        # (bench/README.md, "Recall directions, round 4"): +0.017 recall@10 [+0.000, +0.037],
+        # both dev conversations up; see omoide/retrieval/expansion.py.
         SearchRecipe(
             name="hybrid",
             rrf_k=30,
@@ -55,6 +63,7 @@ RECIPES: dict[str, SearchRecipe] = {
             keyword_weight=0.7,
             speaker_boost=0.25,
             date_boost=1.0,
+            expansion_terms=3,
         ),
         SearchRecipe(
             name="hybrid_weighted", fusion="weighted", vector_weight=0.7, keyword_weight=0.3
