@@ -132,7 +132,7 @@ class SearchService:
         if "vector" in signals and "keyword" in signals:
             if chosen.feedback_terms:
                 self._feedback(chosen, query, scope, terms, filters, fetch, signals)
-            if chosen.expansion_terms:
+            if chosen.expansion_terms and self._words.calibrated:
                 self._expand(chosen, query, scope, terms, filters, fetch, signals, said)
         fused = fuse(effective, signals)
         if chosen.speaker_boost or chosen.date_boost:
@@ -159,7 +159,11 @@ class SearchService:
         top = [said[i][0] for i in ids if i in said]
         try:
             extra = expansion_terms(
-                query, top, self._words, recipe.expansion_terms, recipe.expansion_similarity
+                query,
+                top,
+                self._words.for_tenant(scope),
+                recipe.expansion_terms,
+                recipe.expansion_similarity,
             )
         except EmbedderError:
             return  # the query's vector came through; without word vectors, no expansion
