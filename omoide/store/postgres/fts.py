@@ -5,7 +5,8 @@ The score is FTS5's bm25 (k1 = 1.2, b = 0.75, IDF ``ln((N - df + 0.5) / (df + 0.
 length counting every token), returned positive, higher is better: the scale the SQLite
 backend returns. Unlike FTS5, whose N, df and average length are the whole index's, the
 statistics here are the tenant's own rows (valid or not, as FTS5 counts them), so a tenant's
-ranking never depends on other tenants' data.
+ranking never depends on other tenants' data. N and the average length come from the
+tenant's counters (``counts``, kept by triggers), not from a count over its rows.
 
 Query terms go through the same folding and stemming as the rows (``memories_tsv`` trigger),
 each resulting lexeme is one OR-ed query term, and each lexeme is quoted: a term is never
@@ -19,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from omoide.store.postgres.counts import Counts
 from omoide.store.postgres.db import Conn
 from omoide.store.pruning import MIN_DOCS, prune
 
@@ -38,10 +40,7 @@ _TOKEN = "('t' || md5(%s || chr(31) || %s))::tsquery"
 # frequency and each row's term frequencies per weight. The caller's filters only decide which
 # of those rows are ranked.
 _SEARCH = f"""
-WITH stats AS (
-    SELECT count(*)::float8 AS n, greatest(coalesce(avg(doc_len), 1), 1)::float8 AS avgdl
-    FROM memories WHERE user_id = %s AND scope_id = %s
-),
+WITH stats AS (SELECT %s::float8 AS n, %s::float8 AS avgdl),
 matched AS MATERIALIZED (
     SELECT m.id, m.seq, m.doc_len, m.tsv, ({{where}}) AS keep FROM memories m
     WHERE m.user_id = %s AND m.scope_id = %s AND m.tsv @@ (%s::tsquery && {_TOKEN})
@@ -67,7 +66,6 @@ LIMIT %s
 """
 
 
-_DOCS = "SELECT count(*) AS n FROM memories WHERE user_id = %s AND scope_id = %s"
 _FREQUENCIES = f"""
 SELECT q.lexeme, (SELECT count(*) FROM memories m WHERE m.user_id = %s AND m.scope_id = %s
                   AND m.tsv @@ (q.query && {_TOKEN})) AS df
@@ -86,13 +84,12 @@ def lexemes(conn: Conn, terms: Sequence[str]) -> list[str]:
     return [str(r["lexeme"]) for r in found]
 
 
-def ranked_lexemes(conn: Conn, user_id: str, scope_id: str, found: list[str]) -> list[str]:
-    """``found`` without the lexemes pruning drops for this tenant (see the module docstring)."""
-    if len(found) < 2:
-        return found
-    row = conn.execute(_DOCS, (user_id, scope_id)).fetchone()
-    docs = int(row["n"]) if row else 0
-    if docs < MIN_DOCS:
+def ranked_lexemes(
+    conn: Conn, user_id: str, scope_id: str, found: list[str], docs: int
+) -> list[str]:
+    """``found`` without the lexemes pruning drops for this tenant of ``docs`` memories (see
+    the module docstring)."""
+    if len(found) < 2 or docs < MIN_DOCS:
         return found
     tenant = (user_id, scope_id)
     rows = conn.execute(
@@ -108,13 +105,16 @@ def search(
     terms: Sequence[str],
     where: tuple[str, list[Any]],
     limit: int,
+    counts: Counts,
 ) -> list[tuple[str, float]]:
-    """``(memory id, bm25 score)`` of the tenant's rows matching any term, best first."""
-    found = ranked_lexemes(conn, user_id, scope_id, lexemes(conn, terms))
+    """``(memory id, bm25 score)`` of the tenant's rows matching any term, best first;
+    ``counts`` are the tenant's, read in the same snapshot."""
+    found = ranked_lexemes(conn, user_id, scope_id, lexemes(conn, terms), counts.memories)
     if not found:
         return []
     query = " | ".join(quote(lexeme) for lexeme in found)
     sql = _SEARCH.replace("{where}", where[0])
     tenant = (user_id, scope_id)
-    params: list[Any] = [*tenant, *where[1], *tenant, query, *tenant, found, limit]
+    stats = (counts.memories, counts.avgdl)
+    params: list[Any] = [*stats, *where[1], *tenant, query, *tenant, found, limit]
     return [(str(r["id"]), float(r["score"])) for r in conn.execute(sql, params)]
