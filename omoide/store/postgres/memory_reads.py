@@ -89,9 +89,7 @@ class PostgresMemoryReads:
             where = memory_filter(conn, scope, filters)
             tally = counts.read(conn, scope.user_id, scope.scope_id)
             try:
-                found = fts.search(
-                    conn, scope.user_id, scope.scope_id, terms, where, limit, tally
-                )
+                found = fts.search(conn, scope.user_id, scope.scope_id, terms, where, limit, tally)
             except psycopg.errors.SyntaxError as exc:  # never expected: every lexeme is quoted
                 raise InvalidInput(f"keyword query rejected: {exc}") from exc
         counts.fold_if_needed(self._db, scope.user_id, scope.scope_id, tally)
