@@ -1,7 +1,8 @@
-"""The per-tenant counters of migration 0006 (``store/postgres/counts.py``) stay exact.
+"""The per-tenant counters and keyword postings of migration 0006 stay exact.
 
-bm25's N and average length and the vector counts of every search come from them, so each
-write path that adds, removes or re-texts rows is followed here by a comparison with counts
+bm25's N and average length and the vector counts of every search come from the counters
+(``store/postgres/counts.py``), df and term frequencies from the postings (``memory_terms``),
+so each write path that adds, removes or re-texts rows is followed here by a comparison with counts
 over the rows themselves, for every tenant; then the backfill of rows written before 0006,
 the folding of delta rows, and several connections writing and folding one tenant at once.
 """
@@ -36,9 +37,20 @@ FROM (SELECT user_id, scope_id FROM memories UNION SELECT user_id, scope_id FROM
 """
 
 
+# postings the rows' tsvectors give, against those kept: both differences, with duplicates
+_POSTINGS = """
+WITH want AS (SELECT p.* FROM memories m,
+    memory_postings(m.user_id, m.scope_id, m.id, m.seq, m.doc_len, m.tsv) p)
+SELECT 'missing' AS what, * FROM (SELECT * FROM want EXCEPT ALL SELECT * FROM memory_terms) a
+UNION ALL
+SELECT 'extra', * FROM (SELECT * FROM memory_terms EXCEPT ALL SELECT * FROM want) b
+"""
+
+
 def _mismatches(conn: Any) -> list[tuple[Any, ...]]:
-    """Tenants whose counters differ from counts over their rows, in ``conn``'s snapshot."""
-    wrong = []
+    """Tenants whose counters differ from counts over their rows, and postings that differ
+    from their rows' tsvectors, in ``conn``'s snapshot."""
+    wrong: list[tuple[Any, ...]] = [tuple(r.values()) for r in conn.execute(_POSTINGS)]
     for row in conn.execute(_TRUTH).fetchall():
         tally = counts.read(conn, row["user_id"], row["scope_id"])
         truth = (row["memories"], row["avgdl"], row["vectors"])

@@ -8,11 +8,13 @@ statistics here are the tenant's own rows (valid or not, as FTS5 counts them), s
 ranking never depends on other tenants' data. N and the average length come from the
 tenant's counters (``counts``, kept by triggers), not from a count over its rows.
 
-Query terms go through the same folding and stemming as the rows (``memories_tsv`` trigger),
-each resulting lexeme is one OR-ed query term, and each lexeme is quoted: a term is never
-tsquery syntax. Frequent lexemes of a large tenant are pruned as on SQLite
-(``omoide.store.pruning``): their document frequencies come from one GIN count each, only when
-the tenant holds ``MIN_DOCS`` memories and there are two lexemes or more.
+Query terms go through the same folding and stemming as the rows (``memories_tsv`` trigger);
+each resulting lexeme is one OR-ed query term, looked up as a value (never tsquery syntax) in
+``memory_terms``: the tenant's postings, one row per (memory, lexeme) with its weighted term
+frequency, kept from the rows' tsvectors by triggers (migration 0006). Frequent lexemes of a
+large tenant are pruned as on SQLite (``omoide.store.pruning``): their document frequencies
+are one index-only count over the postings, only when the tenant holds ``MIN_DOCS`` memories
+and there are two lexemes or more.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from omoide.store.pruning import MIN_DOCS, prune
 
 K1 = 1.2
 B = 0.75
+# as memory_postings (migration 0006) weighs a lexeme's positions:
 TEXT_WEIGHT = 1.0  # tsvector weight A: the memory's own text
 CONTEXT_WEIGHT = 0.4  # weight B: the neighbouring turns
 
@@ -33,43 +36,36 @@ _LEXEMES = (
     "SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('omoide_fts', omoide_fold(%s))) u"
     " ORDER BY u.lexeme"
 )
-_TOKEN = "('t' || md5(%s || chr(31) || %s))::tsquery"
-
-# One GIN scan finds the tenant's rows holding any query lexeme (filters aside: FTS5 counts
-# every row in its statistics); their vectors, unnested once, give both each lexeme's document
-# frequency and each row's term frequencies per weight. The caller's filters only decide which
-# of those rows are ranked.
+# The tenant's postings of the query lexemes (an index-only range scan per lexeme: every row
+# of the tenant holding one, valid or not, as FTS5 counts them) give each lexeme's document
+# frequency and each row's bm25 score. Rows are then probed in score order for the caller's
+# filters: the sorted subquery feeds a nested loop, so the LIMIT stops after about ``limit``
+# primary-key probes instead of joining every matching row.
 _SEARCH = f"""
-WITH stats AS (SELECT %s::float8 AS n, %s::float8 AS avgdl),
-matched AS MATERIALIZED (
-    SELECT m.id, m.seq, m.doc_len, m.tsv, ({{where}}) AS keep FROM memories m
-    WHERE m.user_id = %s AND m.scope_id = %s AND m.tsv @@ (%s::tsquery && {_TOKEN})
-),
-tf AS (
-    SELECT mt.id, mt.seq, mt.doc_len, mt.keep, u.lexeme,
-        (SELECT coalesce(sum(CASE wt WHEN 'A' THEN {TEXT_WEIGHT} WHEN 'B' THEN {CONTEXT_WEIGHT}
-                                ELSE 0 END), 0) FROM unnest(u.weights) wt) AS w
-    FROM matched mt CROSS JOIN LATERAL unnest(mt.tsv) u
-    WHERE u.lexeme = ANY(%s::text[])
+WITH p AS MATERIALIZED (
+    SELECT lexeme, memory_id, seq, doc_len, w FROM memory_terms
+    WHERE user_id = %s AND scope_id = %s AND lexeme = ANY(%s::text[])
 ),
 idf AS (
-    SELECT tf.lexeme, greatest(ln((st.n - count(*) + 0.5) / (count(*) + 0.5)), 1e-6) AS idf
-    FROM tf CROSS JOIN stats st GROUP BY tf.lexeme, st.n
+    SELECT lexeme, greatest(ln((%s::float8 - count(*) + 0.5) / (count(*) + 0.5)), 1e-6) AS idf
+    FROM p GROUP BY lexeme
+),
+scored AS (
+    SELECT p.memory_id, p.seq, sum(idf.idf * (p.w * {K1 + 1})
+        / (p.w + {K1} * (1 - {B} + {B} * p.doc_len / %s::float8))) AS score
+    FROM p JOIN idf ON idf.lexeme = p.lexeme GROUP BY p.memory_id, p.seq
 )
-SELECT tf.id, sum(idf.idf * (tf.w * {K1 + 1})
-                  / (tf.w + {K1} * (1 - {B} + {B} * tf.doc_len / st.avgdl))) AS score
-FROM tf JOIN idf ON idf.lexeme = tf.lexeme CROSS JOIN stats st
-WHERE tf.keep
-GROUP BY tf.id, tf.seq
-ORDER BY score DESC, tf.seq
+SELECT r.memory_id AS id, r.score
+FROM (SELECT memory_id, seq, score FROM scored ORDER BY score DESC, seq) r
+CROSS JOIN LATERAL (
+    SELECT 1 FROM memories m WHERE m.user_id = %s AND m.id = r.memory_id AND ({{where}}) LIMIT 1
+) f
+ORDER BY r.score DESC, r.seq
 LIMIT %s
 """
-
-
-_FREQUENCIES = f"""
-SELECT q.lexeme, (SELECT count(*) FROM memories m WHERE m.user_id = %s AND m.scope_id = %s
-                  AND m.tsv @@ (q.query && {_TOKEN})) AS df
-FROM unnest(%s::text[], %s::tsquery[]) AS q(lexeme, query)
+_FREQUENCIES = """
+SELECT lexeme, count(*) AS df FROM memory_terms
+WHERE user_id = %s AND scope_id = %s AND lexeme = ANY(%s::text[]) GROUP BY lexeme
 """
 
 
@@ -91,10 +87,7 @@ def ranked_lexemes(
     the module docstring)."""
     if len(found) < 2 or docs < MIN_DOCS:
         return found
-    tenant = (user_id, scope_id)
-    rows = conn.execute(
-        _FREQUENCIES, (*tenant, *tenant, found, [quote(lexeme) for lexeme in found])
-    ).fetchall()
+    rows = conn.execute(_FREQUENCIES, (user_id, scope_id, found)).fetchall()
     return prune(found, {str(r["lexeme"]): int(r["df"]) for r in rows}, docs)
 
 
@@ -112,9 +105,7 @@ def search(
     found = ranked_lexemes(conn, user_id, scope_id, lexemes(conn, terms), counts.memories)
     if not found:
         return []
-    query = " | ".join(quote(lexeme) for lexeme in found)
     sql = _SEARCH.replace("{where}", where[0])
-    tenant = (user_id, scope_id)
     stats = (counts.memories, counts.avgdl)
-    params: list[Any] = [*stats, *where[1], *tenant, query, *tenant, found, limit]
+    params: list[Any] = [user_id, scope_id, found, *stats, user_id, *where[1], limit]
     return [(str(r["id"]), float(r["score"])) for r in conn.execute(sql, params)]
