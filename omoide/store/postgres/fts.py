@@ -12,9 +12,8 @@ Query terms go through the same folding and stemming as the rows (``memories_tsv
 each resulting lexeme is one OR-ed query term, looked up as a value (never tsquery syntax) in
 ``memory_terms``: the tenant's postings, one row per (memory, lexeme) with its weighted term
 frequency, kept from the rows' tsvectors by triggers (migration 0006). Frequent lexemes of a
-large tenant are pruned as on SQLite (``omoide.store.pruning``): their document frequencies
-are one index-only count over the postings, only when the tenant holds ``MIN_DOCS`` memories
-and there are two lexemes or more.
+large tenant are pruned as on SQLite (``omoide.store.pruning``), on document frequencies
+counted once (index-only) over the postings; ranking reuses them.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from typing import Any
 
 from omoide.store.postgres.counts import Counts
 from omoide.store.postgres.db import Conn
-from omoide.store.pruning import MIN_DOCS, prune
+from omoide.store.pruning import prune
 
 K1 = 1.2
 B = 0.75
@@ -36,24 +35,23 @@ _LEXEMES = (
     "SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('omoide_fts', omoide_fold(%s))) u"
     " ORDER BY u.lexeme"
 )
-# The tenant's postings of the query lexemes (an index-only range scan per lexeme: every row
-# of the tenant holding one, valid or not, as FTS5 counts them) give each lexeme's document
-# frequency and each row's bm25 score. Rows are then probed in score order for the caller's
-# filters: the sorted subquery feeds a nested loop, so the LIMIT stops after about ``limit``
-# primary-key probes instead of joining every matching row.
+# Each kept lexeme's document frequency comes in (``_FREQUENCIES``, read first for the
+# pruning: every row of the tenant holding it, valid or not, as FTS5 counts them); the
+# tenant's postings of those lexemes (an index-only range scan each) give each row's bm25
+# score. Rows are then probed in score order for the caller's filters: the sorted subquery
+# feeds a nested loop, so the LIMIT stops after about ``limit`` primary-key probes instead of
+# joining every matching row.
 _SEARCH = f"""
-WITH p AS MATERIALIZED (
-    SELECT lexeme, memory_id, seq, doc_len, w FROM memory_terms
-    WHERE user_id = %s AND scope_id = %s AND lexeme = ANY(%s::text[])
-),
-idf AS (
-    SELECT lexeme, greatest(ln((%s::float8 - count(*) + 0.5) / (count(*) + 0.5)), 1e-6) AS idf
-    FROM p GROUP BY lexeme
+WITH idf AS (
+    SELECT lexeme, greatest(ln((%s::float8 - df + 0.5) / (df + 0.5)), 1e-6) AS idf
+    FROM unnest(%s::text[], %s::bigint[]) AS q(lexeme, df)
 ),
 scored AS (
     SELECT p.memory_id, p.seq, sum(idf.idf * (p.w * {K1 + 1})
         / (p.w + {K1} * (1 - {B} + {B} * p.doc_len / %s::float8))) AS score
-    FROM p JOIN idf ON idf.lexeme = p.lexeme GROUP BY p.memory_id, p.seq
+    FROM memory_terms p JOIN idf ON idf.lexeme = p.lexeme
+    WHERE p.user_id = %s AND p.scope_id = %s AND p.lexeme = ANY(%s::text[])
+    GROUP BY p.memory_id, p.seq
 )
 SELECT r.memory_id AS id, r.score
 FROM (SELECT memory_id, seq, score FROM scored ORDER BY score DESC, seq) r
@@ -80,15 +78,10 @@ def lexemes(conn: Conn, terms: Sequence[str]) -> list[str]:
     return [str(r["lexeme"]) for r in found]
 
 
-def ranked_lexemes(
-    conn: Conn, user_id: str, scope_id: str, found: list[str], docs: int
-) -> list[str]:
-    """``found`` without the lexemes pruning drops for this tenant of ``docs`` memories (see
-    the module docstring)."""
-    if len(found) < 2 or docs < MIN_DOCS:
-        return found
+def frequencies(conn: Conn, user_id: str, scope_id: str, found: list[str]) -> dict[str, int]:
+    """The tenant's document frequency of each of ``found`` it holds."""
     rows = conn.execute(_FREQUENCIES, (user_id, scope_id, found)).fetchall()
-    return prune(found, {str(r["lexeme"]): int(r["df"]) for r in rows}, docs)
+    return {str(r["lexeme"]): int(r["df"]) for r in rows}
 
 
 def search(
@@ -102,10 +95,14 @@ def search(
 ) -> list[tuple[str, float]]:
     """``(memory id, bm25 score)`` of the tenant's rows matching any term, best first;
     ``counts`` are the tenant's, read in the same snapshot."""
-    found = ranked_lexemes(conn, user_id, scope_id, lexemes(conn, terms), counts.memories)
+    found = lexemes(conn, terms)
     if not found:
         return []
+    dfs = frequencies(conn, user_id, scope_id, found)
+    kept = prune(found, dfs, counts.memories)  # only the lexemes the tenant holds
+    if not kept:
+        return []
     sql = _SEARCH.replace("{where}", where[0])
-    stats = (counts.memories, counts.avgdl)
-    params: list[Any] = [user_id, scope_id, found, *stats, user_id, *where[1], limit]
+    idf = [counts.memories, kept, [dfs[lexeme] for lexeme in kept]]
+    params: list[Any] = [*idf, counts.avgdl, user_id, scope_id, kept, user_id, *where[1], limit]
     return [(str(r["id"]), float(r["score"])) for r in conn.execute(sql, params)]
