@@ -40,7 +40,8 @@ _LEXEMES = (
 # tenant's postings of those lexemes (an index-only range scan each) give each row's bm25
 # score. Rows are then probed in score order for the caller's filters: the sorted subquery
 # feeds a nested loop, so the LIMIT stops after about ``limit`` primary-key probes instead of
-# joining every matching row.
+# joining every matching row. Each row's terms are summed in lexeme order, whatever the plan:
+# rows of equal text then score bit for bit the same, and their ties go by seq.
 _SEARCH = f"""
 WITH idf AS (
     SELECT lexeme, greatest(ln((%s::float8 - df + 0.5) / (df + 0.5)), 1e-6) AS idf
@@ -48,7 +49,7 @@ WITH idf AS (
 ),
 scored AS (
     SELECT p.memory_id, p.seq, sum(idf.idf * (p.w * {K1 + 1})
-        / (p.w + {K1} * (1 - {B} + {B} * p.doc_len / %s::float8))) AS score
+        / (p.w + {K1} * (1 - {B} + {B} * p.doc_len / %s::float8)) ORDER BY p.lexeme) AS score
     FROM memory_terms p JOIN idf ON idf.lexeme = p.lexeme
     WHERE p.user_id = %s AND p.scope_id = %s AND p.lexeme = ANY(%s::text[])
     GROUP BY p.memory_id, p.seq
