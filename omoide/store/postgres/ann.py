@@ -103,21 +103,6 @@ class IndexBuilder:
                 self._running.discard(dim)
 
 
-def _size_and_index(conn: Conn, user_id: str, scope_id: str, dim: int) -> tuple[bool, bool | None]:
-    """Whether the tenant has more than ``EXACT_MAX`` vectors (counting at most that many),
-    and the ``_index_state`` of ``dim``: one round trip, as every search asks both."""
-    row = conn.execute(
-        "SELECT (SELECT count(*) FROM (SELECT 1 FROM memory_vectors WHERE user_id = %s"
-        " AND scope_id = %s LIMIT %s) t) > %s AS large, (SELECT i.indisvalid FROM pg_index i"
-        " JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = %s"
-        " AND c.relnamespace = current_schema()::regnamespace) AS valid",
-        (user_id, scope_id, EXACT_MAX + 1, EXACT_MAX, index_name(dim)),
-    ).fetchone()
-    if row is None:
-        return False, None
-    return bool(row["large"]), None if row["valid"] is None else bool(row["valid"])
-
-
 def exact_sql(where: str) -> str:
     return (
         "SELECT m.id, -(v.embedding <#> %s) AS score FROM memory_vectors v"
@@ -147,14 +132,15 @@ def search(
     query: np.ndarray,
     where: tuple[str, list[object]],
     limit: int,
+    vectors: int,
     builder: IndexBuilder | None = None,
 ) -> list[tuple[str, float]]:
-    """The tenant's nearest vectors: exact while the tenant is small or no valid index exists
-    (then ``builder`` is asked to build one)."""
+    """The tenant's nearest vectors: exact while the tenant is small (``vectors``: its count,
+    from its counters) or no valid index exists (then ``builder`` is asked to build one)."""
     dim = int(query.shape[0])
     tenant = (user_id, scope_id)
-    large, valid = _size_and_index(conn, user_id, scope_id, dim)
-    indexed = large and valid is True
+    large = vectors > EXACT_MAX
+    indexed = large and has_index(conn, dim)
     if large and not indexed and builder is not None:
         builder.request(dim)
     if indexed:

@@ -113,12 +113,15 @@ class Database:
                 yield conn
 
     @contextmanager
-    def write(self) -> Iterator[Conn]:
+    def write(self, isolation: psycopg.IsolationLevel | None = None) -> Iterator[Conn]:
         """A pooled connection inside one read-write transaction: committed on a normal exit,
-        rolled back when the block raises."""
+        rolled back when the block raises. ``isolation`` overrides the server's default
+        level (the pool's reset clears it again)."""
         self._check_open()
-        with _translated(), self.pool.connection() as conn, conn.transaction():
-            yield conn
+        with _translated(), self.pool.connection() as conn:
+            conn.isolation_level = isolation
+            with conn.transaction():
+                yield conn
 
     def _check_open(self) -> None:
         if self._closed.is_set():
