@@ -161,7 +161,7 @@ class SearchService:
             extra = expansion_terms(
                 query,
                 top,
-                self._words.for_tenant(scope),
+                self._words,
                 recipe.expansion_terms,
                 recipe.expansion_similarity,
             )

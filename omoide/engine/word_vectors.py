@@ -1,10 +1,13 @@
 """``WordVectors``: unit vectors of single words from the memory embedder, kept in memory.
 
 Query expansion (``omoide.retrieval.expansion``) compares a query's words with the words of its
-top hits. A word's vector depends on the word and the model only, but the cache is keyed by
-tenant too: shared, a search that embeds no new word would be faster when another tenant's
-hits had held those words — a timing signal about other tenants' data. The cache is bounded
-and emptied when the embedder changes.
+top hits. A word's vector depends on the word and the model only, so one bounded cache serves
+every tenant (emptied when the embedder changes): results never depend on other tenants. Its
+timing can: a search whose words another tenant's searches already embedded skips one embed
+call (~1-3 ms), a weak signal that some tenant's top hits held a word. Keyed by tenant it
+would thrash (measured: 1,000 tenants of ~200 words each against 20,000 entries) and every
+cold search would embed ~200 words. The fix is a cache filled with a fixed vocabulary up front
+(nothing then depends on tenants' data); not built yet.
 
 The expansion's similarity threshold was calibrated on all-MiniLM-L6-v2's word vectors
 (bench/README.md); another model's cosines sit elsewhere, and a remote embedder would be
@@ -16,12 +19,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from omoide.engine.embedding import Embedding
-from omoide.types import Scope
 
 # ~1.5 KB a word with a 384-d model: 20,000 words are ~30 MB.
 MAX_WORDS = 20_000
@@ -35,26 +37,21 @@ class WordVectors:
         self._embedding = embedding
         self._max_words = max_words
         self._model = ""
-        self._cache: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
     @property
     def calibrated(self) -> bool:
         return self._embedding.name in CALIBRATED
 
-    def for_tenant(self, scope: Scope) -> Callable[[Sequence[str]], dict[str, np.ndarray]]:
-        """The word vectors as ``expansion_terms`` asks for them, cached for ``scope`` only."""
-        return lambda words: self.vectors(words, scope)
-
-    def vectors(self, words: Sequence[str], scope: Scope) -> dict[str, np.ndarray]:
+    def __call__(self, words: Sequence[str]) -> dict[str, np.ndarray]:
         """The unit vector of each of ``words``; embeds, in one call, those not cached."""
         wanted = list(dict.fromkeys(words))
-        tenant = (scope.user_id, scope.scope_id)
         with self._lock:
             if self._model != self._embedding.name:
                 self._cache.clear()
                 self._model = self._embedding.name
-            found = {w: v for w in wanted if (v := self._cache.get((*tenant, w))) is not None}
+            found = {w: v for w in wanted if (v := self._cache.get(w)) is not None}
         missing = [w for w in wanted if w not in found]
         if missing:
             vectors = np.asarray(self._embedding.embed(missing), dtype=np.float32)
@@ -62,9 +59,8 @@ class WordVectors:
             found.update(zip(missing, vectors / norms, strict=True))
         with self._lock:
             for word in wanted:
-                key = (*tenant, word)
-                self._cache[key] = found[word]
-                self._cache.move_to_end(key)
+                self._cache[word] = found[word]
+                self._cache.move_to_end(word)
             while len(self._cache) > self._max_words:
                 self._cache.popitem(last=False)
         return found
