@@ -229,3 +229,94 @@ def test_onnxruntime_still_loads_after_a_graph_was_made() -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run([sys.executable, "-c", script], env=env, timeout=120, check=False)
     assert done.returncode == 0
+
+
+def tie_recall(store: SQLiteStore, vecs: np.ndarray, queries: np.ndarray) -> float:
+    """Share of returned rows scoring at least the exact 10th best (copies of one vector tie,
+    so which of them an exact scan lists is arbitrary)."""
+    found = 0
+    for q in queries:
+        tenth = np.sort(vecs @ q)[-10]
+        hits = store.memories.vector_search(ALICE, q, SearchFilters(), 10)
+        found += sum(score >= tenth - 1e-5 for _, score in hits)
+    return found / (10 * len(queries))
+
+
+@pytest.fixture
+def copies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[SQLiteStore, np.ndarray, list]:
+    """3,000 rows repeating 100 vectors 30 times each (repeated messages), then 1,000 others."""
+    monkeypatch.setenv("OMOIDE_ANN_THRESHOLD", str(THRESHOLD))
+    store = SQLiteStore(tmp_path / "m.db")
+    base = clustered(1_100, seed=11)
+    vecs = np.concatenate([np.repeat(base[:100], 30, axis=0), base[100:]])
+    ids = fill(store, vecs)
+    yield store, vecs, ids
+    store.close()
+
+
+def test_repeated_vectors_are_found_with_their_copies(
+    copies: tuple[SQLiteStore, np.ndarray, list], tmp_path: Path
+) -> None:
+    store, vecs, ids = copies
+    queries = np.concatenate([vecs[::300][:10] + 0.05, clustered(40, seed=12)])
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    assert tie_recall(store, vecs, queries) >= 0.98
+    # the copies of the nearest vector come back, each under its own id and exact score
+    hits = store.memories.vector_search(ALICE, vecs[0], SearchFilters(), 40)
+    assert {h[0] for h in hits[:30]} == set(ids[:30])
+    assert [h[1] for h in hits[:30]] == pytest.approx([1.0] * 30, abs=1e-5)
+    store.close()
+    again = SQLiteStore(tmp_path / "m.db")  # from the saved graph and its rows
+    try:
+        assert tie_recall(again, vecs, queries) >= 0.98
+        assert {
+            h[0] for h in again.memories.vector_search(ALICE, vecs[0], SearchFilters(), 30)
+        } == set(ids[:30])
+    finally:
+        again.close()
+
+
+def test_deleting_some_copies_keeps_the_others_and_deleting_all_drops_them(
+    copies: tuple[SQLiteStore, np.ndarray, list], tmp_path: Path
+) -> None:
+    store, vecs, ids = copies
+    search(store, vecs[0])  # the graph exists before the deletes
+    with store.transaction() as tx:
+        for memory_id in ids[:29]:  # the first copy of vector 0 too (the one first filed)
+            tx.memories.delete_memory(ALICE, memory_id, "test")
+        for memory_id in ids[30:60]:  # every copy of vector 1
+            tx.memories.delete_memory(ALICE, memory_id, "test")
+    assert search(store, vecs[0], k=1) == [ids[29]]
+    assert not set(ids[30:60]) & set(search(store, vecs[30], k=50))
+    # a copy added again (its vector has no node left) is found
+    with store.transaction() as tx:
+        tx.memories.put_vector(ALICE, ids[29], vecs[30])
+    assert search(store, vecs[30], k=1) == [ids[29]]
+    assert ids[29] not in search(store, vecs[0], k=5)
+    store.close()
+    again = SQLiteStore(tmp_path / "m.db")
+    try:
+        assert search(again, vecs[30], k=1) == [ids[29]]
+        assert not (set(ids[:29]) | set(ids[30:60])) & set(search(again, vecs[0], k=50))
+    finally:
+        again.close()
+
+
+def test_a_damaged_rows_file_is_ignored_and_rebuilt(
+    copies: tuple[SQLiteStore, np.ndarray, list], tmp_path: Path
+) -> None:
+    store, vecs, ids = copies
+    search(store, vecs[0])
+    store.close()
+    (path,) = sorted((tmp_path / "m.db.ann").glob("*.groups"))
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2 : len(data) // 2 + 64] = os.urandom(64)
+    path.write_bytes(bytes(data))
+    again = SQLiteStore(tmp_path / "m.db")
+    try:
+        assert {
+            h[0] for h in again.memories.vector_search(ALICE, vecs[0], SearchFilters(), 30)
+        } == set(ids[:30])
+        assert sorted((tmp_path / "m.db.ann").glob("*.groups")) != [path]
+    finally:
+        again.close()

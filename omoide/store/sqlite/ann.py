@@ -24,10 +24,13 @@ import logging
 import os
 import sqlite3
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from omoide.store.sqlite.ann_groups import Groups, digests
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +48,7 @@ EF_SEARCH = 320
 MAX_FETCH = 1_000  # beyond this many candidates an exact scan of the filtered rows is cheaper
 CONNECTIVITY = 16
 EF_ADD = 64
-_FORMAT = 1  # bump when the file layout or the index parameters change
+_FORMAT = 2  # bump when the file layout or the index parameters change
 _SAMPLE = 16  # vectors compared with SQLite after a load
 _CHUNK = 20_000
 
@@ -78,46 +81,66 @@ def ef_search() -> int:
 
 
 class AnnTenant:
-    """One tenant's graph, keyed by ``memory_seq``; ``log_seq`` is the ``vec_log`` it reflects."""
+    """One tenant's graph: a node per distinct vector (``ann_groups``), each standing for the
+    ``memory_seq`` rows that hold it."""
 
-    def __init__(self, index: Any, dim: int) -> None:
+    def __init__(self, index: Any, dim: int, groups: Groups | None = None) -> None:
         self.index = index
         self.dim = dim
+        self.groups = Groups() if groups is None else groups
         self.dirty = 0  # changes since the file was written
         self.ef = ef_search()
 
     @property
     def n(self) -> int:
-        return len(self.index)
+        """Rows (not nodes)."""
+        return len(self.groups)
 
     def put(self, seq: int, vec: np.ndarray) -> None:
-        if vec.shape[0] != self.dim:
-            return  # a stale vector of another model; reindex replaces it
-        if seq in self.index:
-            self.index.remove(seq)
-        self.index.add(seq, vec.astype(np.float32, copy=False))
-        self.dirty += 1
+        self.put_many([(seq, vec)])
 
     def put_many(self, pairs: list[tuple[int, np.ndarray]]) -> None:
-        pairs = [(seq, vec) for seq, vec in pairs if vec.shape[0] == self.dim]
+        latest = {seq: vec for seq, vec in pairs if vec.shape[0] == self.dim}
+        pairs = list(latest.items())
         if not pairs:
-            return
-        keys = np.fromiter((seq for seq, _ in pairs), dtype=np.uint64, count=len(pairs))
-        present = self.index.contains(keys)
-        if np.any(present):
-            self.index.remove(keys[present])
-        self.index.add(keys, np.stack([vec for _, vec in pairs]), threads=os.cpu_count() or 1)
+            return  # stale vectors of another model; reindex replaces them
+        for seq, _ in pairs:
+            self.remove(seq)  # a changed vector may belong to another node now
+        vecs = np.stack([vec for _, vec in pairs]).astype(np.float32, copy=False)
+        self.add_new(np.fromiter((s for s, _ in pairs), dtype=np.int64, count=len(pairs)), vecs)
         self.dirty += len(pairs)
 
+    def add_new(self, seqs: np.ndarray, vecs: np.ndarray) -> None:
+        """File rows not present yet; one multi-threaded insert of the vectors new to the graph."""
+        fresh: list[int] = []
+        rows: list[int] = []
+        for i, (seq, digest) in enumerate(zip(seqs.tolist(), digests(vecs), strict=True)):
+            key = self.groups.add(seq, digest)
+            if key is not None:
+                fresh.append(key)
+                rows.append(i)
+        if fresh:
+            keys = np.asarray(fresh, dtype=np.uint64)
+            self.index.add(keys, vecs[rows], threads=os.cpu_count() or 1)
+
     def remove(self, seq: int) -> None:
-        if seq in self.index:
-            self.index.remove(seq)
-            self.dirty += 1
+        if seq not in self.groups.key_of:
+            return
+        key = self.groups.remove(seq)
+        if key is not None:
+            self.index.remove(key)
+        self.dirty += 1
+
+    def vector(self, seq: int) -> np.ndarray | None:
+        """The graph's (float16) vector of row ``seq``."""
+        key = self.groups.key_of.get(seq)
+        return None if key is None else np.asarray(self.index.get(key), dtype=np.float32).ravel()
 
     def candidates(self, query: np.ndarray, k: int) -> list[int]:
+        """About ``k`` rows nearest to ``query``: the rows of the nearest nodes."""
         self.index.expansion_search = max(self.ef, k)
-        found = self.index.search(query, min(k, self.n))
-        return [int(key) for key in found.keys]
+        found = self.index.search(query, min(k, len(self.index)))
+        return self.groups.expand([int(key) for key in found.keys], k)
 
 
 def new_index(dim: int) -> Any:
@@ -133,16 +156,16 @@ def new_index(dim: int) -> Any:
 
 def build(conn: sqlite3.Connection, tenant: str, dim: int) -> AnnTenant:
     """A graph of every ``dim``-sized vector of ``tenant``, read in chunks (no full copy)."""
-    index = new_index(dim)
+    ann = AnnTenant(new_index(dim), dim)
     cursor = conn.execute("SELECT memory_seq, vec FROM memory_vectors WHERE tenant = ?", (tenant,))
     while chunk := cursor.fetchmany(_CHUNK):
         chunk = [r for r in chunk if len(r[1]) == dim * 4]
         if not chunk:
             continue
-        keys = np.fromiter((r[0] for r in chunk), dtype=np.uint64, count=len(chunk))
+        seqs = np.fromiter((r[0] for r in chunk), dtype=np.int64, count=len(chunk))
         vecs = np.frombuffer(b"".join(r[1] for r in chunk), dtype=np.float32)
-        index.add(keys, vecs.reshape(-1, dim), threads=os.cpu_count() or 1)
-    return AnnTenant(index, dim)
+        ann.add_new(seqs, vecs.reshape(-1, dim))
+    return ann
 
 
 class AnnFiles:
@@ -157,25 +180,24 @@ class AnnFiles:
         return self.dir / f"{digest}.json"
 
     def save(self, tenant: str, ann: AnnTenant, log_seq: int) -> None:
-        """Write the graph and then its description, each by rename (readers never see half)."""
+        """Write the graph, its rows and then its description, each by rename (readers never
+        see half a file, and the description only names complete ones)."""
         if self.dir is None:
             return
         try:
             self.dir.mkdir(mode=0o700, exist_ok=True)
             meta_path = self._meta_path(tenant)
-            old = _read_json(meta_path)
-            name = f"{meta_path.stem}.{os.urandom(6).hex()}.usearch"
-            tmp = self.dir / (name + ".tmp")
-            ann.index.save(str(tmp))
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, self.dir / name)
+            old = _read_json(meta_path) or {}
+            stem = f"{meta_path.stem}.{os.urandom(6).hex()}"
+            graph = self._write(f"{stem}.usearch", lambda tmp: ann.index.save(str(tmp)))
+            groups = self._write(f"{stem}.groups", ann.groups.save)
             meta = {
                 "format": _FORMAT,
                 "tenant": tenant,
-                "file": name,
-                "size": (self.dir / name).stat().st_size,
-                "crc32": _crc32(self.dir / name),
+                **_describe("", graph),
+                **_describe("groups_", groups),
                 "dim": ann.dim,
+                "nodes": len(ann.index),
                 "count": ann.n,
                 "log_seq": log_seq,
             }
@@ -184,33 +206,59 @@ class AnnFiles:
             os.chmod(tmp_meta, 0o600)  # it names the tenant
             os.replace(tmp_meta, meta_path)
             ann.dirty = 0
-            if old and old.get("file") not in (None, name):
-                with contextlib.suppress(OSError):
-                    (self.dir / str(old["file"])).unlink()
+            for key in ("file", "groups_file"):
+                if old.get(key) not in (None, meta[key]):
+                    with contextlib.suppress(OSError):
+                        (self.dir / str(old[key])).unlink()
         except OSError as exc:  # a cache: searching goes on without the file
             log.warning("cannot write the vector index cache in %s: %s", self.dir, exc)
 
+    def _write(self, name: str, write: Callable[[Path], None]) -> Path:
+        assert self.dir is not None
+        tmp = self.dir / (name + ".tmp")
+        write(tmp)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, self.dir / name)
+        return self.dir / name
+
     def load(self, tenant: str) -> tuple[AnnTenant, int] | None:
         """The saved graph and the ``vec_log`` sequence it reflects, or ``None`` if there is
-        none or it fails a check (size, CRC, format, tenant)."""
+        none or it fails a check (size, CRC, format, tenant, counts)."""
         if self.dir is None:
             return None
         meta = _read_json(self._meta_path(tenant))
         if not meta or meta.get("format") != _FORMAT or meta.get("tenant") != tenant:
             return None
         path = self.dir / str(meta.get("file", ""))
+        groups_path = self.dir / str(meta.get("groups_file", ""))
         try:
-            if path.stat().st_size != meta["size"] or _crc32(path) != meta["crc32"]:
+            if not (_intact(path, meta, "") and _intact(groups_path, meta, "groups_")):
                 log.warning("vector index cache %s is damaged: rebuilding", path)
                 return None
             index = new_index(int(meta["dim"]))
             index.load(str(path))
+            groups = Groups.load(groups_path)
         except (OSError, KeyError, ValueError, RuntimeError) as exc:
             log.warning("cannot read the vector index cache %s: %s", path, exc)
             return None
-        if index.ndim != meta["dim"] or len(index) != meta["count"]:
+        nodes_ok = len(index) == meta["nodes"] == len(groups.rows)
+        if index.ndim != meta["dim"] or not nodes_ok or len(groups) != meta["count"]:
             return None
-        return AnnTenant(index, int(meta["dim"])), int(meta["log_seq"])
+        return AnnTenant(index, int(meta["dim"]), groups), int(meta["log_seq"])
+
+
+def _describe(prefix: str, path: Path) -> dict[str, Any]:
+    return {
+        f"{prefix}file": path.name,
+        f"{prefix}size": path.stat().st_size,
+        f"{prefix}crc32": _crc32(path),
+    }
+
+
+def _intact(path: Path, meta: dict[str, Any], prefix: str) -> bool:
+    return bool(
+        path.stat().st_size == meta[f"{prefix}size"] and _crc32(path) == meta[f"{prefix}crc32"]
+    )
 
 
 def consistent(conn: sqlite3.Connection, tenant: str, ann: AnnTenant, count: int) -> bool:
@@ -236,10 +284,8 @@ def consistent(conn: sqlite3.Connection, tenant: str, ann: AnnTenant, count: int
         vec = np.frombuffer(blob, dtype=np.float32)
         if vec.shape[0] != ann.dim:
             continue
-        stored = ann.index.get(int(seq))
-        if stored is None:
-            return False
-        if float(np.dot(np.asarray(stored, dtype=np.float32).ravel(), vec)) < 0.99:
+        stored = ann.vector(int(seq))
+        if stored is None or float(np.dot(stored, vec)) < 0.99:
             return False
     return True
 
