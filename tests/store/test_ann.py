@@ -16,6 +16,7 @@ import pytest
 
 from omoide.store.ports.memories import NewMemory
 from omoide.store.sqlite import SQLiteStore, ann
+from omoide.store.sqlite.rows import tenant_key
 from omoide.types import MemoryType, SearchFilters
 from tests.store.contract import ALICE, BOB
 
@@ -320,3 +321,37 @@ def test_a_damaged_rows_file_is_ignored_and_rebuilt(
         assert sorted((tmp_path / "m.db.ann").glob("*.groups")) != [path]
     finally:
         again.close()
+
+
+def test_a_large_graph_is_built_in_the_background_while_searches_stay_exact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above ann.SYNC_BUILD rows the first search does not wait for the graph (minutes at
+    1M rows): it is answered exactly; writes made during the build are in the graph after."""
+    monkeypatch.setenv("OMOIDE_ANN_THRESHOLD", str(THRESHOLD))
+    monkeypatch.setattr(ann, "SYNC_BUILD", THRESHOLD)
+    store = SQLiteStore(tmp_path / "m.db")
+    try:
+        vecs = clustered(N, seed=13)
+        ids = fill(store, vecs)
+        queries = clustered(20, seed=14)
+        assert search(store, queries[0]) == exact(vecs, ids, queries[0], 10)  # exact meanwhile
+        with store.transaction() as tx:  # during the build, or after it: found either way
+            new = tx.memories.insert_memory(ALICE, NewMemory(text="new"), "test").id
+            tx.memories.put_vector(ALICE, new, queries[1])
+            tx.memories.delete_memory(ALICE, ids[0], "test")
+        graph = None
+        for _ in range(1_200):  # until the graph replaces the scan (generous bound: 10 min)
+            search(store, queries[2])
+            graph = store._vectors._tenants.get(tenant_key(ALICE))
+            if isinstance(graph, ann.AnnTenant):
+                break
+            for job in list(store._vectors._builds.values()):
+                job.thread.join(0.5)
+        assert isinstance(graph, ann.AnnTenant)
+        assert search(store, queries[1], k=1) == [new]
+        assert ids[0] not in search(store, vecs[0], k=30)
+        now = np.concatenate([vecs[1:], queries[1:2]]), [*ids[1:], new]
+        assert recall(store, *now, queries[3:]) >= 0.98
+    finally:
+        store.close()

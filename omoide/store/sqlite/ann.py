@@ -45,6 +45,9 @@ THRESHOLD: int | None = None
 # corpus repeats each of 1,814 sentence vectors ~100 times there, and EF_ADD / CONNECTIVITY
 # were not tuned (a build took 13 min on the loaded machine).
 EF_SEARCH = 320
+# Above this many rows a graph is built by a thread while the exact scan answers (seconds
+# below it; minutes at 1M rows).
+SYNC_BUILD = 50_000
 MAX_FETCH = 1_000  # beyond this many candidates an exact scan of the filtered rows is cheaper
 CONNECTIVITY = 16
 EF_ADD = 64
@@ -154,11 +157,14 @@ def new_index(dim: int) -> Any:
     )
 
 
-def build(conn: sqlite3.Connection, tenant: str, dim: int) -> AnnTenant:
-    """A graph of every ``dim``-sized vector of ``tenant``, read in chunks (no full copy)."""
+def build(
+    conn: sqlite3.Connection, tenant: str, dim: int, stop: Callable[[], bool] = lambda: False
+) -> AnnTenant:
+    """A graph of every ``dim``-sized vector of ``tenant``, read in chunks (no full copy);
+    partial when ``stop()`` turned true."""
     ann = AnnTenant(new_index(dim), dim)
     cursor = conn.execute("SELECT memory_seq, vec FROM memory_vectors WHERE tenant = ?", (tenant,))
-    while chunk := cursor.fetchmany(_CHUNK):
+    while not stop() and (chunk := cursor.fetchmany(_CHUNK)):
         chunk = [r for r in chunk if len(r[1]) == dim * 4]
         if not chunk:
             continue

@@ -52,7 +52,7 @@ class SQLiteStore:
         self._db = Database(self.path, key)  # key: SQLCipher's passphrase (see cipher.py)
         self._writes = 0
         self._tokenizer = keyword.Tokenizer()
-        self._vectors = VectorCache(self.path)
+        self._vectors = VectorCache(self.path, reader=self._db.reader)
         self._memories = SQLiteMemoryReads(self._db, self._vectors, self._tokenizer)
         self._sessions = SQLiteSessionReads(self._db)
         self._jobs = SQLiteJobQueue(self._db)
