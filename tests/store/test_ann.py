@@ -340,15 +340,9 @@ def test_a_large_graph_is_built_in_the_background_while_searches_stay_exact(
             new = tx.memories.insert_memory(ALICE, NewMemory(text="new"), "test").id
             tx.memories.put_vector(ALICE, new, queries[1])
             tx.memories.delete_memory(ALICE, ids[0], "test")
-        graph = None
-        for _ in range(1_200):  # until the graph replaces the scan (generous bound: 10 min)
-            search(store, queries[2])
-            graph = store._vectors._tenants.get(tenant_key(ALICE))
-            if isinstance(graph, ann.AnnTenant):
-                break
-            for job in list(store._vectors._builds.values()):
-                job.thread.join(0.5)
-        assert isinstance(graph, ann.AnnTenant)
+        assert store._vectors.wait_for_builds(timeout=600)  # generous: seconds here
+        search(store, queries[2])  # switches to the graph
+        assert isinstance(store._vectors._tenants.get(tenant_key(ALICE)), ann.AnnTenant)
         assert search(store, queries[1], k=1) == [new]
         assert ids[0] not in search(store, vecs[0], k=30)
         now = np.concatenate([vecs[1:], queries[1:2]]), [*ids[1:], new]

@@ -148,6 +148,15 @@ class VectorCache:
             matrix = self._matrix(conn, tenant)
             return 0 if matrix is None else matrix.n
 
+    def wait_for_builds(self, timeout: float | None = None) -> bool:
+        """Wait until no graph is being built (benchmarks, tests); whether none is left. The
+        next search of a tenant whose build ended switches it to the graph."""
+        with self._lock:
+            jobs = list(self._builds.values())
+        for job in jobs:
+            job.thread.join(timeout)
+        return not any(job.thread.is_alive() for job in jobs)
+
     def reset(self) -> None:
         with self._lock:
             self._tenants.clear()
