@@ -1,17 +1,19 @@
 """An approximate (HNSW, usearch) index of one large tenant, a rebuildable cache beside the file.
 
 Why: an exact scan of 1M x 384 floats is ~45 ms of memory bandwidth per query and holds 1.5 GB
-(plus copies while loading); the graph answers in a few ms from float16 vectors (768 MB).
-Tenants below ``THRESHOLD`` vectors (off by default) stay exact (``vectors._TenantMatrix``):
-there the scan is fast and never misses. SQLite stays the source of truth. Every candidate the
-graph returns is re-scored from its float32 row in ``memory_vectors`` (so scores equal the exact
-ones and a row deleted meanwhile is dropped), and the caller falls back to an exact scan of the
-filtered rows when filters are selective.
+(plus copies while loading); the graph answers in a few ms from float16 vectors. Tenants below
+``THRESHOLD`` vectors stay exact (``vectors._TenantMatrix``): there the scan is fast and never
+misses. SQLite stays the source of truth. The graph has one node per distinct vector
+(``ann_groups``: repeated vectors made islands the search missed); every row of the nodes found
+is re-scored from its float32 row in ``memory_vectors`` (so scores equal the exact ones and a
+row deleted meanwhile is dropped), and the caller falls back to an exact scan of the filtered
+rows when filters are selective.
 
-On disk: ``<db>.ann/<tenant digest>.json`` names the index file, its size and CRC-32, its
-dimension and the ``vec_log`` sequence it reflects. Loading checks all of that, replays the
-tenant's log entries written since (by any process), then compares the row count and a sample
-of vectors with SQLite; any mismatch, a trimmed log or a damaged file means a rebuild.
+On disk: ``<db>.ann/<tenant digest>.json`` names the index file and the rows file (which rows
+each node stands for), their sizes and CRC-32s, the dimension and the ``vec_log`` sequence they
+reflect. Loading checks all of that, replays the tenant's log entries written since (by any
+process), then compares the row count and a sample of vectors with SQLite; any mismatch, a
+trimmed log or a damaged file means a rebuild (by a thread above ``SYNC_BUILD`` rows).
 """
 
 from __future__ import annotations
@@ -34,16 +36,15 @@ from omoide.store.sqlite.ann_groups import Groups, digests
 
 log = logging.getLogger(__name__)
 
-# Vectors in a tenant from which it gets a graph: off unless OMOIDE_ANN_THRESHOLD is set (e.g.
-# 50000), because recall at 722k of bench/scale.py's vectors is 0.76 with these parameters (see
-# EF_SEARCH); below that size the exact scan is fast enough.
-THRESHOLD: int | None = None
-# Candidates the graph explores per query. Measured on 150k of bench/scale.py's LoCoMo-based
-# vectors (bench/ann_store.py): recall@10 against exact, equal-score ties counted, 0.971 at 160,
-# 0.987 at 320, 0.988 at 640; p50 under 4 ms at 320 on a loaded machine. NOT enough at 722k
-# of the same vectors: 0.76 at 320, 0.86 at 1000, 0.91 at 3000 (p50 3 / 11 / 19 ms); the
-# corpus repeats each of 1,814 sentence vectors ~100 times there, and EF_ADD / CONNECTIVITY
-# were not tuned (a build took 13 min on the loaded machine).
+# Vectors in a tenant from which it gets a graph when usearch is installed (the `ann` extra);
+# OMOIDE_ANN_THRESHOLD overrides it (a number, or `off`). Below it the exact scan is fast enough
+# (~10 ms at 200k) and never misses.
+THRESHOLD: int | None = 200_000
+# Candidates the graph explores per query. Measured on bench/scale.py's LoCoMo-based vectors
+# with one node per distinct vector (ann_groups), recall@10 against exact counting equal scores
+# (bench/README.md, "Approximate vector index"): 150k rows 0.992 / 0.997 / 0.9995 at 64 / 128 /
+# 320; 722k rows 0.967 / 0.986 / 0.995, p50 1 / 2 / 6 ms on a loaded machine. Without the
+# grouping (a node per row) 722k gave 0.76 at 320 and 0.91 at 3000.
 EF_SEARCH = 320
 # Above this many rows a graph is built by a thread while the exact scan answers (seconds
 # below it; minutes at 1M rows).
@@ -73,8 +74,12 @@ def _usearch() -> Any:
 
 
 def threshold() -> int | None:
-    raw = os.environ.get("OMOIDE_ANN_THRESHOLD", "")
-    return int(raw) if raw.strip().isdigit() else THRESHOLD
+    """``OMOIDE_ANN_THRESHOLD``: a number of vectors, or ``off`` (always exact); else
+    ``THRESHOLD``."""
+    raw = os.environ.get("OMOIDE_ANN_THRESHOLD", "").strip()
+    if raw.lower() == "off":
+        return None
+    return int(raw) if raw.isdigit() else THRESHOLD
 
 
 def ef_search() -> int:

@@ -97,8 +97,9 @@ _Tenant = _TenantMatrix | ann.AnnTenant
 
 class VectorCache:
     """``path``: the database file (the graphs are cached beside it); ``threshold``: vectors
-    from which a tenant is searched through a graph (default ``ann.threshold()``, which is
-    ``None``, no graph, unless ``OMOIDE_ANN_THRESHOLD`` is set)."""
+    from which a tenant is searched through a graph (default ``ann.threshold()``: 200k, or
+    ``OMOIDE_ANN_THRESHOLD``; never without usearch); ``reader``: this thread's read
+    connection, for the builds in a thread (without it, builds wait)."""
 
     def __init__(
         self,
