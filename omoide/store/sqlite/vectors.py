@@ -113,6 +113,7 @@ class VectorCache:
         # connection while the exact scan answers (a build takes minutes at 1M rows).
         self._reader = reader
         self._builds: dict[str, _Build] = {}
+        self._stopped: list[_Build] = []
         self._log_seq = 0
         self._files = ann.AnnFiles(path)
         limit = ann.threshold() if threshold is None else threshold
@@ -164,14 +165,16 @@ class VectorCache:
             self._log_seq = 0
             for job in self._builds.values():
                 job.stop.set()
+            self._stopped += self._builds.values()  # joined by close()
             self._builds.clear()
 
     def close(self) -> None:
         """Stop the builds; write the graphs changed since their file was written (a later
         start replays less)."""
         with self._lock:
-            jobs = list(self._builds.values())
+            jobs = [*self._builds.values(), *self._stopped]
             self._builds.clear()
+            self._stopped.clear()
         for job in jobs:
             job.stop.set()
             job.thread.join()  # it reads through the store's connections, closed next
