@@ -349,3 +349,19 @@ def test_a_large_graph_is_built_in_the_background_while_searches_stay_exact(
         assert recall(store, *now, queries[3:]) >= 0.98
     finally:
         store.close()
+
+
+def test_an_encrypted_store_writes_no_graph_beside_its_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The graph holds the tenant's vectors: beside an encrypted file it would leak them."""
+    pytest.importorskip("sqlcipher3", reason="the encryption extra is not installed")
+    monkeypatch.setenv("OMOIDE_ANN_THRESHOLD", str(THRESHOLD))
+    store = SQLiteStore(tmp_path / "m.db", key="correct horse battery staple")
+    try:
+        vecs = clustered(N, seed=15)
+        ids = fill(store, vecs)
+        assert recall(store, vecs, ids, clustered(30, seed=16)) >= 0.98
+        assert not (tmp_path / "m.db.ann").exists()
+    finally:
+        store.close()
