@@ -279,7 +279,11 @@ def run_reused(name: str, n_queries: int, db_dir: Path) -> dict[str, Any]:
     start = time.perf_counter()
     engine.search(qs[0], user_id="user0", limit=10)
     cold_s = time.perf_counter() - start
-    print(f"[{name}] cold first query {cold_s:.1f} s (loads or builds the graph)", flush=True)
+    print(f"[{name}] cold first query {cold_s:.1f} s (loads the graph, or starts its build)")
+    engine.store._vectors.wait_for_builds()  # a graph being built: the timings are of it
+    engine.search(qs[0], user_id="user0", limit=10)
+    ready_s = time.perf_counter() - start
+    print(f"[{name}] graph ready after {ready_s:.1f} s", flush=True)
     search = timed_searches(engine, timed, qs, spec["tenants"])
     rss_after_search = current_rss_mb()
     peak = peak_rss_mb()
@@ -292,6 +296,7 @@ def run_reused(name: str, n_queries: int, db_dir: Path) -> dict[str, Any]:
         "machine": meta,
         "ann_threshold": os.environ.get("OMOIDE_ANN_THRESHOLD", "default"),
         "cold_first_query_s": cold_s,
+        "graph_ready_s": ready_s,
         "queries": len(qs),
         "search": search,
         "peak_rss_mb": peak,

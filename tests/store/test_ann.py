@@ -16,6 +16,7 @@ import pytest
 
 from omoide.store.ports.memories import NewMemory
 from omoide.store.sqlite import SQLiteStore, ann
+from omoide.store.sqlite.rows import tenant_key
 from omoide.types import MemoryType, SearchFilters
 from tests.store.contract import ALICE, BOB
 
@@ -229,3 +230,138 @@ def test_onnxruntime_still_loads_after_a_graph_was_made() -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run([sys.executable, "-c", script], env=env, timeout=120, check=False)
     assert done.returncode == 0
+
+
+def tie_recall(store: SQLiteStore, vecs: np.ndarray, queries: np.ndarray) -> float:
+    """Share of returned rows scoring at least the exact 10th best (copies of one vector tie,
+    so which of them an exact scan lists is arbitrary)."""
+    found = 0
+    for q in queries:
+        tenth = np.sort(vecs @ q)[-10]
+        hits = store.memories.vector_search(ALICE, q, SearchFilters(), 10)
+        found += sum(score >= tenth - 1e-5 for _, score in hits)
+    return found / (10 * len(queries))
+
+
+@pytest.fixture
+def copies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[SQLiteStore, np.ndarray, list]:
+    """3,000 rows repeating 100 vectors 30 times each (repeated messages), then 1,000 others."""
+    monkeypatch.setenv("OMOIDE_ANN_THRESHOLD", str(THRESHOLD))
+    store = SQLiteStore(tmp_path / "m.db")
+    base = clustered(1_100, seed=11)
+    vecs = np.concatenate([np.repeat(base[:100], 30, axis=0), base[100:]])
+    ids = fill(store, vecs)
+    yield store, vecs, ids
+    store.close()
+
+
+def test_repeated_vectors_are_found_with_their_copies(
+    copies: tuple[SQLiteStore, np.ndarray, list], tmp_path: Path
+) -> None:
+    store, vecs, ids = copies
+    queries = np.concatenate([vecs[::300][:10] + 0.05, clustered(40, seed=12)])
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    assert tie_recall(store, vecs, queries) >= 0.98
+    # the copies of the nearest vector come back, each under its own id and exact score
+    hits = store.memories.vector_search(ALICE, vecs[0], SearchFilters(), 40)
+    assert {h[0] for h in hits[:30]} == set(ids[:30])
+    assert [h[1] for h in hits[:30]] == pytest.approx([1.0] * 30, abs=1e-5)
+    store.close()
+    again = SQLiteStore(tmp_path / "m.db")  # from the saved graph and its rows
+    try:
+        assert tie_recall(again, vecs, queries) >= 0.98
+        assert {
+            h[0] for h in again.memories.vector_search(ALICE, vecs[0], SearchFilters(), 30)
+        } == set(ids[:30])
+    finally:
+        again.close()
+
+
+def test_deleting_some_copies_keeps_the_others_and_deleting_all_drops_them(
+    copies: tuple[SQLiteStore, np.ndarray, list], tmp_path: Path
+) -> None:
+    store, vecs, ids = copies
+    search(store, vecs[0])  # the graph exists before the deletes
+    with store.transaction() as tx:
+        for memory_id in ids[:29]:  # the first copy of vector 0 too (the one first filed)
+            tx.memories.delete_memory(ALICE, memory_id, "test")
+        for memory_id in ids[30:60]:  # every copy of vector 1
+            tx.memories.delete_memory(ALICE, memory_id, "test")
+    assert search(store, vecs[0], k=1) == [ids[29]]
+    assert not set(ids[30:60]) & set(search(store, vecs[30], k=50))
+    # a copy added again (its vector has no node left) is found
+    with store.transaction() as tx:
+        tx.memories.put_vector(ALICE, ids[29], vecs[30])
+    assert search(store, vecs[30], k=1) == [ids[29]]
+    assert ids[29] not in search(store, vecs[0], k=5)
+    store.close()
+    again = SQLiteStore(tmp_path / "m.db")
+    try:
+        assert search(again, vecs[30], k=1) == [ids[29]]
+        assert not (set(ids[:29]) | set(ids[30:60])) & set(search(again, vecs[0], k=50))
+    finally:
+        again.close()
+
+
+def test_a_damaged_rows_file_is_ignored_and_rebuilt(
+    copies: tuple[SQLiteStore, np.ndarray, list], tmp_path: Path
+) -> None:
+    store, vecs, ids = copies
+    search(store, vecs[0])
+    store.close()
+    (path,) = sorted((tmp_path / "m.db.ann").glob("*.groups"))
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2 : len(data) // 2 + 64] = os.urandom(64)
+    path.write_bytes(bytes(data))
+    again = SQLiteStore(tmp_path / "m.db")
+    try:
+        assert {
+            h[0] for h in again.memories.vector_search(ALICE, vecs[0], SearchFilters(), 30)
+        } == set(ids[:30])
+        assert sorted((tmp_path / "m.db.ann").glob("*.groups")) != [path]
+    finally:
+        again.close()
+
+
+def test_a_large_graph_is_built_in_the_background_while_searches_stay_exact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above ann.SYNC_BUILD rows the first search does not wait for the graph (minutes at
+    1M rows): it is answered exactly; writes made during the build are in the graph after."""
+    monkeypatch.setenv("OMOIDE_ANN_THRESHOLD", str(THRESHOLD))
+    monkeypatch.setattr(ann, "SYNC_BUILD", THRESHOLD)
+    store = SQLiteStore(tmp_path / "m.db")
+    try:
+        vecs = clustered(N, seed=13)
+        ids = fill(store, vecs)
+        queries = clustered(20, seed=14)
+        assert search(store, queries[0]) == exact(vecs, ids, queries[0], 10)  # exact meanwhile
+        with store.transaction() as tx:  # during the build, or after it: found either way
+            new = tx.memories.insert_memory(ALICE, NewMemory(text="new"), "test").id
+            tx.memories.put_vector(ALICE, new, queries[1])
+            tx.memories.delete_memory(ALICE, ids[0], "test")
+        assert store._vectors.wait_for_builds(timeout=600)  # generous: seconds here
+        search(store, queries[2])  # switches to the graph
+        assert isinstance(store._vectors._tenants.get(tenant_key(ALICE)), ann.AnnTenant)
+        assert search(store, queries[1], k=1) == [new]
+        assert ids[0] not in search(store, vecs[0], k=30)
+        now = np.concatenate([vecs[1:], queries[1:2]]), [*ids[1:], new]
+        assert recall(store, *now, queries[3:]) >= 0.98
+    finally:
+        store.close()
+
+
+def test_an_encrypted_store_writes_no_graph_beside_its_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The graph holds the tenant's vectors: beside an encrypted file it would leak them."""
+    pytest.importorskip("sqlcipher3", reason="the encryption extra is not installed")
+    monkeypatch.setenv("OMOIDE_ANN_THRESHOLD", str(THRESHOLD))
+    store = SQLiteStore(tmp_path / "m.db", key="correct horse battery staple")
+    try:
+        vecs = clustered(N, seed=15)
+        ids = fill(store, vecs)
+        assert recall(store, vecs, ids, clustered(30, seed=16)) >= 0.98
+        assert not (tmp_path / "m.db.ann").exists()
+    finally:
+        store.close()

@@ -1,17 +1,19 @@
 """An approximate (HNSW, usearch) index of one large tenant, a rebuildable cache beside the file.
 
 Why: an exact scan of 1M x 384 floats is ~45 ms of memory bandwidth per query and holds 1.5 GB
-(plus copies while loading); the graph answers in a few ms from float16 vectors (768 MB).
-Tenants below ``THRESHOLD`` vectors (off by default) stay exact (``vectors._TenantMatrix``):
-there the scan is fast and never misses. SQLite stays the source of truth. Every candidate the
-graph returns is re-scored from its float32 row in ``memory_vectors`` (so scores equal the exact
-ones and a row deleted meanwhile is dropped), and the caller falls back to an exact scan of the
-filtered rows when filters are selective.
+(plus copies while loading); the graph answers in a few ms from float16 vectors. Tenants below
+``THRESHOLD`` vectors stay exact (``vectors._TenantMatrix``): there the scan is fast and never
+misses. SQLite stays the source of truth. The graph has one node per distinct vector
+(``ann_groups``: repeated vectors made islands the search missed); every row of the nodes found
+is re-scored from its float32 row in ``memory_vectors`` (so scores equal the exact ones and a
+row deleted meanwhile is dropped), and the caller falls back to an exact scan of the filtered
+rows when filters are selective.
 
-On disk: ``<db>.ann/<tenant digest>.json`` names the index file, its size and CRC-32, its
-dimension and the ``vec_log`` sequence it reflects. Loading checks all of that, replays the
-tenant's log entries written since (by any process), then compares the row count and a sample
-of vectors with SQLite; any mismatch, a trimmed log or a damaged file means a rebuild.
+On disk: ``<db>.ann/<tenant digest>.json`` names the index file and the rows file (which rows
+each node stands for), their sizes and CRC-32s, the dimension and the ``vec_log`` sequence they
+reflect. Loading checks all of that, replays the tenant's log entries written since (by any
+process), then compares the row count and a sample of vectors with SQLite; any mismatch, a
+trimmed log or a damaged file means a rebuild (by a thread above ``SYNC_BUILD`` rows).
 """
 
 from __future__ import annotations
@@ -24,28 +26,34 @@ import logging
 import os
 import sqlite3
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from omoide.store.sqlite.ann_groups import Groups, digests
+
 log = logging.getLogger(__name__)
 
-# Vectors in a tenant from which it gets a graph: off unless OMOIDE_ANN_THRESHOLD is set (e.g.
-# 50000), because recall at 722k of bench/scale.py's vectors is 0.76 with these parameters (see
-# EF_SEARCH); below that size the exact scan is fast enough.
-THRESHOLD: int | None = None
-# Candidates the graph explores per query. Measured on 150k of bench/scale.py's LoCoMo-based
-# vectors (bench/ann_store.py): recall@10 against exact, equal-score ties counted, 0.971 at 160,
-# 0.987 at 320, 0.988 at 640; p50 under 4 ms at 320 on a loaded machine. NOT enough at 722k
-# of the same vectors: 0.76 at 320, 0.86 at 1000, 0.91 at 3000 (p50 3 / 11 / 19 ms); the
-# corpus repeats each of 1,814 sentence vectors ~100 times there, and EF_ADD / CONNECTIVITY
-# were not tuned (a build took 13 min on the loaded machine).
+# Vectors in a tenant from which it gets a graph when usearch is installed (the `ann` extra);
+# OMOIDE_ANN_THRESHOLD overrides it (a number, or `off`). Below it the exact scan is fast enough
+# (~5 ms per 100k rows on an idle core; 44 ms at 150k on the loaded 2-core machine) and never
+# misses, and no graph (minutes of build, ~0.6 KB per distinct vector on disk) is made.
+THRESHOLD: int | None = 200_000
+# Candidates the graph explores per query. Measured on bench/scale.py's LoCoMo-based vectors
+# with one node per distinct vector (ann_groups), recall@10 against exact counting equal scores
+# (bench/README.md, "Approximate vector index"): 150k rows 0.992 / 0.997 / 0.9995 at 64 / 128 /
+# 320; 722k rows 0.967 / 0.986 / 0.995, p50 1 / 2 / 6 ms on a loaded machine. Without the
+# grouping (a node per row) 722k gave 0.76 at 320 and 0.91 at 3000.
 EF_SEARCH = 320
+# Above this many rows a graph is built by a thread while the exact scan answers (seconds
+# below it; minutes at 1M rows).
+SYNC_BUILD = 50_000
 MAX_FETCH = 1_000  # beyond this many candidates an exact scan of the filtered rows is cheaper
 CONNECTIVITY = 16
 EF_ADD = 64
-_FORMAT = 1  # bump when the file layout or the index parameters change
+_FORMAT = 2  # bump when the file layout or the index parameters change
 _SAMPLE = 16  # vectors compared with SQLite after a load
 _CHUNK = 20_000
 
@@ -67,8 +75,12 @@ def _usearch() -> Any:
 
 
 def threshold() -> int | None:
-    raw = os.environ.get("OMOIDE_ANN_THRESHOLD", "")
-    return int(raw) if raw.strip().isdigit() else THRESHOLD
+    """``OMOIDE_ANN_THRESHOLD``: a number of vectors, or ``off`` (always exact); else
+    ``THRESHOLD``."""
+    raw = os.environ.get("OMOIDE_ANN_THRESHOLD", "").strip()
+    if raw.lower() == "off":
+        return None
+    return int(raw) if raw.isdigit() else THRESHOLD
 
 
 def ef_search() -> int:
@@ -78,46 +90,66 @@ def ef_search() -> int:
 
 
 class AnnTenant:
-    """One tenant's graph, keyed by ``memory_seq``; ``log_seq`` is the ``vec_log`` it reflects."""
+    """One tenant's graph: a node per distinct vector (``ann_groups``), each standing for the
+    ``memory_seq`` rows that hold it."""
 
-    def __init__(self, index: Any, dim: int) -> None:
+    def __init__(self, index: Any, dim: int, groups: Groups | None = None) -> None:
         self.index = index
         self.dim = dim
+        self.groups = Groups() if groups is None else groups
         self.dirty = 0  # changes since the file was written
         self.ef = ef_search()
 
     @property
     def n(self) -> int:
-        return len(self.index)
+        """Rows (not nodes)."""
+        return len(self.groups)
 
     def put(self, seq: int, vec: np.ndarray) -> None:
-        if vec.shape[0] != self.dim:
-            return  # a stale vector of another model; reindex replaces it
-        if seq in self.index:
-            self.index.remove(seq)
-        self.index.add(seq, vec.astype(np.float32, copy=False))
-        self.dirty += 1
+        self.put_many([(seq, vec)])
 
     def put_many(self, pairs: list[tuple[int, np.ndarray]]) -> None:
-        pairs = [(seq, vec) for seq, vec in pairs if vec.shape[0] == self.dim]
+        latest = {seq: vec for seq, vec in pairs if vec.shape[0] == self.dim}
+        pairs = list(latest.items())
         if not pairs:
-            return
-        keys = np.fromiter((seq for seq, _ in pairs), dtype=np.uint64, count=len(pairs))
-        present = self.index.contains(keys)
-        if np.any(present):
-            self.index.remove(keys[present])
-        self.index.add(keys, np.stack([vec for _, vec in pairs]), threads=os.cpu_count() or 1)
+            return  # stale vectors of another model; reindex replaces them
+        for seq, _ in pairs:
+            self.remove(seq)  # a changed vector may belong to another node now
+        vecs = np.stack([vec for _, vec in pairs]).astype(np.float32, copy=False)
+        self.add_new(np.fromiter((s for s, _ in pairs), dtype=np.int64, count=len(pairs)), vecs)
         self.dirty += len(pairs)
 
+    def add_new(self, seqs: np.ndarray, vecs: np.ndarray) -> None:
+        """File rows not present yet; one multi-threaded insert of the vectors new to the graph."""
+        fresh: list[int] = []
+        rows: list[int] = []
+        for i, (seq, digest) in enumerate(zip(seqs.tolist(), digests(vecs), strict=True)):
+            key = self.groups.add(seq, digest)
+            if key is not None:
+                fresh.append(key)
+                rows.append(i)
+        if fresh:
+            keys = np.asarray(fresh, dtype=np.uint64)
+            self.index.add(keys, vecs[rows], threads=os.cpu_count() or 1)
+
     def remove(self, seq: int) -> None:
-        if seq in self.index:
-            self.index.remove(seq)
-            self.dirty += 1
+        if seq not in self.groups.key_of:
+            return
+        key = self.groups.remove(seq)
+        if key is not None:
+            self.index.remove(key)
+        self.dirty += 1
+
+    def vector(self, seq: int) -> np.ndarray | None:
+        """The graph's (float16) vector of row ``seq``."""
+        key = self.groups.key_of.get(seq)
+        return None if key is None else np.asarray(self.index.get(key), dtype=np.float32).ravel()
 
     def candidates(self, query: np.ndarray, k: int) -> list[int]:
+        """About ``k`` rows nearest to ``query``: the rows of the nearest nodes."""
         self.index.expansion_search = max(self.ef, k)
-        found = self.index.search(query, min(k, self.n))
-        return [int(key) for key in found.keys]
+        found = self.index.search(query, min(k, len(self.index)))
+        return self.groups.expand([int(key) for key in found.keys], k)
 
 
 def new_index(dim: int) -> Any:
@@ -131,18 +163,21 @@ def new_index(dim: int) -> Any:
     )
 
 
-def build(conn: sqlite3.Connection, tenant: str, dim: int) -> AnnTenant:
-    """A graph of every ``dim``-sized vector of ``tenant``, read in chunks (no full copy)."""
-    index = new_index(dim)
+def build(
+    conn: sqlite3.Connection, tenant: str, dim: int, stop: Callable[[], bool] = lambda: False
+) -> AnnTenant:
+    """A graph of every ``dim``-sized vector of ``tenant``, read in chunks (no full copy);
+    partial when ``stop()`` turned true."""
+    ann = AnnTenant(new_index(dim), dim)
     cursor = conn.execute("SELECT memory_seq, vec FROM memory_vectors WHERE tenant = ?", (tenant,))
-    while chunk := cursor.fetchmany(_CHUNK):
+    while not stop() and (chunk := cursor.fetchmany(_CHUNK)):
         chunk = [r for r in chunk if len(r[1]) == dim * 4]
         if not chunk:
             continue
-        keys = np.fromiter((r[0] for r in chunk), dtype=np.uint64, count=len(chunk))
+        seqs = np.fromiter((r[0] for r in chunk), dtype=np.int64, count=len(chunk))
         vecs = np.frombuffer(b"".join(r[1] for r in chunk), dtype=np.float32)
-        index.add(keys, vecs.reshape(-1, dim), threads=os.cpu_count() or 1)
-    return AnnTenant(index, dim)
+        ann.add_new(seqs, vecs.reshape(-1, dim))
+    return ann
 
 
 class AnnFiles:
@@ -157,25 +192,24 @@ class AnnFiles:
         return self.dir / f"{digest}.json"
 
     def save(self, tenant: str, ann: AnnTenant, log_seq: int) -> None:
-        """Write the graph and then its description, each by rename (readers never see half)."""
+        """Write the graph, its rows and then its description, each by rename (readers never
+        see half a file, and the description only names complete ones)."""
         if self.dir is None:
             return
         try:
             self.dir.mkdir(mode=0o700, exist_ok=True)
             meta_path = self._meta_path(tenant)
-            old = _read_json(meta_path)
-            name = f"{meta_path.stem}.{os.urandom(6).hex()}.usearch"
-            tmp = self.dir / (name + ".tmp")
-            ann.index.save(str(tmp))
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, self.dir / name)
+            old = _read_json(meta_path) or {}
+            stem = f"{meta_path.stem}.{os.urandom(6).hex()}"
+            graph = self._write(f"{stem}.usearch", lambda tmp: ann.index.save(str(tmp)))
+            groups = self._write(f"{stem}.groups", ann.groups.save)
             meta = {
                 "format": _FORMAT,
                 "tenant": tenant,
-                "file": name,
-                "size": (self.dir / name).stat().st_size,
-                "crc32": _crc32(self.dir / name),
+                **_describe("", graph),
+                **_describe("groups_", groups),
                 "dim": ann.dim,
+                "nodes": len(ann.index),
                 "count": ann.n,
                 "log_seq": log_seq,
             }
@@ -184,33 +218,59 @@ class AnnFiles:
             os.chmod(tmp_meta, 0o600)  # it names the tenant
             os.replace(tmp_meta, meta_path)
             ann.dirty = 0
-            if old and old.get("file") not in (None, name):
-                with contextlib.suppress(OSError):
-                    (self.dir / str(old["file"])).unlink()
+            for key in ("file", "groups_file"):
+                if old.get(key) not in (None, meta[key]):
+                    with contextlib.suppress(OSError):
+                        (self.dir / str(old[key])).unlink()
         except OSError as exc:  # a cache: searching goes on without the file
             log.warning("cannot write the vector index cache in %s: %s", self.dir, exc)
 
+    def _write(self, name: str, write: Callable[[Path], None]) -> Path:
+        assert self.dir is not None
+        tmp = self.dir / (name + ".tmp")
+        write(tmp)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, self.dir / name)
+        return self.dir / name
+
     def load(self, tenant: str) -> tuple[AnnTenant, int] | None:
         """The saved graph and the ``vec_log`` sequence it reflects, or ``None`` if there is
-        none or it fails a check (size, CRC, format, tenant)."""
+        none or it fails a check (size, CRC, format, tenant, counts)."""
         if self.dir is None:
             return None
         meta = _read_json(self._meta_path(tenant))
         if not meta or meta.get("format") != _FORMAT or meta.get("tenant") != tenant:
             return None
         path = self.dir / str(meta.get("file", ""))
+        groups_path = self.dir / str(meta.get("groups_file", ""))
         try:
-            if path.stat().st_size != meta["size"] or _crc32(path) != meta["crc32"]:
+            if not (_intact(path, meta, "") and _intact(groups_path, meta, "groups_")):
                 log.warning("vector index cache %s is damaged: rebuilding", path)
                 return None
             index = new_index(int(meta["dim"]))
             index.load(str(path))
+            groups = Groups.load(groups_path)
         except (OSError, KeyError, ValueError, RuntimeError) as exc:
             log.warning("cannot read the vector index cache %s: %s", path, exc)
             return None
-        if index.ndim != meta["dim"] or len(index) != meta["count"]:
+        nodes_ok = len(index) == meta["nodes"] == len(groups.rows)
+        if index.ndim != meta["dim"] or not nodes_ok or len(groups) != meta["count"]:
             return None
-        return AnnTenant(index, int(meta["dim"])), int(meta["log_seq"])
+        return AnnTenant(index, int(meta["dim"]), groups), int(meta["log_seq"])
+
+
+def _describe(prefix: str, path: Path) -> dict[str, Any]:
+    return {
+        f"{prefix}file": path.name,
+        f"{prefix}size": path.stat().st_size,
+        f"{prefix}crc32": _crc32(path),
+    }
+
+
+def _intact(path: Path, meta: dict[str, Any], prefix: str) -> bool:
+    return bool(
+        path.stat().st_size == meta[f"{prefix}size"] and _crc32(path) == meta[f"{prefix}crc32"]
+    )
 
 
 def consistent(conn: sqlite3.Connection, tenant: str, ann: AnnTenant, count: int) -> bool:
@@ -236,10 +296,8 @@ def consistent(conn: sqlite3.Connection, tenant: str, ann: AnnTenant, count: int
         vec = np.frombuffer(blob, dtype=np.float32)
         if vec.shape[0] != ann.dim:
             continue
-        stored = ann.index.get(int(seq))
-        if stored is None:
-            return False
-        if float(np.dot(np.asarray(stored, dtype=np.float32).ravel(), vec)) < 0.99:
+        stored = ann.vector(int(seq))
+        if stored is None or float(np.dot(stored, vec)) < 0.99:
             return False
     return True
 

@@ -52,7 +52,10 @@ class SQLiteStore:
         self._db = Database(self.path, key)  # key: SQLCipher's passphrase (see cipher.py)
         self._writes = 0
         self._tokenizer = keyword.Tokenizer()
-        self._vectors = VectorCache(self.path)
+        # An encrypted file gets no graph files beside it (they would hold its vectors in
+        # clear): its graphs live in memory, built again by each process.
+        graphs_beside = None if key else self.path
+        self._vectors = VectorCache(graphs_beside, reader=self._db.reader)
         self._memories = SQLiteMemoryReads(self._db, self._vectors, self._tokenizer)
         self._sessions = SQLiteSessionReads(self._db)
         self._jobs = SQLiteJobQueue(self._db)

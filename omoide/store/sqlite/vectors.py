@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
 
 from omoide.errors import InvalidInput
 from omoide.store.sqlite import ann
+from omoide.store.sqlite.db import snapshot
 
 _LOG_KEEP = 100_000
 
@@ -96,12 +97,23 @@ _Tenant = _TenantMatrix | ann.AnnTenant
 
 class VectorCache:
     """``path``: the database file (the graphs are cached beside it); ``threshold``: vectors
-    from which a tenant is searched through a graph (default ``ann.threshold()``, which is
-    ``None``, no graph, unless ``OMOIDE_ANN_THRESHOLD`` is set)."""
+    from which a tenant is searched through a graph (default ``ann.threshold()``: 200k, or
+    ``OMOIDE_ANN_THRESHOLD``; never without usearch); ``reader``: this thread's read
+    connection, for the builds in a thread (without it, builds wait)."""
 
-    def __init__(self, path: Path | None = None, threshold: int | None = None) -> None:
+    def __init__(
+        self,
+        path: Path | None = None,
+        threshold: int | None = None,
+        reader: Callable[[], sqlite3.Connection] | None = None,
+    ) -> None:
         self._lock = threading.Lock()
         self._tenants: dict[str, _Tenant] = {}
+        # Graphs of more than ann.SYNC_BUILD rows are built by a thread on its own ``reader``
+        # connection while the exact scan answers (a build takes minutes at 1M rows).
+        self._reader = reader
+        self._builds: dict[str, _Build] = {}
+        self._stopped: list[_Build] = []
         self._log_seq = 0
         self._files = ann.AnnFiles(path)
         limit = ann.threshold() if threshold is None else threshold
@@ -138,13 +150,34 @@ class VectorCache:
             matrix = self._matrix(conn, tenant)
             return 0 if matrix is None else matrix.n
 
+    def wait_for_builds(self, timeout: float | None = None) -> bool:
+        """Wait until no graph is being built (benchmarks, tests); whether none is left. The
+        next search of a tenant whose build ended switches it to the graph."""
+        with self._lock:
+            jobs = list(self._builds.values())
+        for job in jobs:
+            job.thread.join(timeout)
+        return not any(job.thread.is_alive() for job in jobs)
+
     def reset(self) -> None:
         with self._lock:
             self._tenants.clear()
             self._log_seq = 0
+            for job in self._builds.values():
+                job.stop.set()
+            self._stopped += self._builds.values()  # joined by close()
+            self._builds.clear()
 
     def close(self) -> None:
-        """Write the graphs changed since their file was written (a later start replays less)."""
+        """Stop the builds; write the graphs changed since their file was written (a later
+        start replays less)."""
+        with self._lock:
+            jobs = [*self._builds.values(), *self._stopped]
+            self._builds.clear()
+            self._stopped.clear()
+        for job in jobs:
+            job.stop.set()
+            job.thread.join()  # it reads through the store's connections, closed next
         with self._lock:
             for tenant, matrix in self._tenants.items():
                 if isinstance(matrix, ann.AnnTenant) and matrix.dirty:
@@ -162,12 +195,13 @@ class VectorCache:
         return self._tenants.get(tenant)
 
     def _resize(self, conn: sqlite3.Connection, tenant: str) -> None:
-        """A tenant that grew past the threshold gets a graph; one that shrank well below it
-        goes back to the exact scan; a graph changed a lot since its file is written again."""
+        """A tenant that grew past the threshold gets a graph (at once, or when its build
+        ends); one that shrank well below it goes back to the exact scan; a graph changed a
+        lot since its file is written again."""
         matrix = self._tenants.get(tenant)
         if isinstance(matrix, _TenantMatrix) and self._ann and matrix.n >= self._threshold:
-            del self._tenants[tenant]
-            self._load(conn, tenant)
+            del self._tenants[tenant]  # _graph's log replay must not touch the matrix
+            self._tenants[tenant] = self._graph(conn, tenant, matrix.dim, matrix.n) or matrix
         elif isinstance(matrix, ann.AnnTenant):
             if matrix.n < self._threshold // 2:
                 del self._tenants[tenant]
@@ -228,32 +262,72 @@ class VectorCache:
             "SELECT count(*) FROM memory_vectors WHERE tenant = ?", (tenant,)
         ).fetchone()[0]
         if self._ann and count >= self._threshold:
-            self._tenants[tenant] = self._load_graph(conn, tenant, dim)
-            return
-        matrix = _TenantMatrix(dim)
+            graph = self._graph(conn, tenant, dim, count)
+            if graph is not None:
+                self._tenants[tenant] = graph
+                return
+        matrix = _TenantMatrix(dim)  # meanwhile (or for good)
         matrix.load(conn, tenant, count)
         self._tenants[tenant] = matrix
 
-    def _load_graph(self, conn: sqlite3.Connection, tenant: str, dim: int) -> ann.AnnTenant:
-        """The graph from its file if it passes every check after catching up, else rebuilt."""
+    def _graph(
+        self, conn: sqlite3.Connection, tenant: str, dim: int, count: int
+    ) -> ann.AnnTenant | None:
+        """The tenant's graph: its file if it passes every check after catching up, or a
+        build that ended; else built now if small, else ``None`` while a thread builds it."""
+        job = self._builds.get(tenant)
+        if job is not None:
+            if job.thread.is_alive():
+                return None
+            del self._builds[tenant]
+            if job.result is not None:
+                graph = self._checked(conn, tenant, dim, *job.result)
+                if graph is not None:
+                    return graph
+        else:
+            loaded = self._files.load(tenant)
+            graph = None if loaded is None else self._checked(conn, tenant, dim, *loaded)
+            if graph is not None:
+                return graph
+        if self._reader is None or count < ann.SYNC_BUILD:
+            graph = ann.build(conn, tenant, dim)
+            self._files.save(tenant, graph, self._log_seq)
+            return graph
+        job = _Build(self._build_in_thread, tenant, dim)
+        self._builds[tenant] = job
+        job.thread.start()
+        return None
+
+    def _checked(
+        self, conn: sqlite3.Connection, tenant: str, dim: int, graph: ann.AnnTenant, seq: int
+    ) -> ann.AnnTenant | None:
+        """``graph`` (of the state at ``vec_log`` ``seq``) caught up, if it then matches."""
         count = conn.execute(  # the rows of this dimension (stale rows of another model aside)
             "SELECT count(*) FROM memory_vectors WHERE tenant = ? AND length(vec) = ?",
             (tenant, dim * 4),
         ).fetchone()[0]
-        loaded = self._files.load(tenant)
-        if loaded is not None:
-            graph, seq = loaded
-            self._tenants[tenant] = graph  # _apply only touches loaded tenants
-            try:
-                caught_up = graph.dim == dim and self._catch_up(conn, tenant, seq)
-                if caught_up and ann.consistent(conn, tenant, graph, count):
-                    return graph
-            finally:
-                del self._tenants[tenant]
-            ann.log.warning("vector index cache of a tenant is out of step: rebuilding")
-        graph = ann.build(conn, tenant, dim)
-        self._files.save(tenant, graph, self._log_seq)
-        return graph
+        self._tenants[tenant] = graph  # _apply only touches loaded tenants
+        try:
+            caught_up = graph.dim == dim and self._catch_up(conn, tenant, seq)
+            if caught_up and ann.consistent(conn, tenant, graph, count):
+                return graph
+        finally:
+            del self._tenants[tenant]
+        ann.log.warning("vector index cache of a tenant is out of step: rebuilding")
+        return None
+
+    def _build_in_thread(self, job: _Build, tenant: str, dim: int) -> None:
+        assert self._reader is not None
+        try:
+            conn = self._reader()
+            with snapshot(conn):
+                high = conn.execute("SELECT coalesce(max(seq), 0) FROM vec_log").fetchone()[0]
+                graph = ann.build(conn, tenant, dim, job.stop.is_set)
+            if not job.stop.is_set():
+                self._files.save(tenant, graph, high)
+                job.result = (graph, high)
+        except Exception:  # a cache: the exact scan goes on; the next search tries again
+            ann.log.exception("building the vector index of a tenant failed")
 
     def _catch_up(self, conn: sqlite3.Connection, tenant: str, since: int) -> bool:
         """Replay ``tenant``'s log entries after ``since`` (up to what this cache has seen);
@@ -285,6 +359,17 @@ class VectorCache:
             )
             out.extend((int(s), np.frombuffer(b, dtype=np.float32)) for s, b in rows)
         return out
+
+
+class _Build:
+    """A graph built by a thread from one snapshot; ``result``: it and its ``vec_log`` seq."""
+
+    def __init__(self, run: Callable[[_Build, str, int], None], tenant: str, dim: int) -> None:
+        self.stop = threading.Event()
+        self.result: tuple[ann.AnnTenant, int] | None = None
+        self.thread = threading.Thread(
+            target=run, args=(self, tenant, dim), name="omoide-ann-build", daemon=True
+        )
 
 
 def trim_log(conn: sqlite3.Connection) -> None:
