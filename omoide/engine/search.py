@@ -15,7 +15,7 @@ from omoide.engine.events import MemoryEvents
 from omoide.engine.word_vectors import WordVectors
 from omoide.errors import EmbedderError
 from omoide.retrieval.expansion import expansion_terms
-from omoide.retrieval.fusion import Fused, adjust, fuse, fused_ids
+from omoide.retrieval.fusion import Fused, adjust, fuse, fused_ids, signal_detail
 from omoide.retrieval.recipes import SearchRecipe, get_recipe
 from omoide.retrieval.rerank import feedback_terms
 from omoide.retrieval.terms import keyword_terms
@@ -108,7 +108,9 @@ class SearchService:
         fused = [f for f in fused if threshold is None or f[1] >= threshold][:limit]
         items = {m.id: m for m in memories.get_memories(scope, [f[0] for f in fused])}
         hits = [
-            SearchHit(memory=items[i], score=s, signals=sig) for i, s, sig in fused if i in items
+            SearchHit(memory=items[i], score=s, signals=signal_detail(sig))
+            for i, s, sig in fused
+            if i in items
         ]
         return SearchResult(
             hits=hits, recipe=chosen.name, degraded=bool(warnings), warnings=warnings

@@ -29,20 +29,23 @@ from omoide.retrieval.rerank import boost_factors
 from omoide.types import Signal
 
 Ranked = list[tuple[str, float]]
-Fused = tuple[str, float, dict[str, Signal]]
+# Per signal of a hit: its (rank, score) there. Plain tuples: a search fuses ~300 candidates and
+# returns ~10, and building a validated ``Signal`` for each candidate cost ~1.5 ms a search.
+Fused = tuple[str, float, dict[str, tuple[int, float]]]
 
 
-def fuse(
-    recipe: SearchRecipe, signals: dict[str, Ranked]
-) -> list[tuple[str, float, dict[str, Signal]]]:
+def fuse(recipe: SearchRecipe, signals: dict[str, Ranked]) -> list[Fused]:
     """Return ``(id, score in [0, 1], per-signal rank and score)``, best first.
 
     Ties break on the id so the same input always gives the same order.
     """
     ids, scores, seen = _fused(recipe, signals)
-    return [
-        (i, scores[i], {n: Signal(rank=r, score=v) for n, (r, v) in seen[i].items()}) for i in ids
-    ]
+    return [(i, scores[i], seen[i]) for i in ids]
+
+
+def signal_detail(seen: dict[str, tuple[int, float]]) -> dict[str, Signal]:
+    """A hit's per-signal detail as the API reports it."""
+    return {name: Signal(rank=rank, score=score) for name, (rank, score) in seen.items()}
 
 
 def fused_ids(recipe: SearchRecipe, signals: dict[str, Ranked], limit: int) -> list[str]:
