@@ -47,9 +47,22 @@ CROSS JOIN LATERAL (
 ORDER BY r.score DESC, r.seq
 LIMIT %s
 """
-WORDS = (
-    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike oscar".split()
-)
+WORDS = [
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+    "mike",
+    "oscar",
+]
 # documents holding each word in the large tenant of 2,100: over 30% of it, exactly 30% (630:
 # pruned), just under, equal pairs (ties go by code point), and sums of exactly 15% (315:
 # kept: juliet and golf, 150 + 165) and just over it (the postings' share)
