@@ -52,7 +52,7 @@ _LEXEMES = (
 _SEARCH = f"""
 WITH c AS ({counts.SQL}),
 q AS (SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('omoide_fts', omoide_fold(%s))) u),
-f AS (
+f AS MATERIALIZED (  -- each df counted once, not once per reference
     SELECT q.lexeme, (SELECT count(*) FROM memory_terms t
         WHERE t.user_id = %s AND t.scope_id = %s AND t.lexeme = q.lexeme) AS df
     FROM q
