@@ -55,7 +55,7 @@ def before(store: Any, query: np.ndarray, limit: int) -> tuple[list[Any], int]:
     db, tenant = store.memories._db, (SCOPE.user_id, SCOPE.scope_id)
     with db.pool.connection() as conn, conn.transaction():
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-        where = memory_filter(conn, SCOPE, SearchFilters())
+        where = memory_filter(SCOPE, SearchFilters())
         row = conn.execute(
             "SELECT count(*) AS n FROM (SELECT 1 FROM memory_vectors WHERE user_id = %s"
             " AND scope_id = %s LIMIT %s) t",

@@ -122,7 +122,7 @@ def ingest(store: Any, items: int, rng: np.random.Generator) -> None:
 def old_keyword(store: Any, terms: list[str], limit: int) -> list[tuple[str, float]]:
     """``keyword_search`` as it was before 0006 (commit 5e153e1; needs the GIN index)."""
     with store.memories._db.read() as conn:
-        where = memory_filter(conn, SCOPE, SearchFilters())
+        where = memory_filter(SCOPE, SearchFilters())
         found = fts.lexemes(conn, terms)
         if len(found) >= 2:
             row = conn.execute(_OLD_DOCS, TENANT).fetchone()
@@ -142,7 +142,7 @@ def old_keyword(store: Any, terms: list[str], limit: int) -> list[tuple[str, flo
 def old_vector(store: Any, query: np.ndarray, limit: int) -> tuple[list[str], int]:
     """``vector_search`` + ``unembedded_count`` as they were before 0006."""
     with store.memories._db.read() as conn:
-        where = memory_filter(conn, SCOPE, SearchFilters())
+        where = memory_filter(SCOPE, SearchFilters())
         row = conn.execute(
             _OLD_SIZE, (*TENANT, ann.EXACT_MAX + 1, ann.EXACT_MAX, ann.index_name(DIM))
         ).fetchone()

@@ -21,6 +21,8 @@ import numpy as np
 import psycopg
 
 from omoide.errors import StoreError
+from omoide.store.postgres import counts
+from omoide.store.postgres.counts import Counts
 from omoide.store.postgres.db import Conn, connect
 
 log = logging.getLogger("omoide.store")
@@ -110,6 +112,41 @@ def exact_sql(where: str) -> str:
         " WHERE v.user_id = %s AND v.scope_id = %s AND vector_dims(v.embedding) = %s"
         f" AND {where} ORDER BY v.embedding <#> %s, m.seq LIMIT %s"
     )
+
+
+def exact_if_small(
+    conn: Conn,
+    user_id: str,
+    scope_id: str,
+    query: np.ndarray,
+    where: tuple[str, list[object]],
+    limit: int,
+) -> tuple[Counts, list[tuple[str, float]] | None]:
+    """The tenant's counts and, when it is small (at most ``EXACT_MAX`` vectors), its exact
+    nearest vectors, in one statement; ``None`` for a large tenant (then ``search``). The
+    exact scan sits behind a one-time filter on the counts, so a large tenant's costs
+    nothing; the counters' row comes back even without a hit."""
+    dim = int(query.shape[0])
+    sql = (
+        f"WITH c AS ({counts.SQL}) SELECT c.memories, c.vectors, c.avgdl, c.deltas, h.id, h.score"
+        f" FROM c LEFT JOIN LATERAL ({_EXACT.format(where=where[0])}"
+        f" AND (SELECT vectors FROM c) <= {EXACT_MAX}"
+        " ORDER BY v.embedding <#> %s, m.seq LIMIT %s) h ON true ORDER BY h.score DESC, h.seq"
+    )
+    params = (user_id, scope_id, query, user_id, scope_id, dim, *where[1], query, limit)
+    found = conn.execute(sql, params).fetchall()
+    tally = counts.from_row(found[0])
+    if tally.vectors > EXACT_MAX:
+        return tally, None
+    return tally, [(str(r["id"]), float(r["score"])) for r in found if r["id"] is not None]
+
+
+# ``-(distance)`` is exact in floats, so "score DESC, seq" orders as "distance, seq" does.
+_EXACT = (
+    "SELECT m.id, m.seq, -(v.embedding <#> %s) AS score FROM memory_vectors v"
+    " JOIN memories m ON m.user_id = v.user_id AND m.id = v.memory_id"
+    " WHERE v.user_id = %s AND v.scope_id = %s AND vector_dims(v.embedding) = %s AND {where}"
+)
 
 
 def approximate_sql(dim: int, where: str) -> str:

@@ -21,6 +21,7 @@ import logging
 from dataclasses import dataclass
 
 import psycopg
+from psycopg.rows import DictRow
 
 from omoide.errors import StoreError
 from omoide.store.postgres.db import Conn, Database
@@ -30,8 +31,9 @@ log = logging.getLogger("omoide.store")
 COMPACT_AT = 32  # delta rows a read may sum before it asks for a fold
 _LOCK = 0x6F6D6F63  # advisory-lock class of our own: one folder per tenant at a time
 
-# avgdl as ``avg(doc_len)`` over the rows computes it (numeric sum / count), at least 1
-_READ = """
+# Parameters: user_id, scope_id. avgdl as ``avg(doc_len)`` over the rows computes it (numeric
+# sum / count), at least 1
+SQL = """
 SELECT coalesce(sum(memories), 0)::bigint AS memories, coalesce(sum(vectors), 0)::bigint AS vectors,
     greatest(coalesce(sum(doc_len) / nullif(sum(memories), 0), 1), 1)::float8 AS avgdl,
     count(*) AS deltas
@@ -60,9 +62,14 @@ class Counts:
 
 
 def read(conn: Conn, user_id: str, scope_id: str) -> Counts:
-    row = conn.execute(_READ, (user_id, scope_id)).fetchone()
+    row = conn.execute(SQL, (user_id, scope_id)).fetchone()
     if row is None:  # an aggregate always returns a row
         return Counts(0, 1.0, 0, 0)
+    return from_row(row)
+
+
+def from_row(row: DictRow) -> Counts:
+    """The counts of a row with ``SQL``'s columns (read by ``SQL`` as a CTE of a search)."""
     return Counts(int(row["memories"]), float(row["avgdl"]), int(row["vectors"]), row["deltas"])
 
 

@@ -2,14 +2,18 @@
 
 Reads outside a transaction take a pooled connection for one call and run in one
 ``REPEATABLE READ READ ONLY`` transaction, so a page and its total (or a graph walk and its
-nodes) come from one snapshot. Write transactions run at ``READ COMMITTED``, like most
-PostgreSQL applications; the ports take row locks (``FOR UPDATE``) where SQLite relied on its
-single writer, so the re-checks of chunking, superseding and step claims stay race-free.
+nodes) come from one snapshot; a read of one statement (``read_one``: the searches, the
+lookups of hits) runs it alone in autocommit, where the statement is its own snapshot, so
+it costs one round trip instead of three (``BEGIN``, the statement, ``COMMIT``). Write
+transactions run at ``READ COMMITTED``, like most PostgreSQL applications; the ports take row
+locks (``FOR UPDATE``) where SQLite relied on its single writer, so the re-checks of
+chunking, superseding and step claims stay race-free.
 """
 
 from __future__ import annotations
 
 import re
+import select
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -74,6 +78,18 @@ def _reset(conn: psycopg.Connection[Any]) -> None:
     conn.read_only = None
 
 
+def _check(conn: psycopg.Connection[Any]) -> None:
+    """The pool's liveness check, without a round trip while the connection is quiet: an
+    idle connection's socket has nothing to read unless the server closed it (a restart, an
+    administrator's terminate: its last message, then end of file). Only then is the usual
+    empty query sent, which raises if it is dead, so the pool opens another."""
+    if conn.closed:
+        raise psycopg.OperationalError("the connection is closed")
+    readable, _, _ = select.select([conn.fileno()], [], [], 0)
+    if readable:
+        ConnectionPool.check_connection(conn)
+
+
 class Database:
     """The pool of one database, shared by every port of a ``PostgresStore``."""
 
@@ -90,7 +106,7 @@ class Database:
             kwargs={"row_factory": dict_row, "autocommit": True},
             configure=_configure,
             reset=_reset,
-            check=ConnectionPool.check_connection,  # a server restart costs no failed request
+            check=_check,  # a server restart costs no failed request
             open=False,
             name="omoide",
         )
@@ -111,6 +127,15 @@ class Database:
             conn.read_only = True
             with conn.transaction():
                 yield conn
+
+    @contextmanager
+    def read_one(self) -> Iterator[Conn]:
+        """A pooled connection in autocommit, for a read of ONE statement: a statement is its
+        own snapshot, so it sees what a ``read()`` transaction would, without the ``BEGIN``
+        and ``COMMIT`` round trips. Several statements here would see several snapshots."""
+        self._check_open()
+        with _translated(), self.pool.connection() as conn:
+            yield conn
 
     @contextmanager
     def write(self, isolation: psycopg.IsolationLevel | None = None) -> Iterator[Conn]:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from omoide.store.postgres.db import Conn
 from omoide.types import Scope, SearchFilters, dt_to_ms
 
 
-def memory_filter(conn: Conn, scope: Scope, filters: SearchFilters) -> tuple[str, list[Any]]:
-    """The WHERE clause (on alias ``m``) for one tenant and its filters, and its parameters."""
+def memory_filter(scope: Scope, filters: SearchFilters) -> tuple[str, list[Any]]:
+    """The WHERE clause (on alias ``m``) for one tenant and its filters, and its parameters:
+    one clause, no statement of its own (so a search is one round trip)."""
     clauses = ["m.user_id = %s", "m.scope_id = %s"]
     params: list[Any] = [scope.user_id, scope.scope_id]
     if filters.session_id is not None:
@@ -19,7 +19,7 @@ def memory_filter(conn: Conn, scope: Scope, filters: SearchFilters) -> tuple[str
             " AND external_id = %s)"
         )
         params += [scope.user_id, scope.scope_id, filters.session_id]
-    _project_clause(conn, scope, filters.project, clauses, params)
+    _project_clause(scope, filters.project, clauses, params)
     if filters.types:
         clauses.append("m.type = ANY(%s)")
         params.append([t.value for t in filters.types])
@@ -49,31 +49,32 @@ def memory_filter(conn: Conn, scope: Scope, filters: SearchFilters) -> tuple[str
 
 
 def _project_clause(
-    conn: Conn, scope: Scope, project: str | None, clauses: list[str], params: list[Any]
+    scope: Scope, project: str | None, clauses: list[str], params: list[Any]
 ) -> None:
-    """Isolated projects see only their own sessions, and nobody else sees theirs."""
+    """Isolated projects see only their own sessions, and nobody else sees theirs. The
+    projects are looked up by subqueries of the statement itself (no statement of their own):
+    a named project that is missing matches nothing; an isolated one, its sessions only;
+    any other, like no project, every memory but those of isolated projects' sessions."""
+    tenant = [scope.user_id, scope.scope_id]
     if project is not None:
-        row = conn.execute(
-            "SELECT id, isolated FROM projects WHERE user_id = %s AND scope_id = %s AND name = %s",
-            (scope.user_id, scope.scope_id, project),
-        ).fetchone()
-        if row is None:
-            clauses.append("false")  # an unknown project has no memories
-            return
-        if row["isolated"]:
-            clauses.append(
-                "m.session_id IN (SELECT id FROM sessions WHERE user_id = %s AND project_id = %s)"
-            )
-            params += [scope.user_id, row["id"]]
-            return
-    has_isolated = conn.execute(
-        "SELECT 1 FROM projects WHERE user_id = %s AND scope_id = %s AND isolated LIMIT 1",
-        (scope.user_id, scope.scope_id),
-    ).fetchone()
-    if has_isolated:
         clauses.append(
-            "(m.session_id IS NULL OR m.session_id NOT IN (SELECT s2.id FROM sessions s2"
-            " JOIN projects p2 ON p2.user_id = s2.user_id AND p2.id = s2.project_id"
-            " WHERE p2.isolated AND p2.user_id = %s AND p2.scope_id = %s))"
+            "(m.session_id IN (SELECT s1.id FROM sessions s1 JOIN projects p1"
+            " ON p1.user_id = s1.user_id AND p1.id = s1.project_id"
+            " WHERE p1.user_id = %s AND p1.scope_id = %s AND p1.name = %s AND p1.isolated)"
+            " OR (EXISTS (SELECT 1 FROM projects p3 WHERE p3.user_id = %s AND p3.scope_id = %s"
+            f" AND p3.name = %s AND NOT p3.isolated) AND {_NOT_ISOLATED}))"
         )
-        params += [scope.user_id, scope.scope_id]
+        params += [*tenant, project, *tenant, project, *tenant, *tenant]
+        return
+    clauses.append(_NOT_ISOLATED)
+    params += [*tenant, *tenant]
+
+
+# No isolated project in the tenant (one index probe, run once per statement), or the
+# memory's session is none of theirs.
+_NOT_ISOLATED = (
+    "(NOT EXISTS (SELECT 1 FROM projects p4 WHERE p4.user_id = %s AND p4.scope_id = %s"
+    " AND p4.isolated) OR m.session_id IS NULL OR m.session_id NOT IN (SELECT s2.id"
+    " FROM sessions s2 JOIN projects p2 ON p2.user_id = s2.user_id AND p2.id = s2.project_id"
+    " WHERE p2.isolated AND p2.user_id = %s AND p2.scope_id = %s))"
+)

@@ -21,9 +21,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from omoide.store.postgres import counts
 from omoide.store.postgres.counts import Counts
 from omoide.store.postgres.db import Conn
-from omoide.store.pruning import prune
+from omoide.store.pruning import COMMON_SHARE, MIN_DOCS, POSTINGS_SHARE
 
 K1 = 1.2
 B = 0.75
@@ -35,36 +36,65 @@ _LEXEMES = (
     "SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('omoide_fts', omoide_fold(%s))) u"
     " ORDER BY u.lexeme"
 )
-# Each kept lexeme's document frequency comes in (``_FREQUENCIES``, read first for the
-# pruning: every row of the tenant holding it, valid or not, as FTS5 counts them); the
-# tenant's postings of those lexemes (an index-only range scan each) give each row's bm25
-# score. Rows are then probed in score order for the caller's filters: the sorted subquery
-# feeds a nested loop, so the LIMIT stops after about ``limit`` primary-key probes instead of
-# joining every matching row. Each row's terms are summed in lexeme order, whatever the plan:
-# rows of equal text then score bit for bit the same, and their ties go by seq.
+# One statement, so one round trip and one snapshot: the tenant's counters (``c``), the query's
+# lexemes and their document frequencies (every row of the tenant holding one, valid or not,
+# as FTS5 counts them: an index-only count each), the pruning of ``omoide.store.pruning``
+# (``kept``), then each row's bm25 score from the tenant's postings of the kept lexemes (an
+# index-only range scan each). The pruning walks the lexemes rarest first (ties by code
+# point, as Python sorts strings) and stops at the first that is too common or would push the
+# postings past their share: both limits only grow along that order, so "kept" is the first
+# lexeme and every later one within both limits. Its comparisons are float8, as Python's.
+# Rows are then probed in score order for the caller's filters: the sorted subquery feeds a
+# nested loop, so the LIMIT stops after about ``limit`` primary-key probes instead of joining
+# every matching row. Each row's terms are summed in lexeme order, whatever the plan: rows of
+# equal text then score bit for bit the same, and their ties go by seq. The counters' row
+# comes back even without a hit (``LEFT JOIN``): the caller folds them when they are many.
 _SEARCH = f"""
-WITH idf AS (
-    SELECT lexeme, greatest(ln((%s::float8 - df + 0.5) / (df + 0.5)), 1e-6) AS idf
-    FROM unnest(%s::text[], %s::bigint[]) AS q(lexeme, df)
+WITH c AS ({counts.SQL}),
+q AS (SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('omoide_fts', omoide_fold(%s))) u),
+f AS MATERIALIZED (  -- each df counted once, not once per reference
+    SELECT q.lexeme, (SELECT count(*) FROM memory_terms t
+        WHERE t.user_id = %s AND t.scope_id = %s AND t.lexeme = q.lexeme) AS df
+    FROM q
+),
+present AS (
+    SELECT lexeme, df, row_number() OVER w AS rn, (sum(df) OVER w)::float8 AS postings,
+        count(*) OVER () AS n
+    FROM f WHERE df > 0
+    WINDOW w AS (ORDER BY df, lexeme COLLATE "C" ROWS UNBOUNDED PRECEDING)
+),
+kept AS (
+    SELECT p.lexeme, p.df FROM present p, c
+    WHERE c.memories < {MIN_DOCS} OR p.n < 2 OR p.rn = 1
+        OR (p.df::float8 < {COMMON_SHARE!r}::float8 * c.memories
+            AND p.postings <= {POSTINGS_SHARE!r}::float8 * c.memories)
+),
+idf AS (
+    SELECT kept.lexeme, greatest(ln((c.memories::float8 - kept.df + 0.5) / (kept.df + 0.5)), 1e-6)
+        AS idf
+    FROM kept, c
 ),
 scored AS (
     SELECT p.memory_id, p.seq, sum(idf.idf * (p.w * {K1 + 1})
-        / (p.w + {K1} * (1 - {B} + {B} * p.doc_len / %s::float8)) ORDER BY p.lexeme) AS score
+        / (p.w + {K1} * (1 - {B} + {B} * p.doc_len / (SELECT avgdl FROM c))) ORDER BY p.lexeme)
+        AS score
     FROM memory_terms p JOIN idf ON idf.lexeme = p.lexeme
-    WHERE p.user_id = %s AND p.scope_id = %s AND p.lexeme = ANY(%s::text[])
+    WHERE p.user_id = %s AND p.scope_id = %s
+        AND p.lexeme = ANY((SELECT array_agg(lexeme) FROM kept)::text[])
     GROUP BY p.memory_id, p.seq
 )
-SELECT r.memory_id AS id, r.score
-FROM (SELECT memory_id, seq, score FROM scored ORDER BY score DESC, seq) r
-CROSS JOIN LATERAL (
-    SELECT 1 FROM memories m WHERE m.user_id = %s AND m.id = r.memory_id AND ({{where}}) LIMIT 1
-) f
-ORDER BY r.score DESC, r.seq
-LIMIT %s
-"""
-_FREQUENCIES = """
-SELECT lexeme, count(*) AS df FROM memory_terms
-WHERE user_id = %s AND scope_id = %s AND lexeme = ANY(%s::text[]) GROUP BY lexeme
+SELECT c.memories, c.vectors, c.avgdl, c.deltas, h.id, h.score
+FROM c LEFT JOIN LATERAL (
+    SELECT r.memory_id AS id, r.seq, r.score
+    FROM (SELECT memory_id, seq, score FROM scored ORDER BY score DESC, seq) r
+    CROSS JOIN LATERAL (
+        SELECT 1 FROM memories m WHERE m.user_id = %s AND m.id = r.memory_id AND ({{where}})
+        LIMIT 1
+    ) f
+    ORDER BY r.score DESC, r.seq
+    LIMIT %s
+) h ON true
+ORDER BY h.score DESC, h.seq
 """
 
 
@@ -79,12 +109,6 @@ def lexemes(conn: Conn, terms: Sequence[str]) -> list[str]:
     return [str(r["lexeme"]) for r in found]
 
 
-def frequencies(conn: Conn, user_id: str, scope_id: str, found: list[str]) -> dict[str, int]:
-    """The tenant's document frequency of each of ``found`` it holds."""
-    rows = conn.execute(_FREQUENCIES, (user_id, scope_id, found)).fetchall()
-    return {str(r["lexeme"]): int(r["df"]) for r in rows}
-
-
 def search(
     conn: Conn,
     user_id: str,
@@ -92,18 +116,12 @@ def search(
     terms: Sequence[str],
     where: tuple[str, list[Any]],
     limit: int,
-    counts: Counts,
-) -> list[tuple[str, float]]:
-    """``(memory id, bm25 score)`` of the tenant's rows matching any term, best first;
-    ``counts`` are the tenant's, read in the same snapshot."""
-    found = lexemes(conn, terms)
-    if not found:
-        return []
-    dfs = frequencies(conn, user_id, scope_id, found)
-    kept = prune(found, dfs, counts.memories)  # only the lexemes the tenant holds
-    if not kept:
-        return []
+) -> tuple[list[tuple[str, float]], Counts]:
+    """``(memory id, bm25 score)`` of the tenant's rows matching any term, best first, and
+    the tenant's counts read in the same statement (for ``counts.fold_if_needed``)."""
     sql = _SEARCH.replace("{where}", where[0])
-    idf = [counts.memories, kept, [dfs[lexeme] for lexeme in kept]]
-    params: list[Any] = [*idf, counts.avgdl, user_id, scope_id, kept, user_id, *where[1], limit]
-    return [(str(r["id"]), float(r["score"])) for r in conn.execute(sql, params)]
+    tenant = [user_id, scope_id]
+    params: list[Any] = [*tenant, " ".join(terms), *tenant, *tenant, user_id, *where[1], limit]
+    found = conn.execute(sql, params).fetchall()
+    hits = [(str(r["id"]), float(r["score"])) for r in found if r["id"] is not None]
+    return hits, counts.from_row(found[0])

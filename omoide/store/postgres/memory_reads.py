@@ -35,7 +35,7 @@ class PostgresMemoryReads:
     def get_memories(self, scope: Scope, ids: Sequence[str]) -> list[MemoryItem]:
         if not ids:
             return []
-        with self._db.read() as conn:
+        with self._db.read_one() as conn:
             cursor = conn.execute(
                 f"SELECT {rows.MEMORY_COLUMNS} FROM {rows.MEMORY_FROM} WHERE m.user_id = %s"
                 " AND m.scope_id = %s AND m.id = ANY(%s)",
@@ -47,7 +47,7 @@ class PostgresMemoryReads:
     def texts_and_times(self, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, int]]:
         if not ids:
             return {}
-        with self._db.read() as conn:
+        with self._db.read_one() as conn:
             cursor = conn.execute(
                 "SELECT id, text, created_at FROM memories"
                 " WHERE user_id = %s AND scope_id = %s AND id = ANY(%s)",
@@ -59,7 +59,7 @@ class PostgresMemoryReads:
         self, scope: Scope, filters: SearchFilters, limit: int, offset: int
     ) -> tuple[list[MemoryItem], int]:
         with self._db.read() as conn:  # the page and its total from one snapshot
-            where, params = memory_filter(conn, scope, filters)
+            where, params = memory_filter(scope, filters)
             total = conn.execute(f"SELECT count(*) AS n FROM memories m WHERE {where}", params)
             row = total.fetchone()
             cursor = conn.execute(
@@ -72,7 +72,7 @@ class PostgresMemoryReads:
 
     def latest_memories(self, scope: Scope, filters: SearchFilters, limit: int) -> list[MemoryItem]:
         with self._db.read() as conn:
-            where, params = memory_filter(conn, scope, filters)
+            where, params = memory_filter(scope, filters)
             cursor = conn.execute(
                 f"SELECT {rows.MEMORY_COLUMNS} FROM {rows.MEMORY_FROM} WHERE {where}"
                 " ORDER BY m.created_at DESC, m.seq DESC LIMIT %s",
@@ -85,11 +85,10 @@ class PostgresMemoryReads:
     ) -> list[tuple[str, float]]:
         if not terms:
             return []
-        with self._db.read() as conn:
-            where = memory_filter(conn, scope, filters)
-            tally = counts.read(conn, scope.user_id, scope.scope_id)
+        where = memory_filter(scope, filters)
+        with self._db.read_one() as conn:  # one statement: its own snapshot
             try:
-                found = fts.search(conn, scope.user_id, scope.scope_id, terms, where, limit, tally)
+                found, tally = fts.search(conn, scope.user_id, scope.scope_id, terms, where, limit)
             except psycopg.errors.SyntaxError as exc:  # never expected: every lexeme is quoted
                 raise InvalidInput(f"keyword query rejected: {exc}") from exc
         counts.fold_if_needed(self._db, scope.user_id, scope.scope_id, tally)
@@ -100,16 +99,24 @@ class PostgresMemoryReads:
     ) -> list[tuple[str, float]]:
         """Inner product (cosine on unit vectors) over the tenant's vectors of the query's
         dimension, filters applied in the same query: exact for small tenants, HNSW with
-        iterative scans for large ones (see ``ann``)."""
+        iterative scans for large ones (see ``ann``). A small tenant costs one statement (its
+        counts and its exact search); a large one's counts only choose the plan, so its
+        index search runs after them, in a snapshot of its own."""
         query = vector.astype(np.float32, copy=False)
-        with self._db.read() as conn:
-            where = memory_filter(conn, scope, filters)
-            tally = counts.read(conn, scope.user_id, scope.scope_id)
-            found = ann.search(
-                conn, scope.user_id, scope.scope_id, query, where, limit, tally.vectors,
-                self._index_builder,
-            )  # fmt: skip
-            if not found:
+        where = memory_filter(scope, filters)
+        with self._db.read_one() as conn:
+            tally, small = ann.exact_if_small(
+                conn, scope.user_id, scope.scope_id, query, where, limit
+            )
+        found = small
+        if found is None:
+            with self._db.read() as conn:
+                found = ann.search(
+                    conn, scope.user_id, scope.scope_id, query, where, limit, tally.vectors,
+                    self._index_builder,
+                )  # fmt: skip
+        if not found:
+            with self._db.read_one() as conn:
                 _check_dimension(conn, scope, query.shape[0])
         counts.fold_if_needed(self._db, scope.user_id, scope.scope_id, tally)
         return found
@@ -164,7 +171,7 @@ class PostgresMemoryReads:
         # Every search asks: memories minus vectors from the counters (every vector row
         # belongs to a memory of the same tenant: foreign key with cascade, scope_id copied
         # from the memory, which never changes scope), so no count over the tenant's rows.
-        with self._db.read() as conn:
+        with self._db.read_one() as conn:
             if scope is None:
                 return counts.unembedded(conn)
             tally = counts.read(conn, scope.user_id, scope.scope_id)

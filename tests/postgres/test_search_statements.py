@@ -1,0 +1,138 @@
+"""A search in one statement returns what the previous statements returned, bit for bit.
+
+The keyword search used to read the tenant's counts, the query's lexemes and their document
+frequencies as statements of their own, prune in Python (``omoide.store.pruning``), then rank;
+now one statement does all of it. The previous statements are kept below as the reference and
+run on the same rows inside one snapshot: same ids, same order, same scores, on a tenant large
+enough for the pruning (words of chosen document frequencies, some equal, around both pruning
+limits) and on a small one. The exact vector search (now one statement with the counts) is
+compared with ``ann.exact_sql`` the same way, on vectors with many ties.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from omoide.store.ports.memories import NewMemory
+from omoide.store.postgres import PostgresStore, ann, counts, fts
+from omoide.store.postgres.filters import memory_filter
+from omoide.store.pruning import MIN_DOCS, prune
+from omoide.types import Scope, SearchFilters
+from tests.store.contract import ALICE, BOB
+
+_FREQUENCIES = """
+SELECT lexeme, count(*) AS df FROM memory_terms
+WHERE user_id = %s AND scope_id = %s AND lexeme = ANY(%s::text[]) GROUP BY lexeme
+"""
+_PREVIOUS = f"""
+WITH idf AS (
+    SELECT lexeme, greatest(ln((%s::float8 - df + 0.5) / (df + 0.5)), 1e-6) AS idf
+    FROM unnest(%s::text[], %s::bigint[]) AS q(lexeme, df)
+),
+scored AS (
+    SELECT p.memory_id, p.seq, sum(idf.idf * (p.w * {fts.K1 + 1})
+        / (p.w + {fts.K1} * (1 - {fts.B} + {fts.B} * p.doc_len / %s::float8)) ORDER BY p.lexeme)
+        AS score
+    FROM memory_terms p JOIN idf ON idf.lexeme = p.lexeme
+    WHERE p.user_id = %s AND p.scope_id = %s AND p.lexeme = ANY(%s::text[])
+    GROUP BY p.memory_id, p.seq
+)
+SELECT r.memory_id AS id, r.score
+FROM (SELECT memory_id, seq, score FROM scored ORDER BY score DESC, seq) r
+CROSS JOIN LATERAL (
+    SELECT 1 FROM memories m WHERE m.user_id = %s AND m.id = r.memory_id AND ({{where}}) LIMIT 1
+) f
+ORDER BY r.score DESC, r.seq
+LIMIT %s
+"""
+WORDS = [
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+    "mike",
+    "oscar",
+]
+# documents holding each word in the large tenant of 2,100: over 30% of it, exactly 30% (630:
+# pruned), just under, equal pairs (ties go by code point), and sums of exactly 15% (315:
+# kept: juliet and golf, 150 + 165) and just over it (the postings' share)
+HOLDING = [1100, 640, 630, 620, 620, 330, 165, 160, 160, 150, 100, 30, 5, 1]
+
+
+def _previous(store: PostgresStore, scope: Scope, terms: list[str], limit: int) -> list:
+    """``keyword_search`` as the previous statements ran it, in one snapshot."""
+    where = memory_filter(scope, SearchFilters())
+    with store.memories._db.read() as conn:
+        tally = counts.read(conn, scope.user_id, scope.scope_id)
+        found = fts.lexemes(conn, terms)
+        rows = conn.execute(_FREQUENCIES, (scope.user_id, scope.scope_id, found)).fetchall()
+        dfs = {str(r["lexeme"]): int(r["df"]) for r in rows}
+        kept = prune(found, dfs, tally.memories)
+        if not kept:
+            return []
+        tenant = [scope.user_id, scope.scope_id]
+        params = [tally.memories, kept, [dfs[k] for k in kept], tally.avgdl, *tenant, kept]
+        sql = _PREVIOUS.replace("{where}", where[0])
+        cursor = conn.execute(sql, [*params, scope.user_id, *where[1], limit])
+        return [(str(r["id"]), float(r["score"])) for r in cursor]
+
+
+def _fill(store: PostgresStore, scope: Scope, size: int, rng: random.Random) -> list[str]:
+    holders = [rng.sample(range(size), min(size, n)) for n in HOLDING]
+    texts = [[f"note {i % 7}"] for i in range(size)]
+    for word, docs in zip(WORDS, holders, strict=True):
+        for d in docs:
+            texts[d].extend([word] * rng.choice((1, 1, 2, 3)))
+    news = [
+        NewMemory(text=" ".join(t), context="mike said" if i % 5 == 0 else "")
+        for i, t in enumerate(texts)
+    ]
+    with store.transaction() as tx:
+        made = tx.memories.insert_memories(scope, news, "t")
+        vectors = np.eye(8, dtype=np.float32)[[i % 8 for i in range(size)]]
+        vectors[::3] += 0.5  # many equal vectors: ties, which go by seq
+        tx.memories.put_vectors(scope, [m.id for m in made], vectors)
+    return [m.id for m in made]
+
+
+def test_one_statement_ranks_as_the_previous_statements(pg_store: PostgresStore) -> None:
+    rng = random.Random(5)
+    _fill(pg_store, ALICE, MIN_DOCS + 100, rng)  # large enough to prune: 2,100
+    _fill(pg_store, BOB, 40, rng)
+    queries = [rng.sample(WORDS, rng.randint(1, 6)) for _ in range(60)]
+    queries += [WORDS[:5], WORDS[1:4], ["juliet", "golf"], ["golf", "juliet", "echo"]]
+    queries += [["kilo", "charlie"], ["nothing", "here"], ["mike", "unknown"]]
+    compared = 0
+    for scope in (ALICE, BOB):
+        for terms in queries:
+            for limit in (5, 50):
+                now = pg_store.memories.keyword_search(scope, terms, SearchFilters(), limit)
+                before = _previous(pg_store, scope, terms, limit)
+                assert [i for i, _ in now] == [i for i, _ in before], (scope, terms)
+                for (_, a), (_, b) in zip(now, before, strict=True):
+                    assert abs(a - b) <= 1e-12, (scope, terms)
+                compared += len(now)
+    assert compared > 1000  # the queries found something to compare
+
+
+def test_exact_vector_search_ranks_as_the_previous_statement(pg_store: PostgresStore) -> None:
+    _fill(pg_store, ALICE, 300, random.Random(6))
+    where = memory_filter(ALICE, SearchFilters())
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        query = rng.standard_normal(8).astype(np.float32)
+        now = pg_store.memories.vector_search(ALICE, query, SearchFilters(), 40)
+        with pg_store.memories._db.read() as conn:
+            params = (query, ALICE.user_id, ALICE.scope_id, 8, *where[1], query, 40)
+            rows = conn.execute(ann.exact_sql(where[0]), params).fetchall()
+        assert now == [(str(r["id"]), float(r["score"])) for r in rows]
