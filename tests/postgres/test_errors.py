@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import uuid
+
+import psycopg
 import pytest
 
 from omoide.errors import InvalidInput, StoreError
@@ -23,3 +26,29 @@ def test_an_unreachable_server_is_a_retryable_store_error(tmp_path: object) -> N
     with pytest.raises(StoreError) as caught:
         PostgresStore(f"postgresql://nobody@/postgres?host={tmp_path}&connect_timeout=2")
     assert caught.value.retryable
+
+
+def test_a_pooled_connection_the_server_closed_costs_no_failed_request(pg_url: str) -> None:
+    """The pool's check sees a connection the server terminated (a restart, an administrator)
+    without a round trip on live ones, and hands out a fresh one instead."""
+    name = f"omoide-test-{uuid.uuid4().hex[:8]}"
+    sep = "&" if "?" in pg_url else "?"
+    store = PostgresStore(f"{pg_url}{sep}application_name={name}")
+    try:
+        with store.transaction() as tx:
+            tx.memories.insert_memory(ALICE, NewMemory(text="tea at noon"), "test")
+        assert store.memories.list_memories(ALICE, SearchFilters(), 10, 0)[1] == 1
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            row = admin.execute(
+                "SELECT count(*) AS n FROM (SELECT pg_terminate_backend(pid)"
+                " FROM pg_stat_activity WHERE application_name = %s) t",
+                (name,),
+            ).fetchone()
+        assert row is not None and row[0] >= 1
+        for _ in range(3):  # every pooled connection is dead now; each read must still work
+            assert store.memories.list_memories(ALICE, SearchFilters(), 10, 0)[1] == 1
+            latest = store.memories.latest_memories(ALICE, SearchFilters(), 5)
+            assert [m.text for m in latest] == ["tea at noon"]
+            assert store.memories.unembedded_count(ALICE) == 1
+    finally:
+        store.close()

@@ -85,9 +85,19 @@ def _check(conn: psycopg.Connection[Any]) -> None:
     empty query sent, which raises if it is dead, so the pool opens another."""
     if conn.closed:
         raise psycopg.OperationalError("the connection is closed")
-    readable, _, _ = select.select([conn.fileno()], [], [], 0)
-    if readable:
+    if _readable(conn.fileno()):
         ConnectionPool.check_connection(conn)
+
+
+def _readable(fd: int) -> bool:
+    """Whether ``fd`` has something to read now. ``poll`` where there is one: ``select`` fails
+    on descriptors above FD_SETSIZE (1024), which a busy server's sockets reach."""
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(0))
+    readable, _, _ = select.select([fd], [], [], 0)  # pragma: no cover - Windows
+    return bool(readable)
 
 
 class Database:
