@@ -105,13 +105,17 @@ class IndexBuilder:
                 self._running.discard(dim)
 
 
+# ``-(distance)`` is exact in floats, so "score DESC, seq" orders as "distance, seq" does.
+_EXACT = (
+    "SELECT m.id, m.seq, -(v.embedding <#> %s) AS score FROM memory_vectors v"
+    " JOIN memories m ON m.user_id = v.user_id AND m.id = v.memory_id"
+    " WHERE v.user_id = %s AND v.scope_id = %s AND vector_dims(v.embedding) = %s AND {where}"
+)
+
+
 def exact_sql(where: str) -> str:
-    return (
-        "SELECT m.id, -(v.embedding <#> %s) AS score FROM memory_vectors v"
-        " JOIN memories m ON m.user_id = v.user_id AND m.id = v.memory_id"
-        " WHERE v.user_id = %s AND v.scope_id = %s AND vector_dims(v.embedding) = %s"
-        f" AND {where} ORDER BY v.embedding <#> %s, m.seq LIMIT %s"
-    )
+    """The exact search of a tenant's vectors of one dimension under ``where``, nearest first."""
+    return _EXACT.format(where=where) + " ORDER BY v.embedding <#> %s, m.seq LIMIT %s"
 
 
 def exact_if_small(
@@ -139,14 +143,6 @@ def exact_if_small(
     if tally.vectors > EXACT_MAX:
         return tally, None
     return tally, [(str(r["id"]), float(r["score"])) for r in found if r["id"] is not None]
-
-
-# ``-(distance)`` is exact in floats, so "score DESC, seq" orders as "distance, seq" does.
-_EXACT = (
-    "SELECT m.id, m.seq, -(v.embedding <#> %s) AS score FROM memory_vectors v"
-    " JOIN memories m ON m.user_id = v.user_id AND m.id = v.memory_id"
-    " WHERE v.user_id = %s AND v.scope_id = %s AND vector_dims(v.embedding) = %s AND {where}"
-)
 
 
 def approximate_sql(dim: int, where: str) -> str:
