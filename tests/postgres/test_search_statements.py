@@ -2,11 +2,13 @@
 
 The keyword search used to read the tenant's counts, the query's lexemes and their document
 frequencies as statements of their own, prune in Python (``omoide.store.pruning``), then rank;
-now one statement does all of it. The previous statements are kept below as the reference and
-run on the same rows inside one snapshot: same ids, same order, same scores, on a tenant large
-enough for the pruning (words of chosen document frequencies, some equal, around both pruning
-limits) and on a small one. The exact vector search (now one statement with the counts) is
-compared with ``ann.exact_sql`` the same way, on vectors with many ties.
+now one statement does all of it, the re-ranking of the best rows with the pruned lexemes
+(``pruning.rescore``) included. The previous statements, followed by that re-ranking in
+Python, are kept below as the reference and run on the same rows inside one snapshot: same
+ids, same order, same scores, on a tenant large enough for the pruning (words of chosen
+document frequencies, some equal, around both pruning limits) and on a small one. The exact
+vector search (now one statement with the counts) is compared with ``ann.exact_sql`` the same
+way, on vectors with many ties.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import psycopg
 
+from omoide.store import pruning
 from omoide.store.ports.memories import NewMemory
 from omoide.store.postgres import PostgresStore, ann, counts, fts
 from omoide.store.postgres.filters import memory_filter
-from omoide.store.pruning import MIN_DOCS, prune
+from omoide.store.pruning import MIN_DOCS, POSTINGS_MAX, RESCORE_DEPTH, prune
 from omoide.types import Scope, SearchFilters
 from tests.store.contract import ALICE, BOB
 
@@ -39,13 +43,26 @@ scored AS (
     WHERE p.user_id = %s AND p.scope_id = %s AND p.lexeme = ANY(%s::text[])
     GROUP BY p.memory_id, p.seq
 )
-SELECT r.memory_id AS id, r.score
+SELECT r.memory_id AS id, r.seq, r.score
 FROM (SELECT memory_id, seq, score FROM scored ORDER BY score DESC, seq) r
 CROSS JOIN LATERAL (
     SELECT 1 FROM memories m WHERE m.user_id = %s AND m.id = r.memory_id AND ({{where}}) LIMIT 1
 ) f
 ORDER BY r.score DESC, r.seq
 LIMIT %s
+"""
+# the pruned lexemes' part of the score of the given rows, summed in lexeme order
+_EXTRA = f"""
+WITH idf AS (
+    SELECT lexeme, greatest(ln((%s::float8 - df + 0.5) / (df + 0.5)), 1e-6) AS idf
+    FROM unnest(%s::text[], %s::bigint[]) AS q(lexeme, df)
+)
+SELECT p.seq, sum(idf.idf * (p.w * {fts.K1 + 1})
+    / (p.w + {fts.K1} * (1 - {fts.B} + {fts.B} * p.doc_len / %s::float8)) ORDER BY p.lexeme)
+    AS score
+FROM memory_terms p JOIN idf ON idf.lexeme = p.lexeme
+WHERE p.user_id = %s AND p.scope_id = %s AND p.memory_id = ANY(%s::text[])
+GROUP BY p.seq
 """
 WORDS = [
     "alpha",
@@ -63,14 +80,17 @@ WORDS = [
     "mike",
     "oscar",
 ]
-# documents holding each word in the large tenant of 2,100: over 30% of it, exactly 30% (630:
-# pruned), just under, equal pairs (ties go by code point), and sums of exactly 15% (315:
-# kept: juliet and golf, 150 + 165) and just over it (the postings' share)
-HOLDING = [1100, 640, 630, 620, 620, 330, 165, 160, 160, 150, 100, 30, 5, 1]
+# documents holding each word in the large tenant of 6,000: over 30% of it, exactly 30% (1,800:
+# pruned), just under, and, rarest first, postings summing to exactly POSTINGS_MAX (kept) with
+# the equal pair at 1,394 on that limit (ties go by code point: the second one is over it)
+LARGE = 6_000
+HOLDING = [3000, 1800, 1790, 1394, 1394, 1000, 800, 700, 500, 300, 200, 100, 5, 1]
+assert sum(HOLDING[4:]) == POSTINGS_MAX and HOLDING[1] == 0.3 * LARGE
 
 
 def _previous(store: PostgresStore, scope: Scope, terms: list[str], limit: int) -> list:
-    """``keyword_search`` as the previous statements ran it, in one snapshot."""
+    """``keyword_search`` as the previous statements ran it, in one snapshot, then the
+    re-ranking with the pruned lexemes in Python."""
     where = memory_filter(scope, SearchFilters())
     with store.memories._db.read() as conn:
         tally = counts.read(conn, scope.user_id, scope.scope_id)
@@ -83,8 +103,17 @@ def _previous(store: PostgresStore, scope: Scope, terms: list[str], limit: int) 
         tenant = [scope.user_id, scope.scope_id]
         params = [tally.memories, kept, [dfs[k] for k in kept], tally.avgdl, *tenant, kept]
         sql = _PREVIOUS.replace("{where}", where[0])
-        cursor = conn.execute(sql, [*params, scope.user_id, *where[1], limit])
-        return [(str(r["id"]), float(r["score"])) for r in cursor]
+        cursor = conn.execute(sql, [*params, scope.user_id, *where[1], 1_000_000])
+        ranked = [(int(r["seq"]), float(r["score"]), str(r["id"])) for r in cursor]
+        left = pruning.dropped(found, dfs, kept)
+        extra: dict[int, float] = {}
+        if left:
+            head = [i for _, _, i in ranked[:RESCORE_DEPTH]]
+            params = [tally.memories, left, [dfs[k] for k in left], tally.avgdl, *tenant, head]
+            extra = {int(r["seq"]): float(r["score"]) for r in conn.execute(_EXTRA, params)}
+        ids = {seq: i for seq, _, i in ranked}
+        order = pruning.rescore([(seq, score) for seq, score, _ in ranked], extra, RESCORE_DEPTH)
+        return [(ids[seq], score) for seq, score in order[:limit]]
 
 
 def _fill(store: PostgresStore, scope: Scope, size: int, rng: random.Random) -> list[str]:
@@ -94,7 +123,7 @@ def _fill(store: PostgresStore, scope: Scope, size: int, rng: random.Random) -> 
         for d in docs:
             texts[d].extend([word] * rng.choice((1, 1, 2, 3)))
     news = [
-        NewMemory(text=" ".join(t), context="mike said" if i % 5 == 0 else "")
+        NewMemory(text=" ".join(t), context="zulu said" if i % 5 == 0 else "")
         for i, t in enumerate(texts)
     ]
     with store.transaction() as tx:
@@ -105,24 +134,31 @@ def _fill(store: PostgresStore, scope: Scope, size: int, rng: random.Random) -> 
     return [m.id for m in made]
 
 
-def test_one_statement_ranks_as_the_previous_statements(pg_store: PostgresStore) -> None:
+def test_one_statement_ranks_as_the_previous_statements(
+    pg_store: PostgresStore, pg_url: str
+) -> None:
     rng = random.Random(5)
-    _fill(pg_store, ALICE, MIN_DOCS + 100, rng)  # large enough to prune: 2,100
+    assert LARGE > MIN_DOCS  # large enough to prune
+    _fill(pg_store, ALICE, LARGE, rng)
     _fill(pg_store, BOB, 40, rng)
+    with psycopg.connect(pg_url) as conn:  # plans, not results, wait for autovacuum otherwise
+        conn.execute("ANALYZE memories")
+        conn.execute("ANALYZE memory_terms")
     queries = [rng.sample(WORDS, rng.randint(1, 6)) for _ in range(60)]
     queries += [WORDS[:5], WORDS[1:4], ["juliet", "golf"], ["golf", "juliet", "echo"]]
-    queries += [["kilo", "charlie"], ["nothing", "here"], ["mike", "unknown"]]
+    queries += [["kilo", "charlie"], ["nothing", "here"], ["mike", "unknown"], ["zulu", "lima"]]
+    queries += [WORDS, WORDS[3:], WORDS[4:], [*WORDS[4:], "zulu"], ["note", "3", "delta"]]
     compared = 0
     for scope in (ALICE, BOB):
         for terms in queries:
-            for limit in (5, 50):
+            for limit in (5, 50, RESCORE_DEPTH + 100):  # the last reaches rows not rescored
                 now = pg_store.memories.keyword_search(scope, terms, SearchFilters(), limit)
                 before = _previous(pg_store, scope, terms, limit)
                 assert [i for i, _ in now] == [i for i, _ in before], (scope, terms)
                 for (_, a), (_, b) in zip(now, before, strict=True):
                     assert abs(a - b) <= 1e-12, (scope, terms)
                 compared += len(now)
-    assert compared > 1000  # the queries found something to compare
+    assert compared > 10_000  # the queries found something to compare
 
 
 def test_exact_vector_search_ranks_as_the_previous_statement(pg_store: PostgresStore) -> None:

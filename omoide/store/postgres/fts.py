@@ -24,7 +24,7 @@ from typing import Any
 from omoide.store.postgres import counts
 from omoide.store.postgres.counts import Counts
 from omoide.store.postgres.db import Conn
-from omoide.store.pruning import COMMON_SHARE, MIN_DOCS, POSTINGS_SHARE
+from omoide.store.pruning import COMMON_SHARE, MIN_DOCS, POSTINGS_MAX, RESCORE_DEPTH
 
 K1 = 1.2
 B = 0.75
@@ -40,7 +40,9 @@ _LEXEMES = (
 # lexemes and their document frequencies (every row of the tenant holding one, valid or not,
 # as FTS5 counts them: an index-only count each), the pruning of ``omoide.store.pruning``
 # (``kept``), then each row's bm25 score from the tenant's postings of the kept lexemes (an
-# index-only range scan each). The pruning walks the lexemes rarest first (ties by code
+# index-only range scan each), the best ``RESCORE_DEPTH`` of them scored again with the pruned
+# lexemes too (one key probe per lexeme and row) and re-ranked ahead of the rest, as
+# ``pruning.rescore`` does. The pruning walks the lexemes rarest first (ties by code
 # point, as Python sorts strings) and stops at the first that is too common or would push the
 # postings past their share: both limits only grow along that order, so "kept" is the first
 # lexeme and every later one within both limits. Its comparisons are float8, as Python's.
@@ -67,7 +69,7 @@ kept AS (
     SELECT p.lexeme, p.df FROM present p, c
     WHERE c.memories < {MIN_DOCS} OR p.n < 2 OR p.rn = 1
         OR (p.df::float8 < {COMMON_SHARE!r}::float8 * c.memories
-            AND p.postings <= {POSTINGS_SHARE!r}::float8 * c.memories)
+            AND p.postings <= {POSTINGS_MAX})
 ),
 idf AS (
     SELECT kept.lexeme, greatest(ln((c.memories::float8 - kept.df + 0.5) / (kept.df + 0.5)), 1e-6)
@@ -82,19 +84,39 @@ scored AS (
     WHERE p.user_id = %s AND p.scope_id = %s
         AND p.lexeme = ANY((SELECT array_agg(lexeme) FROM kept)::text[])
     GROUP BY p.memory_id, p.seq
+),
+dropped AS MATERIALIZED (
+    SELECT p.lexeme, greatest(ln((c.memories::float8 - p.df + 0.5) / (p.df + 0.5)), 1e-6) AS idf
+    FROM present p, c WHERE p.lexeme NOT IN (SELECT lexeme FROM kept)
+),
+ordered AS (
+    SELECT memory_id, seq, score, row_number() OVER (ORDER BY score DESC, seq) AS rn FROM scored
+),
+ranked AS (
+    SELECT h.memory_id, h.seq, h.score + coalesce(x.score, 0) AS score, false AS tail
+    FROM ordered h LEFT JOIN LATERAL (
+        SELECT sum(d.idf * (t.w * {K1 + 1})
+            / (t.w + {K1} * (1 - {B} + {B} * t.doc_len / (SELECT avgdl FROM c)))
+            ORDER BY t.lexeme) AS score
+        FROM dropped d JOIN memory_terms t ON t.user_id = %s AND t.scope_id = %s
+            AND t.lexeme = d.lexeme AND t.memory_id = h.memory_id
+    ) x ON true
+    WHERE h.rn <= {RESCORE_DEPTH}
+    UNION ALL
+    SELECT memory_id, seq, score, true FROM ordered WHERE rn > {RESCORE_DEPTH}
 )
 SELECT c.memories, c.vectors, c.avgdl, c.deltas, h.id, h.score
 FROM c LEFT JOIN LATERAL (
-    SELECT r.memory_id AS id, r.seq, r.score
-    FROM (SELECT memory_id, seq, score FROM scored ORDER BY score DESC, seq) r
+    SELECT r.memory_id AS id, r.seq, r.tail, r.score
+    FROM (SELECT memory_id, seq, tail, score FROM ranked ORDER BY tail, score DESC, seq) r
     CROSS JOIN LATERAL (
         SELECT 1 FROM memories m WHERE m.user_id = %s AND m.id = r.memory_id AND ({{where}})
         LIMIT 1
     ) f
-    ORDER BY r.score DESC, r.seq
+    ORDER BY r.tail, r.score DESC, r.seq
     LIMIT %s
 ) h ON true
-ORDER BY h.score DESC, h.seq
+ORDER BY h.tail, h.score DESC, h.seq
 """
 
 
@@ -121,7 +143,16 @@ def search(
     the tenant's counts read in the same statement (for ``counts.fold_if_needed``)."""
     sql = _SEARCH.replace("{where}", where[0])
     tenant = [user_id, scope_id]
-    params: list[Any] = [*tenant, " ".join(terms), *tenant, *tenant, user_id, *where[1], limit]
+    params: list[Any] = [
+        *tenant,
+        " ".join(terms),
+        *tenant,
+        *tenant,
+        *tenant,
+        user_id,
+        *where[1],
+        limit,
+    ]
     found = conn.execute(sql, params).fetchall()
     hits = [(str(r["id"]), float(r["score"])) for r in found if r["id"] is not None]
     return hits, counts.from_row(found[0])

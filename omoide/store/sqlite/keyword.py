@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from omoide.segment import segment
-from omoide.store.pruning import prune
+from omoide.store import pruning
 from omoide.store.sqlite.fts import TOKENIZER
 
 K1 = 1.2
@@ -194,7 +194,8 @@ def rank(
     conn: sqlite3.Connection, tokenizer: Tokenizer, tenant: str, words: Sequence[str], limit: int
 ) -> list[tuple[int, float]]:
     """The tenant's best ``limit`` memories matching a kept term, as ``(seq, bm25)``, best
-    first (ties by insertion order). Run inside one read snapshot."""
+    first (ties by insertion order), the best ``RESCORE_DEPTH`` of them scored with the pruned
+    terms too (``omoide.store.pruning``). Run inside one read snapshot."""
     terms = tokenizer.query_terms(words)
     if not terms or limit <= 0:
         return []
@@ -210,9 +211,12 @@ def rank(
             (tenant, *terms),
         )
     }
-    kept = prune(terms, dfs, docs)
+    kept = pruning.prune(terms, dfs, docs)
     if not kept:
         return []
+    left_out = pruning.dropped(terms, dfs, kept)
+    depth = pruning.RESCORE_DEPTH if left_out else 0
+    params = (K1 + 1.0, K1 * (1.0 - B), K1 * B / avgdl, tenant)
     # Scored and summed in SQLite, which hands back only the best ``limit``: building Python
     # objects for every posting was most of the time. Postings come in (term, seq) order for
     # one tenant whatever else the file holds, so the sums are the same bit for bit.
@@ -222,13 +226,25 @@ def rank(
         " SELECT p.memory_seq, sum(q.idf * p.tf * ? / (p.tf + ? + ? * p.dl)) AS score"
         " FROM q JOIN kw_postings p ON p.tenant = ? AND p.term = q.term"
         " GROUP BY p.memory_seq ORDER BY score DESC, p.memory_seq LIMIT ?",
+        (*(v for t in kept for v in (t, idf(docs, dfs[t]))), *params, max(limit, depth)),
+    ).fetchall()
+    ranked = [(int(seq), float(score)) for seq, score in found]
+    if not depth or not ranked:
+        return ranked[:limit]
+    # The pruned terms' score of the best ``depth``: one key lookup per (term, memory).
+    head = ranked[:depth]
+    weights = ",".join("(?, ?)" for _ in left_out)
+    seqs = ",".join("(?)" for _ in head)
+    extra = conn.execute(
+        f"WITH q(term, idf) AS (VALUES {weights}), c(seq) AS (VALUES {seqs})"
+        " SELECT p.memory_seq, sum(q.idf * p.tf * ? / (p.tf + ? + ? * p.dl))"
+        " FROM q CROSS JOIN c JOIN kw_postings p"
+        "  ON p.tenant = ? AND p.term = q.term AND p.memory_seq = c.seq"
+        " GROUP BY p.memory_seq",
         (
-            *(v for t in kept for v in (t, idf(docs, dfs[t]))),
-            K1 + 1.0,
-            K1 * (1.0 - B),
-            K1 * B / avgdl,
-            tenant,
-            limit,
+            *(v for t in left_out for v in (t, idf(docs, dfs[t]))),
+            *(seq for seq, _ in head),
+            *params,
         ),
     ).fetchall()
-    return [(int(seq), float(score)) for seq, score in found]
+    return pruning.rescore(ranked, {int(s): float(x) for s, x in extra}, depth)[:limit]
