@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 MIN_DOCS = 2_000
 COMMON_SHARE = 0.3
 POSTINGS_MAX = 5_000
-RESCORE_DEPTH = 500
+RESCORE_DEPTH = 300
 
 
 def prune(terms: Sequence[str], dfs: dict[str, int], docs: int) -> list[str]:
