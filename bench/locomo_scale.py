@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import re
 import statistics
 import sys
 import tempfile
@@ -46,6 +45,7 @@ from common import (
 from embed_cache import DiskCachedEmbedder
 from locomo import session_records
 from paired import bootstrap
+from scale import sentences
 
 import omoide.store.pruning as pruning
 from omoide.config import Settings
@@ -57,17 +57,6 @@ NAMES = ["Priya", "Tomas", "Keiko", "Omar", "Lena", "Diego", "Ines", "Viktor", "
 SESSION_LEN = 20
 DEFAULT_DEPTH = pruning.RESCORE_DEPTH
 DAY_MS = 86_400_000
-
-
-def sentences(conv: Conversation) -> list[str]:
-    """The conversation's distinct sentences of four words or more (captions left out)."""
-    found: dict[str, None] = {}
-    for turn in conv.turns:
-        body = re.sub(r" \[image: .*\]$", "", turn.text.split(": ", 1)[1])
-        for s in re.split(r"(?<=[.!?])\s+", body):
-            if len(s.split()) >= 4:
-                found[s.strip()] = None
-    return sorted(found)
 
 
 class MixedEmbedder:
@@ -123,7 +112,7 @@ def use(variant: str, docs: int) -> None:
 def run_target(
     target: Conversation, other: Conversation, model: Any, args: argparse.Namespace, tmp: Path
 ) -> dict[str, Any]:
-    pool = sentences(other)
+    pool = sentences([other])
     pool_vecs = np.asarray(model.embed(pool))
     fake, parts = distractors(pool, args.distractors, target)
     path = tmp / f"{target.sample_id}-{args.distractors}.db"

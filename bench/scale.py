@@ -59,11 +59,13 @@ TARGETS = {"one-100k": 20.0, "multi-100k": 10.0}  # hybrid p50 ms, query embeddi
 
 
 # corpus -----------------------------------------------------------------------------------
-def sentences() -> list[str]:
+def sentences(convs: list[Any] | None = None) -> list[str]:
+    """The distinct sentences (four words or more, captions left out) of ``convs``, by default
+    every LoCoMo dev conversation."""
     from common import DEFAULT_DATA, load_locomo
 
     found: dict[str, None] = {}
-    for conv in load_locomo(DEFAULT_DATA):
+    for conv in load_locomo(DEFAULT_DATA) if convs is None else convs:
         for turn in conv.turns:
             body = re.sub(r" \[image: .*\]$", "", turn.text.split(": ", 1)[1])
             for s in re.split(r"(?<=[.!?])\s+", body):
