@@ -9,7 +9,6 @@ vectors, inserted through the port) is kept at PATH for later runs.
 
 from __future__ import annotations
 
-import random
 import statistics
 import sys
 import time
@@ -17,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scale import NAMES, SESSION_LEN, questions, sentences
+from scale import corpus_texts, questions
 
 from omoide.retrieval.terms import keyword_terms
 from omoide.store import open_store, pruning
@@ -29,21 +28,15 @@ SCOPE = Scope(user_id="u", scope_id="s")
 
 
 def load(store: Store, items: int) -> None:
-    pool = sentences()
-    rng = random.Random(42)
-    batch: list[NewMemory] = []
+    texts = corpus_texts(items)
     start = time.perf_counter()
-    for i in range(items):
-        if i % SESSION_LEN == 0:
-            pair = rng.sample(NAMES, 2)
-        ids = rng.sample(range(len(pool)), rng.choice((1, 2, 2, 3)))
-        batch.append(NewMemory(text=f"{pair[i % 2]}: " + " ".join(pool[j] for j in ids)))
-        if len(batch) == 2000 or i == items - 1:
-            with store.transaction() as tx:
-                tx.memories.insert_memories(SCOPE, batch, "bench")
-            batch = []
-        if (i + 1) % 100_000 == 0:
-            print(f"  {i + 1:,} ({(i + 1) / (time.perf_counter() - start):.0f}/s)", flush=True)
+    for i in range(0, items, 2000):
+        with store.transaction() as tx:
+            tx.memories.insert_memories(SCOPE, [NewMemory(t) for t in texts[i : i + 2000]], "b")
+        if (i + 2000) % 100_000 == 0:
+            print(
+                f"  {i + 2000:,} ({(i + 2000) / (time.perf_counter() - start):.0f}/s)", flush=True
+            )
 
 
 def main() -> None:

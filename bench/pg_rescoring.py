@@ -14,7 +14,6 @@ many queries had lexemes pruned.
 from __future__ import annotations
 
 import argparse
-import random
 import statistics
 import sys
 import time
@@ -23,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scale import NAMES, SESSION_LEN, questions, sentences
+from scale import corpus_texts, questions
 from scale_pg import schema_url, start_server
 
 from omoide.retrieval.terms import keyword_terms
@@ -89,23 +88,16 @@ FROM c LEFT JOIN LATERAL (
 def load(url: str, items: int) -> None:
     import psycopg
 
-    pool = sentences()
-    rng = random.Random(42)
     store = open_store(url)
-    batch: list[NewMemory] = []
+    texts = corpus_texts(items)
     start = time.perf_counter()
-    for i in range(items):
-        if i % SESSION_LEN == 0:
-            pair = rng.sample(NAMES, 2)
-        picked = rng.sample(range(len(pool)), rng.choice((1, 2, 2, 3)))
-        text = f"{pair[i % 2]}: " + " ".join(pool[j] for j in picked)
-        batch.append(NewMemory(text=text))
-        if len(batch) == 1000 or i == items - 1:
-            with store.transaction() as tx:
-                tx.memories.insert_memories(SCOPE, batch, "bench")
-            batch = []
-            if (i + 1) % 20_000 == 0:
-                print(f"  {i + 1:,} ({(i + 1) / (time.perf_counter() - start):.0f}/s)", flush=True)
+    for i in range(0, items, 1000):
+        with store.transaction() as tx:
+            tx.memories.insert_memories(SCOPE, [NewMemory(t) for t in texts[i : i + 1000]], "b")
+        if (i + 1000) % 20_000 == 0:
+            print(
+                f"  {i + 1000:,} ({(i + 1000) / (time.perf_counter() - start):.0f}/s)", flush=True
+            )
     store.close()
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE")

@@ -89,6 +89,15 @@ def corpus(n: int, tenants: int, pool: int, seed: int = 42) -> list[tuple[int, i
     return out
 
 
+def corpus_texts(n: int, tenants: int = 1) -> list[str]:
+    """The texts of ``corpus(n, tenants, ...)`` over ``sentences()``, tenant by tenant."""
+    pool = sentences()
+    return [
+        f"{speaker}: {' '.join(pool[i] for i in ids)}"
+        for _, _, speaker, ids in corpus(n, tenants, len(pool))
+    ]
+
+
 def sentence_vectors(texts: list[str], embedder: Any) -> Any:
     import numpy as np
 
