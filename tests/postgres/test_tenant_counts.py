@@ -47,10 +47,22 @@ SELECT 'extra', * FROM (SELECT * FROM memory_terms EXCEPT ALL SELECT * FROM want
 """
 
 
+# document frequencies kept (migration 0007) against counts over the postings
+_FREQUENCIES = """
+SELECT user_id, scope_id, lexeme, t.n, l.df
+FROM (SELECT user_id, scope_id, lexeme, count(*) AS n FROM memory_terms GROUP BY 1, 2, 3) t
+FULL JOIN (SELECT user_id, scope_id, lexeme, sum(df) AS df FROM lexeme_counts
+           GROUP BY 1, 2, 3 HAVING sum(df) <> 0) l USING (user_id, scope_id, lexeme)
+WHERE t.n IS DISTINCT FROM l.df
+"""
+
+
 def _mismatches(conn: Any) -> list[tuple[Any, ...]]:
-    """Tenants whose counters differ from counts over their rows, and postings that differ
-    from their rows' tsvectors, in ``conn``'s snapshot."""
+    """Tenants whose counters differ from counts over their rows, postings that differ from
+    their rows' tsvectors, and document frequencies that differ from counts over the
+    postings, in ``conn``'s snapshot."""
     wrong: list[tuple[Any, ...]] = [tuple(r.values()) for r in conn.execute(_POSTINGS)]
+    wrong += [tuple(r.values()) for r in conn.execute(_FREQUENCIES)]
     for row in conn.execute(_TRUTH).fetchall():
         tally = counts.read(conn, row["user_id"], row["scope_id"])
         truth = (row["memories"], row["avgdl"], row["vectors"])
@@ -279,5 +291,56 @@ def test_concurrent_writers_and_folders_keep_the_counts_exact(pg_url: str) -> No
     store = PostgresStore(pg_url)
     try:
         assert store.memories.unembedded_count(ALICE) == WRITERS * ROUNDS
+    finally:
+        store.close()
+
+
+def test_postings_written_before_0007_have_their_frequencies(pg_url: str) -> None:
+    with connect(pg_url) as conn:
+        migrate(conn, upto=6)
+        for i, scope in enumerate((ALICE, ALICE, BOB)):
+            conn.execute(
+                "INSERT INTO memories (id, user_id, scope_id, type, text, valid_from,"
+                " created_at, updated_at) VALUES (%s, %s, %s, 'raw', %s, 1, 1, 1)",
+                (f"m{i}", scope.user_id, scope.scope_id, f"old words number {i}"),
+            )
+    store = PostgresStore(pg_url)  # migrates to the latest version
+    try:
+        _assert_exact(pg_url)
+        hits = store.memories.keyword_search(ALICE, keyword_terms("words"), SearchFilters(), 5)
+        assert {h[0] for h in hits} == {"m0", "m1"}
+    finally:
+        store.close()
+
+
+def _kept_words(url: str, scope: Scope) -> set[str]:
+    with connect(url) as conn:
+        rows = conn.execute(
+            "SELECT DISTINCT lexeme FROM lexeme_counts WHERE user_id = %s AND scope_id = %s",
+            (scope.user_id, scope.scope_id),
+        ).fetchall()
+    return {str(r["lexeme"]) for r in rows}
+
+
+def test_the_words_of_deleted_memories_do_not_stay_in_the_frequencies(pg_url: str) -> None:
+    store = PostgresStore(pg_url)
+    try:
+        with store.transaction() as tx:
+            secret = tx.memories.insert_memory(ALICE, NewMemory(text="my pin is zanzibar"), "t")
+            tx.memories.insert_memory(ALICE, NewMemory(text="my cat is grey"), "t")
+            tx.memories.insert_memory(BOB, NewMemory(text="bob went to zanzibar"), "t")
+        with store.transaction() as tx:
+            tx.memories.delete_memory(ALICE, secret.id, "t")
+        counts.compact(store.memories._db, ALICE.user_id, ALICE.scope_id)
+        assert "zanzibar" not in _kept_words(pg_url, ALICE)
+        assert {"cat", "grey"} <= _kept_words(pg_url, ALICE)
+        assert "zanzibar" in _kept_words(pg_url, BOB)  # another tenant's word stays
+        with store.transaction() as tx:  # a deleted tenant's words go at once, unfolded
+            tx.admin.delete_scope(ALICE)
+        assert _kept_words(pg_url, ALICE) == set()
+        _assert_exact(pg_url)
+        with store.transaction() as tx:
+            tx.admin.delete_everything()
+        assert _kept_words(pg_url, BOB) == set()
     finally:
         store.close()

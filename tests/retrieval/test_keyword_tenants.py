@@ -171,9 +171,11 @@ def test_deleting_a_tenant_removes_its_keyword_index(tmp_path: Path) -> None:
         for table in ("kw_postings", "kw_docs")
     }
     frequencies = conn.execute("SELECT sum(df) FROM kw_terms").fetchone()[0]
+    terms = {row[0] for row in conn.execute("SELECT term FROM kw_terms")}
     docs = conn.execute("SELECT sum(docs) FROM kw_tenants").fetchone()[0]
     conn.close()
     assert left == {"kw_postings": 3, "kw_docs": 1} and frequencies == 3 and docs == 1  # bob
+    assert terms == {"tea", "for", "bob"}  # alice's words are not left behind at df 0
     assert search(store, ALICE, ["tea"]) == [] and len(search(store, bob, ["tea"])) == 1
     store.close()
 
@@ -208,4 +210,18 @@ def test_memories_from_before_the_keyword_index_are_indexed_on_open(tmp_path: Pa
     store = SQLiteStore(path)
     assert [i for i, _ in search(store, ALICE, ["jasmine"])] == ["m1"]
     assert store.admin.get_meta("keyword_index_pending") is None
+    store.close()
+
+
+def test_a_deleted_memorys_words_leave_the_frequencies(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "words.db")
+    secret = add(store, ALICE, "my pin is zanzibar")
+    add(store, ALICE, "my cat is grey")
+    with store.transaction() as tx:
+        tx.memories.delete_memory(ALICE, secret, "t")
+    conn = sqlite3.connect(store.path)
+    terms = {row[0]: row[1] for row in conn.execute("SELECT term, df FROM kw_terms")}
+    conn.close()
+    assert "zanzibar" not in terms and "pin" not in terms
+    assert terms["cat"] == 1 and terms["my"] == 1
     store.close()

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from omoide.store.postgres import backup, export, import_, migrate
+from omoide.store.postgres import backup, counts, export, import_, migrate
 from omoide.store.postgres.db import Conn, Database, connect, redacted
 from omoide.types import Scope
 
@@ -95,6 +95,10 @@ class PostgresAdminWrites:
         ).fetchone()
         for table in (*_TENANT_TABLES, "token_usage"):
             self._conn.execute(f"DELETE FROM {table} WHERE user_id = %s AND scope_id = %s", args)
+        # the tenant's words stay in its document-frequency deltas (summing to zero) until
+        # folded: fold them now, no concurrent fold beside this one
+        counts.lock_tenant(self._conn, *args)
+        counts.fold_lexemes(self._conn, *args)
         return int(row["n"]) if row else 0
 
     def import_records(self, kind: str, records: Sequence[dict[str, Any]]) -> list[int]:
@@ -105,6 +109,7 @@ class PostgresAdminWrites:
         # concurrent readers do not wait for.
         for table in reversed(backup.TABLES):
             self._conn.execute(f"DELETE FROM {table}")
+        counts.fold_all_lexemes(self._conn)  # the deleted words go too
 
 
 def migration_status(url: str) -> dict[str, Any]:

@@ -5,14 +5,21 @@ a read sums the tenant's rows in the reader's own snapshot, so the figures agree
 a ``count(*)`` in that snapshot. Reading costs one index range scan over the tenant's delta
 rows: ``compact`` folds them into one row when a read found more than ``COMPACT_AT``.
 
-Folding is one ``READ COMMITTED`` transaction: ``DELETE ... RETURNING`` the rows its statement
-snapshot sees, ``INSERT`` their sum. A reader's snapshot holds either the old rows or the sum,
-never both (one commit); a writer's rows committed later, or still running, are not in that
-snapshot, so they are neither deleted nor summed, and stay. Two folders of one tenant: the
-second one's transaction-level advisory lock try fails while the first runs, so it skips
+Folding is one ``READ COMMITTED`` transaction: ``DELETE ... RETURNING`` the rows its
+statement snapshot sees, ``INSERT`` their sum. A reader's snapshot holds either the old rows or
+the sum, never both (one commit); a writer's rows committed later, or still running, are not
+in that snapshot, so they are neither deleted nor summed, and stay. Two folders of one tenant:
+the second one's transaction-level advisory lock try fails while the first runs, so it skips
 (without the lock it would wait on the first one's deleted rows, then skip them, still
 exact). Folding runs in its own transaction, never inside a caller's, so a
 ``REPEATABLE READ`` transaction never meets a concurrently deleted delta row.
+
+The tenant's document frequencies (``lexeme_counts``, migration 0007) are delta rows too,
+one per lexeme and statement, folded in the same transaction (``fold_lexemes``), which also
+drops the lexemes whose rows sum to zero: the words of deleted memories. One exception to
+"never inside a caller's": deleting a tenant (``admin.delete_scope``) folds its lexemes in
+its own transaction, after waiting for the tenant's lock (write transactions run at the
+server's default level, ``READ COMMITTED``).
 """
 
 from __future__ import annotations
@@ -47,6 +54,20 @@ WITH gone AS (
 INSERT INTO tenant_counts (user_id, scope_id, memories, doc_len, vectors)
 SELECT %s, %s, sum(memories), sum(doc_len), sum(vectors) FROM gone
 HAVING sum(memories) <> 0 OR sum(doc_len) <> 0 OR sum(vectors) <> 0
+"""
+
+# The tenant's lexemes of several delta rows, or of a zero sum (the words of deleted memories),
+# folded as the counters are. One range scan over the tenant's rows of ``lexeme_counts``.
+_FOLD_LEXEMES = """
+WITH gone AS (
+    DELETE FROM lexeme_counts WHERE user_id = %s AND scope_id = %s AND lexeme IN (
+        SELECT lexeme FROM lexeme_counts WHERE user_id = %s AND scope_id = %s
+        GROUP BY lexeme HAVING count(*) > 1 OR sum(df) = 0
+    )
+    RETURNING lexeme, df
+)
+INSERT INTO lexeme_counts (user_id, scope_id, lexeme, df)
+SELECT %s, %s, lexeme, sum(df) FROM gone GROUP BY lexeme HAVING sum(df) <> 0
 """
 
 
@@ -93,8 +114,36 @@ def compact(db: Database, user_id: str, scope_id: str) -> None:
             if got is None or not got["ok"]:
                 return  # another process is folding this tenant
             conn.execute(_FOLD, (user_id, scope_id, user_id, scope_id))
+            fold_lexemes(conn, user_id, scope_id)
     except StoreError as exc:
         log.warning("folding the counters of a tenant failed (%s): they stay unfolded", exc)
+
+
+def fold_lexemes(conn: Conn, user_id: str, scope_id: str) -> None:
+    """Fold the tenant's document-frequency deltas (``lexeme_counts``), in ``conn``'s
+    transaction: ``READ COMMITTED``, where the sum inserted is that of the rows this statement
+    deleted, so it is exact whatever runs beside it."""
+    tenant = (user_id, scope_id)
+    conn.execute(_FOLD_LEXEMES, (*tenant, *tenant, *tenant))
+
+
+def fold_all_lexemes(conn: Conn) -> None:
+    """``fold_lexemes`` for every tenant at once (after deleting everything)."""
+    conn.execute(
+        "WITH gone AS (DELETE FROM lexeme_counts RETURNING user_id, scope_id, lexeme, df)"
+        " INSERT INTO lexeme_counts (user_id, scope_id, lexeme, df)"
+        " SELECT user_id, scope_id, lexeme, sum(df) FROM gone"
+        " GROUP BY user_id, scope_id, lexeme HAVING sum(df) <> 0"
+    )
+
+
+def lock_tenant(conn: Conn, user_id: str, scope_id: str) -> None:
+    """Wait for the tenant's fold lock (``compact`` skips while it is held), for this
+    transaction."""
+    conn.execute(
+        "SELECT pg_advisory_xact_lock(%s, hashtext(%s || chr(31) || %s))",
+        (_LOCK, user_id, scope_id),
+    )
 
 
 def fold_if_needed(db: Database, user_id: str, scope_id: str, counts: Counts) -> None:

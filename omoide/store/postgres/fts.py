@@ -13,7 +13,8 @@ each resulting lexeme is one OR-ed query term, looked up as a value (never tsque
 ``memory_terms``: the tenant's postings, one row per (memory, lexeme) with its weighted term
 frequency, kept from the rows' tsvectors by triggers (migration 0006). Frequent lexemes of a
 large tenant are pruned as on SQLite (``omoide.store.pruning``), on document frequencies
-counted once (index-only) over the postings; ranking reuses them.
+kept by triggers as delta rows (``lexeme_counts``, migration 0007; folded with the tenant's
+counters by ``counts.compact``); ranking reuses them.
 """
 
 from __future__ import annotations
@@ -37,26 +38,26 @@ _LEXEMES = (
     " ORDER BY u.lexeme"
 )
 # One statement, so one round trip and one snapshot: the tenant's counters (``c``), the query's
-# lexemes and their document frequencies (every row of the tenant holding one, valid or not,
-# as FTS5 counts them: an index-only count each), the pruning of ``omoide.store.pruning``
-# (``kept``), then each row's bm25 score from the tenant's postings of the kept lexemes (an
-# index-only range scan each), the best ``RESCORE_DEPTH`` of them scored again with the pruned
-# lexemes too (one key probe per lexeme and row) and re-ranked ahead of the rest, as
-# ``pruning.rescore`` does. The pruning walks the lexemes rarest first (ties by code
-# point, as Python sorts strings) and stops at the first that is too common or would push the
-# postings past their share: both limits only grow along that order, so "kept" is the first
-# lexeme and every later one within both limits. Its comparisons are float8, as Python's.
-# Rows are then probed in score order for the caller's filters: the sorted subquery feeds a
-# nested loop, so the LIMIT stops after about ``limit`` primary-key probes instead of joining
-# every matching row. Each row's terms are summed in lexeme order, whatever the plan: rows of
-# equal text then score bit for bit the same, and their ties go by seq. The counters' row
-# comes back even without a hit (``LEFT JOIN``): the caller folds them when they are many.
+# lexemes and their document frequencies (every row of the tenant holding one, valid or not, as FTS5
+# counts them: the sum of its delta rows in ``lexeme_counts``, migration 0007), the pruning of
+# ``omoide.store.pruning`` (``kept``), then each row's bm25 score from the tenant's postings of the
+# kept lexemes (an index-only range scan each), the best ``RESCORE_DEPTH`` of them scored again with
+# the pruned lexemes too (one key probe per lexeme and row) and re-ranked ahead of the rest, as
+# ``pruning.rescore`` does. The pruning walks the lexemes rarest first (ties by code point, as
+# Python sorts strings) and stops at the first that is too common or would push the postings past
+# their share: both limits only grow along that order, so "kept" is the first lexeme and every later
+# one within both limits. Its comparisons are float8, as Python's. Rows are then probed in score
+# order for the caller's filters: the sorted subquery feeds a nested loop, so the LIMIT stops after
+# about ``limit`` primary-key probes instead of joining every matching row. Each row's terms are
+# summed in lexeme order, whatever the plan: rows of equal text then score bit for bit the same, and
+# their ties go by seq. The counters' row comes back even without a hit (``LEFT JOIN``): the caller
+# folds them when they are many.
 _SEARCH = f"""
 WITH c AS ({counts.SQL}),
 q AS (SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('omoide_fts', omoide_fold(%s))) u),
-f AS MATERIALIZED (  -- each df counted once, not once per reference
-    SELECT q.lexeme, (SELECT count(*) FROM memory_terms t
-        WHERE t.user_id = %s AND t.scope_id = %s AND t.lexeme = q.lexeme) AS df
+f AS MATERIALIZED (  -- each df summed once, not once per reference
+    SELECT q.lexeme, (SELECT coalesce(sum(l.df), 0)::bigint FROM lexeme_counts l
+        WHERE l.user_id = %s AND l.scope_id = %s AND l.lexeme = q.lexeme) AS df
     FROM q
 ),
 present AS (

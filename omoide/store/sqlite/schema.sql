@@ -339,11 +339,14 @@ CREATE TRIGGER kw_docs_insert AFTER INSERT ON kw_docs BEGIN
     INSERT INTO kw_tenants(tenant, docs, tokens) VALUES (new.tenant, 1, new.dl)
     ON CONFLICT (tenant) DO UPDATE SET docs = docs + 1, tokens = tokens + new.dl;
 END;
+-- (0010: terms whose last memory goes leave kw_terms)
 CREATE TRIGGER kw_docs_delete AFTER DELETE ON kw_docs BEGIN
     UPDATE kw_tenants SET docs = docs - 1, tokens = tokens - old.dl WHERE tenant = old.tenant;
     DELETE FROM kw_postings WHERE tenant = old.tenant AND memory_seq = old.memory_seq
         AND term IN (SELECT value FROM json_each(old.terms));
     UPDATE kw_terms SET df = df - 1 WHERE tenant = old.tenant
+        AND term IN (SELECT value FROM json_each(old.terms));
+    DELETE FROM kw_terms WHERE tenant = old.tenant AND df <= 0
         AND term IN (SELECT value FROM json_each(old.terms));
 END;
 
