@@ -188,9 +188,10 @@ def test_a_truncate_takes_its_counts_back(pg_url: str) -> None:
         assert _mismatches(conn) == []
 
 
-def test_rows_written_before_0006_are_counted(pg_url: str) -> None:
+@pytest.mark.parametrize("written_at", [5, 6])  # before 0006's counters, before 0007's df
+def test_rows_written_before_a_counting_migration_are_counted(pg_url: str, written_at: int) -> None:
     with connect(pg_url) as conn:
-        migrate(conn, upto=5)
+        migrate(conn, upto=written_at)
         for i, scope in enumerate((ALICE, ALICE, BOB)):
             conn.execute(
                 "INSERT INTO memories (id, user_id, scope_id, type, text, valid_from,"
@@ -291,24 +292,6 @@ def test_concurrent_writers_and_folders_keep_the_counts_exact(pg_url: str) -> No
     store = PostgresStore(pg_url)
     try:
         assert store.memories.unembedded_count(ALICE) == WRITERS * ROUNDS
-    finally:
-        store.close()
-
-
-def test_postings_written_before_0007_have_their_frequencies(pg_url: str) -> None:
-    with connect(pg_url) as conn:
-        migrate(conn, upto=6)
-        for i, scope in enumerate((ALICE, ALICE, BOB)):
-            conn.execute(
-                "INSERT INTO memories (id, user_id, scope_id, type, text, valid_from,"
-                " created_at, updated_at) VALUES (%s, %s, %s, 'raw', %s, 1, 1, 1)",
-                (f"m{i}", scope.user_id, scope.scope_id, f"old words number {i}"),
-            )
-    store = PostgresStore(pg_url)  # migrates to the latest version
-    try:
-        _assert_exact(pg_url)
-        hits = store.memories.keyword_search(ALICE, keyword_terms("words"), SearchFilters(), 5)
-        assert {h[0] for h in hits} == {"m0", "m1"}
     finally:
         store.close()
 
