@@ -35,7 +35,8 @@ from omoide.types import Scope, SearchFilters
 
 SCOPE = Scope(user_id="u", scope_id="s")
 K1, B = fts.K1, fts.B
-# omoide/store/postgres/fts.py at 787690c, its POSTINGS_SHARE (0.15) written in
+# omoide/store/postgres/fts.py at 787690c, its POSTINGS_SHARE (0.15) written in, rows grouped and
+# probed by seq as the postings are keyed since migration 0008
 _PREVIOUS = f"""
 WITH c AS ({counts.SQL}),
 q AS (SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('omoide_fts', omoide_fold(%s))) u),
@@ -62,21 +63,21 @@ idf AS (
     FROM kept, c
 ),
 scored AS (
-    SELECT p.memory_id, p.seq, sum(idf.idf * (p.w * {K1 + 1})
+    SELECT p.seq, sum(idf.idf * (p.w * {K1 + 1})
         / (p.w + {K1} * (1 - {B} + {B} * p.doc_len / (SELECT avgdl FROM c))) ORDER BY p.lexeme)
         AS score
     FROM memory_terms p JOIN idf ON idf.lexeme = p.lexeme
     WHERE p.user_id = %s AND p.scope_id = %s
         AND p.lexeme = ANY((SELECT array_agg(lexeme) FROM kept)::text[])
-    GROUP BY p.memory_id, p.seq
+    GROUP BY p.seq
 )
 SELECT c.memories, h.id, h.score, (SELECT count(*) FROM present) - (SELECT count(*) FROM kept)
     AS pruned
 FROM c LEFT JOIN LATERAL (
-    SELECT r.memory_id AS id, r.seq, r.score
-    FROM (SELECT memory_id, seq, score FROM scored ORDER BY score DESC, seq) r
+    SELECT f.id, r.seq, r.score
+    FROM (SELECT seq, score FROM scored ORDER BY score DESC, seq) r
     CROSS JOIN LATERAL (
-        SELECT 1 FROM memories m WHERE m.user_id = %s AND m.id = r.memory_id AND ({{where}})
+        SELECT m.id FROM memories m WHERE m.user_id = %s AND m.seq = r.seq AND ({{where}})
         LIMIT 1
     ) f
     ORDER BY r.score DESC, r.seq

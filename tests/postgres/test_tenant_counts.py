@@ -188,7 +188,8 @@ def test_a_truncate_takes_its_counts_back(pg_url: str) -> None:
         assert _mismatches(conn) == []
 
 
-@pytest.mark.parametrize("written_at", [5, 6])  # before 0006's counters, before 0007's df
+# before 0006's counters, before 0007's df, before 0008's postings key
+@pytest.mark.parametrize("written_at", [5, 6, 7])
 def test_rows_written_before_a_counting_migration_are_counted(pg_url: str, written_at: int) -> None:
     with connect(pg_url) as conn:
         migrate(conn, upto=written_at)

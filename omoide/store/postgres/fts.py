@@ -11,7 +11,8 @@ tenant's counters (``counts``, kept by triggers), not from a count over its rows
 Query terms go through the same folding and stemming as the rows (``memories_tsv`` trigger);
 each resulting lexeme is one OR-ed query term, looked up as a value (never tsquery syntax) in
 ``memory_terms``: the tenant's postings, one row per (memory, lexeme) with its weighted term
-frequency, kept from the rows' tsvectors by triggers (migration 0006). Frequent lexemes of a
+frequency, kept from the rows' tsvectors by triggers (migration 0006), keyed by the memory's
+seq (0008; the best rows go back to their ids through ``memories_seq``). Frequent lexemes of a
 large tenant are pruned as on SQLite (``omoide.store.pruning``), on document frequencies
 kept by triggers as delta rows (``lexeme_counts``, migration 0007; folded with the tenant's
 counters by ``counts.compact``); ranking reuses them.
@@ -47,11 +48,11 @@ _LEXEMES = (
 # Python sorts strings) and stops at the first that is too common or would push the postings past
 # their share: both limits only grow along that order, so "kept" is the first lexeme and every later
 # one within both limits. Its comparisons are float8, as Python's. Rows are then probed in score
-# order for the caller's filters: the sorted subquery feeds a nested loop, so the LIMIT stops after
-# about ``limit`` primary-key probes instead of joining every matching row. Each row's terms are
-# summed in lexeme order, whatever the plan: rows of equal text then score bit for bit the same, and
-# their ties go by seq. The counters' row comes back even without a hit (``LEFT JOIN``): the caller
-# folds them when they are many.
+# order for the caller's filters (by seq, through ``memories_seq``): the sorted subquery feeds a
+# nested loop, so the LIMIT stops after about ``limit`` probes instead of joining every matching
+# row. Each row's terms are summed in lexeme order, whatever the plan: rows of equal text then
+# score bit for bit the same, and their ties go by seq. The counters' row comes back even without a
+# hit (``LEFT JOIN``): the caller folds them when they are many.
 _SEARCH = f"""
 WITH c AS ({counts.SQL}),
 q AS (SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('omoide_fts', omoide_fold(%s))) u),
@@ -78,40 +79,40 @@ idf AS (
     FROM kept, c
 ),
 scored AS (
-    SELECT p.memory_id, p.seq, sum(idf.idf * (p.w * {K1 + 1})
+    SELECT p.seq, sum(idf.idf * (p.w * {K1 + 1})
         / (p.w + {K1} * (1 - {B} + {B} * p.doc_len / (SELECT avgdl FROM c))) ORDER BY p.lexeme)
         AS score
     FROM memory_terms p JOIN idf ON idf.lexeme = p.lexeme
     WHERE p.user_id = %s AND p.scope_id = %s
         AND p.lexeme = ANY((SELECT array_agg(lexeme) FROM kept)::text[])
-    GROUP BY p.memory_id, p.seq
+    GROUP BY p.seq
 ),
 dropped AS MATERIALIZED (
     SELECT p.lexeme, greatest(ln((c.memories::float8 - p.df + 0.5) / (p.df + 0.5)), 1e-6) AS idf
     FROM present p, c WHERE p.lexeme NOT IN (SELECT lexeme FROM kept)
 ),
 ordered AS (
-    SELECT memory_id, seq, score, row_number() OVER (ORDER BY score DESC, seq) AS rn FROM scored
+    SELECT seq, score, row_number() OVER (ORDER BY score DESC, seq) AS rn FROM scored
 ),
 ranked AS (
-    SELECT h.memory_id, h.seq, h.score + coalesce(x.score, 0) AS score, false AS tail
+    SELECT h.seq, h.score + coalesce(x.score, 0) AS score, false AS tail
     FROM ordered h LEFT JOIN LATERAL (
         SELECT sum(d.idf * (t.w * {K1 + 1})
             / (t.w + {K1} * (1 - {B} + {B} * t.doc_len / (SELECT avgdl FROM c)))
             ORDER BY t.lexeme) AS score
         FROM dropped d JOIN memory_terms t ON t.user_id = %s AND t.scope_id = %s
-            AND t.lexeme = d.lexeme AND t.memory_id = h.memory_id
+            AND t.lexeme = d.lexeme AND t.seq = h.seq
     ) x ON true
     WHERE h.rn <= {RESCORE_DEPTH}
     UNION ALL
-    SELECT memory_id, seq, score, true FROM ordered WHERE rn > {RESCORE_DEPTH}
+    SELECT seq, score, true FROM ordered WHERE rn > {RESCORE_DEPTH}
 )
 SELECT c.memories, c.vectors, c.avgdl, c.deltas, h.id, h.score
 FROM c LEFT JOIN LATERAL (
-    SELECT r.memory_id AS id, r.seq, r.tail, r.score
-    FROM (SELECT memory_id, seq, tail, score FROM ranked ORDER BY tail, score DESC, seq) r
+    SELECT f.id, r.seq, r.tail, r.score
+    FROM (SELECT seq, tail, score FROM ranked ORDER BY tail, score DESC, seq) r
     CROSS JOIN LATERAL (
-        SELECT 1 FROM memories m WHERE m.user_id = %s AND m.id = r.memory_id AND ({{where}})
+        SELECT m.id FROM memories m WHERE m.user_id = %s AND m.seq = r.seq AND ({{where}})
         LIMIT 1
     ) f
     ORDER BY r.tail, r.score DESC, r.seq
