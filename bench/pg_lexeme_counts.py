@@ -116,17 +116,22 @@ def main() -> None:
     server.cleanup()
     print(f"{args.items:,} memories in one tenant, {row['n']:,} postings")
     print(f"lexeme_counts: {row['deltas']:,} rows, key {row['size'] / 1e6:.1f} MB")
-    rate = {name: args.items / s for name, s in spent.items()}
-    print(
-        f"ingest items/s: without 0007 {rate['without']:.0f}, with {rate['with']:.0f}"
-        f" ({rate['with'] / rate['without']:.2f}x)"
+    report(
+        {"without 0007": args.items / spent["without"], "with": args.items / spent["with"]},
+        {"before": timings["before"], "now": timings["now"]},
     )
-    q = statistics.quantiles
-    b, a = statistics.median(timings["before"]), statistics.median(timings["now"])
-    print(f"keyword p50 ms: before {b:.2f}, now {a:.2f} ({a / b:.2f}x)")
-    b95, a95 = q(timings["before"], n=20)[-1], q(timings["now"], n=20)[-1]
-    print(f"keyword p95 ms: before {b95:.2f}, now {a95:.2f}")
     print(f"questions whose results differ: {differ} of {args.queries}")
+
+
+def report(rates: dict[str, float], timings: dict[str, list[float]]) -> None:
+    """Ingest rates and keyword p50 / p95, each pair given (before, after), with the ratio."""
+    (r0, before), (r1, after) = rates.items()
+    print(f"ingest items/s: {r0} {before:.0f}, {r1} {after:.0f} ({after / before:.2f}x)")
+    (t0, old), (t1, new) = timings.items()
+    b, a = statistics.median(old), statistics.median(new)
+    print(f"keyword p50 ms: {t0} {b:.2f}, {t1} {a:.2f} ({a / b:.2f}x)")
+    b95, a95 = statistics.quantiles(old, n=20)[-1], statistics.quantiles(new, n=20)[-1]
+    print(f"keyword p95 ms: {t0} {b95:.2f}, {t1} {a95:.2f}")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -25,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pg_lexeme_counts import SCOPE, load
+from pg_lexeme_counts import SCOPE, load, report
 from scale import questions
 from scale_pg import schema_url, start_server
 
@@ -131,16 +130,10 @@ def main() -> None:
     print(f"{args.items:,} memories in one tenant, {sizes['by_seq']['n']:,} postings")
     for name in urls:
         print(f"postings key {name}: {sizes[name]['key'] / 1e6:.0f} MB")
-    rate = {name: args.items / s for name, s in spent.items()}
-    print(
-        f"ingest items/s: keyed by id {rate['by_id']:.0f}, by seq {rate['by_seq']:.0f}"
-        f" ({rate['by_seq'] / rate['by_id']:.2f}x)"
+    report(
+        {"keyed by id": args.items / spent["by_id"], "by seq": args.items / spent["by_seq"]},
+        {"by id": timings["by_id"], "by seq": timings["by_seq"]},
     )
-    q = statistics.quantiles
-    b, a = statistics.median(timings["by_id"]), statistics.median(timings["by_seq"])
-    print(f"keyword p50 ms: by id {b:.2f}, by seq {a:.2f} ({a / b:.2f}x)")
-    b95, a95 = q(timings["by_id"], n=20)[-1], q(timings["by_seq"], n=20)[-1]
-    print(f"keyword p95 ms: by id {b95:.2f}, by seq {a95:.2f}")
     print(f"questions whose results differ: {differ} of {args.queries}")
 
 
