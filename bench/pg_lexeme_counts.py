@@ -68,15 +68,20 @@ def load(stores: dict[str, Store], items: int) -> dict[str, float]:
     return spent
 
 
+def arguments(doc: str | None) -> argparse.Namespace:
+    """The options of this benchmark and of pg_postings_key.py."""
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    parser.add_argument("--items", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--limit", type=int, default=120, help="hybrid's keyword fetch")
+    return parser.parse_args()
+
+
 def main() -> None:
     import psycopg
     import psycopg.rows
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--items", type=int, default=100_000)
-    parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--limit", type=int, default=120, help="hybrid's keyword fetch")
-    args = parser.parse_args()
+    args = arguments(__doc__)
     base, server = start_server()
     urls = {"with": schema_url(base, "with_0007"), "without": schema_url(base, "without_0007")}
     stores = {name: open_store(url) for name, url in urls.items()}  # migrated to the latest

@@ -15,7 +15,6 @@ limit 120 (hybrid's keyword fetch); their results (seqs and scores) must be iden
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 import time
@@ -24,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pg_lexeme_counts import SCOPE, load, report
+from pg_lexeme_counts import SCOPE, arguments, load, report
 from scale import questions
 from scale_pg import schema_url, start_server
 
@@ -79,11 +78,7 @@ def main() -> None:
     import psycopg
     import psycopg.rows
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--items", type=int, default=100_000)
-    parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--limit", type=int, default=120, help="hybrid's keyword fetch")
-    args = parser.parse_args()
+    args = arguments(__doc__)
     base, server = start_server()
     urls = {"by_seq": schema_url(base, "by_seq"), "by_id": schema_url(base, "by_id")}
     stores = {name: open_store(url) for name, url in urls.items()}  # migrated to the latest
