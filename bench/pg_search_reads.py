@@ -70,7 +70,7 @@ def before(store: Any, query: np.ndarray, limit: int) -> tuple[list[Any], int]:
             found = conn.execute(sql, (*params, query, limit)).fetchall()
         else:
             sql = ann.exact_sql(where[0])
-            found = conn.execute(sql, (query, *tenant, DIM, *where[1], query, limit)).fetchall()
+            found = conn.execute(sql, (query, *tenant, DIM, *where[1], limit)).fetchall()
     with db.pool.connection() as conn, conn.transaction():
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         missing = conn.execute(_ANTI_JOIN, tenant).fetchone()

@@ -158,7 +158,7 @@ def old_vector(store: Any, query: np.ndarray, limit: int) -> tuple[list[str], in
                 (query, *TENANT, *where[1], query, limit),
             )
         else:
-            sql, params = ann.exact_sql(where[0]), (query, *TENANT, DIM, *where[1], query, limit)
+            sql, params = ann.exact_sql(where[0]), (query, *TENANT, DIM, *where[1], limit)
         found = [str(r["id"]) for r in conn.execute(sql, params)]
     with store.memories._db.read() as conn:
         missing = conn.execute(_OLD_UNEMBEDDED, TENANT * 2).fetchone()

@@ -182,9 +182,7 @@ def recall(url: str, model: Any, qs: list[str], tenants: int, total: int, count:
             user, q = f"user{rng.randrange(tenants)}", np.asarray(vectors[n], dtype=np.float32)
             tenant = (user, DEFAULT_ID)
             with conn.transaction():
-                exact = conn.execute(
-                    ann.exact_sql("true"), (q, *tenant, q.shape[0], q, K)
-                ).fetchall()
+                exact = conn.execute(ann.exact_sql("true"), (q, *tenant, q.shape[0], K)).fetchall()
             with conn.transaction():
                 conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
                 conn.execute(f"SET LOCAL hnsw.ef_search = {max(ann.EF_SEARCH, 2 * K)}")

@@ -96,8 +96,7 @@ class MemoryService:
         jobs: dict[str, int] = {}
         with self._store.transaction() as tx:
             sessions = sorted({r.session_id for r in records if r.session_id})
-            for session_id in sessions:
-                tx.sessions.ensure_session(scope, session_id)
+            tx.sessions.ensure_sessions(scope, sessions)
             source: list[str] = []
             if episode is not None and len(sessions) == 1:
                 source = [tx.sessions.insert_episode(scope, sessions[0], episode).id]

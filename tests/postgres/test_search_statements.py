@@ -7,8 +7,10 @@ now one statement does all of it, the re-ranking of the best rows with the prune
 Python, are kept below as the reference and run on the same rows inside one snapshot: same
 ids, same order, same scores, on a tenant large enough for the pruning (words of chosen
 document frequencies, some equal, around both pruning limits) and on a small one. The exact
-vector search (now one statement with the counts) is compared with ``ann.exact_sql`` the same
-way, on vectors with many ties.
+vector search (now one statement with the counts, reading memory rows in distance order only
+as far as the limit takes) and ``ann.exact_sql`` are compared the same way with the previous
+statement, which joined every vector to its memory before sorting: on vectors with many ties,
+with and without a filter that most rows fail.
 """
 
 from __future__ import annotations
@@ -116,6 +118,14 @@ def _previous(store: PostgresStore, scope: Scope, terms: list[str], limit: int) 
         return [(ids[seq], score) for seq, score in order[:limit]]
 
 
+_PREVIOUS_EXACT = (
+    "SELECT m.id, m.seq, -(v.embedding <#> %s) AS score FROM memory_vectors v"
+    " JOIN memories m ON m.user_id = v.user_id AND m.id = v.memory_id"
+    " WHERE v.user_id = %s AND v.scope_id = %s AND vector_dims(v.embedding) = %s AND {where}"
+    " ORDER BY v.embedding <#> %s, m.seq LIMIT %s"
+)
+
+
 def _fill(store: PostgresStore, scope: Scope, size: int, rng: random.Random) -> list[str]:
     holders = [rng.sample(range(size), min(size, n)) for n in HOLDING]
     texts = [[f"note {i % 7}"] for i in range(size)]
@@ -123,7 +133,9 @@ def _fill(store: PostgresStore, scope: Scope, size: int, rng: random.Random) -> 
         for d in docs:
             texts[d].extend([word] * rng.choice((1, 1, 2, 3)))
     news = [
-        NewMemory(text=" ".join(t), context="zulu said" if i % 5 == 0 else "")
+        NewMemory(
+            text=" ".join(t), context="zulu said" if i % 5 == 0 else "", metadata={"k": i % 3}
+        )
         for i, t in enumerate(texts)
     ]
     with store.transaction() as tx:
@@ -163,12 +175,23 @@ def test_one_statement_ranks_as_the_previous_statements(
 
 def test_exact_vector_search_ranks_as_the_previous_statement(pg_store: PostgresStore) -> None:
     _fill(pg_store, ALICE, 300, random.Random(6))
-    where = memory_filter(ALICE, SearchFilters())
+    _fill(pg_store, BOB, 50, random.Random(7))
     rng = np.random.default_rng(3)
-    for _ in range(10):
-        query = rng.standard_normal(8).astype(np.float32)
-        now = pg_store.memories.vector_search(ALICE, query, SearchFilters(), 40)
-        with pg_store.memories._db.read() as conn:
-            params = (query, ALICE.user_id, ALICE.scope_id, 8, *where[1], query, 40)
-            rows = conn.execute(ann.exact_sql(where[0]), params).fetchall()
-        assert now == [(str(r["id"]), float(r["score"])) for r in rows]
+    compared = 0
+    for filters in (SearchFilters(), SearchFilters(metadata={"k": 1})):
+        where, args = memory_filter(ALICE, filters)
+        for limit in (5, 40, 400):  # the last takes every row
+            query = rng.standard_normal(8).astype(np.float32)
+            now = pg_store.memories.vector_search(ALICE, query, filters, limit)
+            tenant = (ALICE.user_id, ALICE.scope_id, 8)
+            with pg_store.memories._db.read() as conn:
+                before = conn.execute(
+                    _PREVIOUS_EXACT.format(where=where), (query, *tenant, *args, query, limit)
+                ).fetchall()
+                exact = conn.execute(ann.exact_sql(where), (query, *tenant, *args, limit))
+                assert [(r["id"], r["score"]) for r in exact] == [
+                    (r["id"], r["score"]) for r in before
+                ]
+            assert now == [(str(r["id"]), float(r["score"])) for r in before]
+            compared += len(now)
+    assert compared == 5 + 40 + 300 + 5 + 40 + 100  # the filter keeps a third of the 300

@@ -37,10 +37,15 @@ FROM (SELECT user_id, scope_id FROM memories UNION SELECT user_id, scope_id FROM
 """
 
 
-# postings the rows' tsvectors give, against those kept: both differences, with duplicates
+# postings the rows' tsvectors give, against those kept: both differences, with duplicates.
+# The weights as memory_postings first computed them (0006: a numeric sum), so that the
+# cheaper function of 0009 is checked to write the same rows, to the bit.
 _POSTINGS = """
-WITH want AS (SELECT p.* FROM memories m,
-    memory_postings(m.user_id, m.scope_id, m.id, m.seq, m.doc_len, m.tsv) p)
+WITH want AS (SELECT m.user_id, m.scope_id, u.lexeme, m.id, m.seq, m.doc_len,
+    (SELECT coalesce(sum(CASE wt WHEN 'A' THEN 1.0 WHEN 'B' THEN 0.4 ELSE 0 END), 0)
+     FROM unnest(u.weights) wt)::float8
+    FROM memories m, unnest(m.tsv) u
+    WHERE u.lexeme <> 't' || md5(m.user_id || chr(31) || m.scope_id))
 SELECT 'missing' AS what, * FROM (SELECT * FROM want EXCEPT ALL SELECT * FROM memory_terms) a
 UNION ALL
 SELECT 'extra', * FROM (SELECT * FROM memory_terms EXCEPT ALL SELECT * FROM want) b
@@ -89,7 +94,14 @@ def _row_steps(store: PostgresStore, made: dict[str, Any]) -> list[tuple[str, Ca
             tx.memories.insert_memory(BOB, NewMemory(text="bob likes coffee"), "t")
 
     def bulk() -> None:
-        news = [NewMemory(text=f"note {i} about cake", context="before") for i in range(5)]
+        # repeated words in text and context: weights summed over many A and B positions
+        news = [
+            NewMemory(
+                text=f"note {i} about cake" + " cake" * i,
+                context="before, pie pie pie and cakes" if i % 2 else "before",
+            )
+            for i in range(5)
+        ]
         with store.transaction() as tx:
             made["bulk"] = [m.id for m in tx.memories.insert_memories(ALICE, news, "t")]
             tx.memories.insert_memories(ALICE_OTHER, news[:2], "t")
@@ -188,8 +200,8 @@ def test_a_truncate_takes_its_counts_back(pg_url: str) -> None:
         assert _mismatches(conn) == []
 
 
-# before 0006's counters, before 0007's df, before 0008's postings key
-@pytest.mark.parametrize("written_at", [5, 6, 7])
+# before 0006's counters, before 0007's df, before 0008's postings key, before 0009's function
+@pytest.mark.parametrize("written_at", [5, 6, 7, 8])
 def test_rows_written_before_a_counting_migration_are_counted(pg_url: str, written_at: int) -> None:
     with connect(pg_url) as conn:
         migrate(conn, upto=written_at)

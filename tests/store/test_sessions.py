@@ -73,6 +73,25 @@ def test_ensure_session_creates_once_and_returns_the_existing_one(store: Store) 
     assert store.sessions.list_sessions(ALICE, 10, 0)[1] == 1
 
 
+@covers(SessionWrites.ensure_sessions)
+def test_ensure_sessions_creates_the_missing_ones_of_the_tenant_only(store: Store) -> None:
+    with store.transaction() as tx:
+        tx.sessions.create_session(ALICE, "old", "kept", None, {"x": 1})
+        tx.sessions.ensure_sessions(ALICE, ["b", "old", "a", "b"])
+        tx.sessions.ensure_sessions(ALICE, [])
+    assert store.sessions.get_session(ALICE, "old").name == "kept"  # not replaced
+    sessions, total = store.sessions.list_sessions(ALICE, 10, 0)
+    assert total == 3 and {s.id for s in sessions} == {"old", "a", "b"}
+    new = [s for s in sessions if s.id != "old"]
+    assert all((s.name, s.project, s.metadata) == (None, None, {}) for s in new)
+    for other in OTHERS:
+        assert store.sessions.list_sessions(other, 10, 0)[1] == 0
+    with pytest.raises(InvalidInput), store.transaction() as tx:
+        tx.sessions.ensure_sessions(ALICE, ["c", ""])
+    with pytest.raises(NotFound):
+        store.sessions.get_session(ALICE, "c")  # the refused call wrote nothing
+
+
 @covers(SessionWrites.update_session)
 def test_update_session_moves_projects_and_refuses_unknown_sessions(store: Store) -> None:
     with store.transaction() as tx:

@@ -18,7 +18,7 @@ project (see ``SearchFilters.project``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -83,6 +83,11 @@ class SessionWrites(Protocol):
     def ensure_session(self, scope: Scope, session_id: str) -> Session:
         """The tenant's session with this external id, created (no name, project or
         metadata) if missing. ``InvalidInput`` for an empty id."""
+        ...
+
+    def ensure_sessions(self, scope: Scope, session_ids: Sequence[str]) -> None:
+        """``ensure_session`` for each id, for writers that need the sessions to exist and
+        not their rows (a batch of memories): one statement on a client-server backend."""
         ...
 
     def create_session(

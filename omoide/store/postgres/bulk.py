@@ -34,6 +34,8 @@ FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::text[], %s::text[], %s::te
     AS u(id, session_id, type, text, context, text_seg, context_seg, metadata, valid_from,
          supersedes, created_at, ord)
 ORDER BY u.ord
+RETURNING seq, id, user_id, scope_id, type, text, metadata, valid_from, invalid_at, supersedes,
+    access_count, last_accessed_at, created_at, updated_at
 """
 _HISTORY = """
 INSERT INTO history (memory_id, user_id, scope_id, event, old_text, new_text, actor, created_at)
@@ -94,24 +96,26 @@ def insert_memories(
         [n.supersedes for n in news],
         created,
     )
-    conn.execute(_INSERT, (scope.user_id, scope.scope_id, ts, *columns))
-    _link_sources(conn, scope, ids, news)
+    inserted = conn.execute(_INSERT, (scope.user_id, scope.scope_id, ts, *columns)).fetchall()
+    sources = _link_sources(conn, scope, ids, news)
     conn.execute(
         _HISTORY,
         (scope.user_id, scope.scope_id, event.value, old_text, actor, now_ms(), ids, columns[3]),
     )
-    return fetch_memories(conn, scope, ids)
-
-
-def fetch_memories(conn: Conn, scope: Scope, ids: list[str]) -> list[MemoryItem]:
-    """The tenant's memories ``ids``, in that order (one query)."""
-    found = conn.execute(
-        f"SELECT {rows.MEMORY_COLUMNS} FROM {rows.MEMORY_FROM}"
-        " WHERE m.user_id = %s AND m.scope_id = %s AND m.id = ANY(%s)",
-        (scope.user_id, scope.scope_id, ids),
-    ).fetchall()
-    by_id = {r["id"]: rows.memory(r) for r in found}
-    return [by_id[i] for i in ids]
+    # The rows as a read would return them, without reading them again: what the insert
+    # returned, with the session ids and sources given and no vector yet.
+    by_id = {r["id"]: r for r in inserted}
+    return [
+        rows.memory(
+            {
+                **by_id[i],
+                "session_ext": new.session_id or None,
+                "sources": sorted(sources.get(i, ())),
+                "embedded": False,
+            }
+        )
+        for i, new in zip(ids, news, strict=True)
+    ]
 
 
 def put_vectors(conn: Conn, scope: Scope, ids: Sequence[str], vectors: np.ndarray) -> int:
@@ -143,7 +147,10 @@ def _session_pks(conn: Conn, scope: Scope, session_ids: set[str]) -> dict[str, i
     return pks
 
 
-def _link_sources(conn: Conn, scope: Scope, ids: list[str], news: Sequence[NewMemory]) -> None:
+def _link_sources(
+    conn: Conn, scope: Scope, ids: list[str], news: Sequence[NewMemory]
+) -> dict[str, set[str]]:
+    """Link each memory to its source episodes; the episodes linked, by memory id."""
     pairs = list(
         dict.fromkeys(
             (memory_id, episode_id)
@@ -152,7 +159,7 @@ def _link_sources(conn: Conn, scope: Scope, ids: list[str], news: Sequence[NewMe
         )
     )
     if not pairs:
-        return
+        return {}
     linked = conn.execute(
         _SOURCES,
         ([p[0] for p in pairs], [p[1] for p in pairs], scope.user_id, scope.scope_id),
@@ -161,3 +168,7 @@ def _link_sources(conn: Conn, scope: Scope, ids: list[str], news: Sequence[NewMe
     for memory_id, episode_id in pairs:
         if (memory_id, episode_id) not in found:
             raise NotFound(f"episode {episode_id!r} not found", id=episode_id)
+    by_memory: dict[str, set[str]] = {}
+    for memory_id, episode_id in pairs:
+        by_memory.setdefault(memory_id, set()).add(episode_id)
+    return by_memory

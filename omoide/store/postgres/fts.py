@@ -30,7 +30,7 @@ from omoide.store.pruning import COMMON_SHARE, MIN_DOCS, POSTINGS_MAX, RESCORE_D
 
 K1 = 1.2
 B = 0.75
-# as memory_postings (migration 0006) weighs a lexeme's positions:
+# as memory_postings (migrations 0006, 0009) weighs a lexeme's positions:
 TEXT_WEIGHT = 1.0  # tsvector weight A: the memory's own text
 CONTEXT_WEIGHT = 0.4  # weight B: the neighbouring turns
 

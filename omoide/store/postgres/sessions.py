@@ -9,7 +9,7 @@ audit trail normally survives it).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import psycopg
@@ -115,6 +115,32 @@ class PostgresSessionWrites:
             (scope.user_id, scope.scope_id, session_id, ts, ts),
         )
         return self._session(scope, session_id)
+
+    def ensure_sessions(self, scope: Scope, session_ids: Sequence[str]) -> None:
+        if any(not session_id for session_id in session_ids):
+            raise InvalidInput("session id must not be empty")
+        if not session_ids:
+            return
+        ts = now_ms()
+        # NOT EXISTS: existing sessions take no identity value; ON CONFLICT: nor is a session
+        # a concurrent writer just created an error. Ids are inserted in the order given.
+        self._conn.execute(
+            "INSERT INTO sessions (user_id, scope_id, external_id, metadata, created_at,"
+            " updated_at) SELECT %s, %s, u.id, '{}', %s, %s"
+            " FROM unnest(%s::text[]) WITH ORDINALITY AS u(id, ord)"
+            " WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.user_id = %s"
+            " AND s.scope_id = %s AND s.external_id = u.id) ORDER BY u.ord"
+            " ON CONFLICT (user_id, scope_id, external_id) DO NOTHING",
+            (
+                scope.user_id,
+                scope.scope_id,
+                ts,
+                ts,
+                list(dict.fromkeys(session_ids)),
+                scope.user_id,
+                scope.scope_id,
+            ),
+        )
 
     def create_session(
         self,

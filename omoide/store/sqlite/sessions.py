@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from omoide.errors import Conflict, InvalidInput, NotFound
@@ -94,6 +94,10 @@ class SQLiteSessionWrites:
         if row is not None:
             return rows.session_from_row(row)
         return self.create_session(scope, session_id, None, None, {})
+
+    def ensure_sessions(self, scope: Scope, session_ids: Sequence[str]) -> None:
+        for session_id in session_ids:  # in-process: a statement costs no round trip
+            self.ensure_session(scope, session_id)
 
     def create_session(
         self,
