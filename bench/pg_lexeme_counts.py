@@ -20,7 +20,9 @@ import argparse
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -68,6 +70,30 @@ def load(stores: dict[str, Store], items: int) -> dict[str, float]:
     return spent
 
 
+def loaded_pair(
+    names: tuple[str, str], undo: Callable[[str], None], items: int
+) -> tuple[str, Any, dict[str, str], dict[str, float]]:
+    """A throwaway server with two schemas ``names``, both migrated to the latest version,
+    ``undo`` applied to the second's URL, and ``items`` memories loaded into both (``load``):
+    the server's URL, the server, the schemas' URLs and the seconds each took to load."""
+    base, server = start_server()
+    urls = {name: schema_url(base, name) for name in names}
+    stores = {name: open_store(url) for name, url in urls.items()}  # migrated to the latest
+    undo(urls[names[1]])
+    spent = load(stores, items)
+    for store in stores.values():
+        store.close()
+    return base, server, urls, spent
+
+
+def drop_0007(url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        for event in ("insert", "update", "delete", "truncate"):
+            conn.execute(f"DROP TRIGGER lexeme_counts_{event} ON memory_terms")
+
+
 def arguments(doc: str | None) -> argparse.Namespace:
     """The options of this benchmark and of pg_postings_key.py."""
     parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
@@ -82,15 +108,7 @@ def main() -> None:
     import psycopg.rows
 
     args = arguments(__doc__)
-    base, server = start_server()
-    urls = {"with": schema_url(base, "with_0007"), "without": schema_url(base, "without_0007")}
-    stores = {name: open_store(url) for name, url in urls.items()}  # migrated to the latest
-    with psycopg.connect(urls["without"], autocommit=True) as conn:
-        for event in ("insert", "update", "delete", "truncate"):
-            conn.execute(f"DROP TRIGGER lexeme_counts_{event} ON memory_terms")
-    spent = load(stores, args.items)
-    for store in stores.values():
-        store.close()
+    _, server, urls, spent = loaded_pair(("with_0007", "without_0007"), drop_0007, args.items)
     for url in urls.values():
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("VACUUM ANALYZE")
@@ -102,7 +120,9 @@ def main() -> None:
     tenant = [SCOPE.user_id, SCOPE.scope_id]
     timings: dict[str, list[float]] = {"before": [], "now": []}
     differ = 0
-    with psycopg.connect(urls["with"], autocommit=True, row_factory=psycopg.rows.dict_row) as conn:
+    with psycopg.connect(
+        urls["with_0007"], autocommit=True, row_factory=psycopg.rows.dict_row
+    ) as conn:
         for n, question in enumerate(questions(args.queries)):
             text = " ".join(keyword_terms(question))
             params = [*tenant, text, *tenant, *tenant, *tenant, SCOPE.user_id, *where[1]]
@@ -122,7 +142,10 @@ def main() -> None:
     print(f"{args.items:,} memories in one tenant, {row['n']:,} postings")
     print(f"lexeme_counts: {row['deltas']:,} rows, key {row['size'] / 1e6:.1f} MB")
     report(
-        {"without 0007": args.items / spent["without"], "with": args.items / spent["with"]},
+        {
+            "without 0007": args.items / spent["without_0007"],
+            "with": args.items / spent["with_0007"],
+        },
         {"before": timings["before"], "now": timings["now"]},
     )
     print(f"questions whose results differ: {differ} of {args.queries}")

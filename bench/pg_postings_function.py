@@ -20,10 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pg_lexeme_counts import load
-from scale_pg import schema_url, start_server
-
-from omoide.store import open_store
+from pg_lexeme_counts import loaded_pair
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "omoide/store/postgres/migrations"
 _ROWS = "SELECT lexeme, seq, doc_len, w FROM {}.memory_terms"
@@ -45,13 +42,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--items", type=int, default=30_000)
     args = parser.parse_args()
-    base, server = start_server()
-    urls = {"now": schema_url(base, "now"), "before": schema_url(base, "before")}
-    stores = {name: open_store(url) for name, url in urls.items()}  # migrated to the latest
-    undo_0009(urls["before"])
-    spent = load(stores, args.items)
-    for store in stores.values():
-        store.close()
+    base, server, _, spent = loaded_pair(("now", "before"), undo_0009, args.items)
     with psycopg.connect(base, autocommit=True) as conn:
         row = conn.execute(
             f"SELECT (SELECT count(*) FROM now.memory_terms),"

@@ -23,12 +23,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pg_lexeme_counts import SCOPE, arguments, load, report
+from pg_lexeme_counts import SCOPE, arguments, loaded_pair, report
 from scale import questions
-from scale_pg import schema_url, start_server
 
 from omoide.retrieval.terms import keyword_terms
-from omoide.store import open_store
 from omoide.store.postgres import fts
 from omoide.store.postgres.filters import memory_filter
 from omoide.types import SearchFilters
@@ -79,13 +77,7 @@ def main() -> None:
     import psycopg.rows
 
     args = arguments(__doc__)
-    base, server = start_server()
-    urls = {"by_seq": schema_url(base, "by_seq"), "by_id": schema_url(base, "by_id")}
-    stores = {name: open_store(url) for name, url in urls.items()}  # migrated to the latest
-    undo_0008(urls["by_id"])
-    spent = load(stores, args.items)
-    for store in stores.values():
-        store.close()
+    _, server, urls, spent = loaded_pair(("by_seq", "by_id"), undo_0008, args.items)
     where = memory_filter(SCOPE, SearchFilters())
     statement = fts._SEARCH.replace("{where}", where[0])
     statements = {"by_seq": statement, "by_id": before_0008(statement)}
