@@ -112,6 +112,7 @@ def build_engine(
         max_llm_calls=settings.llm_max_calls_per_episode,
         mirror_root=settings.file_mirror_root,
         encryption_key=key,
+        models_dir=settings.data_dir.expanduser() / "models",
     )
     on_close: list[Callable[[], None]] = [built.close] if built is not None else []
     health = LLMHealth(chosen, check=_endpoint_check(settings) if built is not None else None)
@@ -164,7 +165,12 @@ def build_services(
         events=events,
     )
     search = SearchService(
-        store, embedding, recipe=recipe, max_text_chars=max_text_chars, events=events
+        store,
+        embedding,
+        recipe=recipe,
+        max_text_chars=max_text_chars,
+        events=events,
+        vocabulary_dir=config.models_dir,
     )
     mirror = _mirror(store, memories, events, config.mirror_root)
     graph = GraphService(store, embedding)

@@ -8,6 +8,8 @@ than the database's is an error, since its vectors would be compared with nonsen
 from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
 
 from omoide.engine.checks import check_filters, check_scope
 from omoide.engine.embedding import Embedding
@@ -33,7 +35,8 @@ from omoide.validate import check_limit, check_text
 class SearchService:
     """``recipe`` is the default recipe's name. The thread pool spawns its threads on first
     use, so constructing the service starts none. ``events`` hear of each search before it
-    runs (the markdown mirror's dirty check)."""
+    runs (the markdown mirror's dirty check). ``vocabulary_dir`` keeps the common words'
+    vectors of the query expansion (``omoide.engine.vocabulary``)."""
 
     def __init__(
         self,
@@ -43,11 +46,12 @@ class SearchService:
         recipe: str,
         max_text_chars: int,
         events: MemoryEvents | None = None,
+        vocabulary_dir: Path | None = None,
     ) -> None:
         self._store = store
         self._events = events or MemoryEvents()
         self._embedding = embedding
-        self._words = WordVectors(embedding)
+        self._words = WordVectors(embedding, vocabulary_dir)
         self.recipe = get_recipe(recipe).name
         self._max_text_chars = max_text_chars
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="omoide-search")
@@ -163,7 +167,7 @@ class SearchService:
             extra = expansion_terms(
                 query,
                 top,
-                self._words,
+                partial(self._words, owner=(scope.user_id, scope.scope_id)),
                 recipe.expansion_terms,
                 recipe.expansion_similarity,
             )

@@ -79,3 +79,5 @@ class ServiceConfig:
     # INDEX_BACKEND=file: long-term memories mirrored as markdown under this root
     mirror_root: Path | None = None
     encryption_key: str | None = field(default=None, repr=False)  # exports are sealed with it
+    # where the query expansion's common-word vectors are saved (omoide.engine.vocabulary)
+    models_dir: Path | None = None

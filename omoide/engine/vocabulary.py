@@ -1,0 +1,188 @@
+"""``Vocabulary``: unit vectors of a fixed list of common words, embedded once per machine.
+
+Query expansion compares a query's words with the words of its top hits
+(``omoide.retrieval.expansion``). Embedded on demand, those words cost a cold search ~12 ms at
+100k memories (bench/README.md), and a cache that tenants share let a search's speed tell which
+words other tenants' hits held. The list (``vocabulary.txt``: the 21,250 lower-case, alphabetic
+whole words of three letters or more in all-MiniLM-L6-v2's WordPiece vocabulary, stopwords left
+out) covers ~96% of the words of LoCoMo's turns and depends on no tenant's data.
+
+A background thread embeds the list in chunks of ``CHUNK`` words (~12 s on 2 cores in all) and
+saves each chunk as ``<dir>/<model>-words-<digest>.<chunk>.npy`` (a temporary file, then a
+rename), so a short-lived process (one CLI search) still leaves its finished chunks to the
+next. A process loads the chunks already saved and embeds only the missing ones; until a word's
+chunk is there, its searches embed the word on demand (``word_vectors.py``). One table per
+model and directory serves the whole process, whichever engine asks.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import logging
+import os
+import re
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger("omoide")
+
+CHUNK = 1_024
+# Words per embed call: an embedder runs one call at a time (``omoide.embed.batching``), so a
+# search's query waits for at most one of these (~35 ms), not for a whole chunk.
+BATCH = 64
+Embed = Callable[[Sequence[str]], np.ndarray]
+
+
+def common_words() -> list[str]:
+    text = resources.files("omoide.engine").joinpath("vocabulary.txt").read_text("utf-8")
+    return text.split()
+
+
+class Vocabulary:
+    """``embed`` gives vectors of words (any scale: they are normalised here); ``directory``
+    keeps the chunks (None: this process only); ``chunk`` words are saved per file."""
+
+    def __init__(
+        self,
+        embed: Embed,
+        model: str,
+        directory: Path | None,
+        words: Sequence[str],
+        chunk: int = CHUNK,
+    ) -> None:
+        self._embed = embed
+        self._chunk = chunk
+        self._words = list(words)
+        self._rows = {w: i for i, w in enumerate(self._words)}
+        self._chunks: dict[int, np.ndarray] = {}
+        digest = hashlib.sha256("\n".join([model, *self._words]).encode()).hexdigest()[:16]
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", model.rsplit("/", 1)[-1])
+        self._stem = directory / f"{slug}-words-{digest}" if directory is not None else None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._fill, name="omoide-vocabulary", daemon=True)
+        self.failed = False
+
+    @property
+    def complete(self) -> bool:
+        return len(self._chunks) == self._count()
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Ends the build after the embed call in progress; finished chunks stay saved."""
+        self._stop.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Whether the build thread ended (every chunk there, stopped, or failed)."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def vectors(self, words: Sequence[str]) -> dict[str, np.ndarray]:
+        """The unit vectors of those of ``words`` whose chunk is ready."""
+        out: dict[str, np.ndarray] = {}
+        for word in words:
+            row = self._rows.get(word)
+            if row is None:
+                continue
+            chunk = self._chunks.get(row // self._chunk)
+            if chunk is not None:
+                out[word] = chunk[row % self._chunk]
+        return out
+
+    def _count(self) -> int:
+        return -(-len(self._words) // self._chunk)
+
+    def _fill(self) -> None:
+        try:
+            for index in range(self._count()):
+                if self._stop.is_set():
+                    return
+                size = len(self._words[index * self._chunk : (index + 1) * self._chunk])
+                saved = self._load(index, size)
+                self._chunks[index] = saved if saved is not None else self._build(index)
+        except _Stopped:
+            return
+        except Exception as exc:  # an embedder closed or down: searches embed on demand
+            self.failed = True
+            if not self._stop.is_set():
+                log.warning("word vectors of the common vocabulary not built: %s", exc)
+
+    def _path(self, index: int) -> Path | None:
+        return self._stem.with_name(f"{self._stem.name}.{index}.npy") if self._stem else None
+
+    def _load(self, index: int, size: int) -> np.ndarray | None:
+        path = self._path(index)
+        if path is None or not path.exists():
+            return None
+        try:
+            matrix = np.load(path, allow_pickle=False)
+        except (OSError, ValueError):
+            return None  # a damaged chunk is built again
+        ok = matrix.dtype == np.float32 and matrix.ndim == 2 and matrix.shape[0] == size
+        return matrix if ok else None
+
+    def _build(self, index: int) -> np.ndarray:
+        words = self._words[index * self._chunk : (index + 1) * self._chunk]
+        parts = []
+        for start in range(0, len(words), BATCH):
+            if self._stop.is_set():
+                raise _Stopped
+            parts.append(np.asarray(self._embed(words[start : start + BATCH]), np.float32))
+        vectors = np.concatenate(parts)
+        norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        matrix = np.ascontiguousarray(vectors / norms)
+        path = self._path(index)
+        if path is not None:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".tmp")
+                try:
+                    with os.fdopen(fd, "wb") as handle:
+                        np.save(handle, matrix, allow_pickle=False)
+                    os.replace(tmp, path)
+                finally:
+                    if os.path.exists(tmp):
+                        os.unlink(tmp)  # a full disk: no half-written file left behind
+            except OSError as exc:  # a read-only data dir: this process keeps its table
+                log.info("word vectors kept in memory only (%s)", exc)
+        return matrix
+
+
+class _Stopped(Exception):
+    pass
+
+
+_TABLES: dict[tuple[str, str], Vocabulary] = {}
+_TABLES_LOCK = threading.Lock()
+
+
+def shared_vocabulary(embed: Embed, model: str, directory: Path | None) -> Vocabulary:
+    """The process's table for ``model`` in ``directory``, started on first use; a table
+    whose build failed (its embedder was closed) is replaced by one using ``embed``."""
+    key = (model, str(directory))
+    with _TABLES_LOCK:
+        table = _TABLES.get(key)
+        if table is None or table.failed:
+            table = Vocabulary(embed, model, directory, common_words())
+            _TABLES[key] = table
+            table.start()
+        return table
+
+
+@atexit.register
+def _stop_all() -> None:
+    # An embedder still running in a daemon thread while the interpreter shuts down can crash
+    # it: stop between chunks and wait for the one being embedded.
+    with _TABLES_LOCK:
+        tables = list(_TABLES.values())
+    for table in tables:
+        table.stop()
+    for table in tables:
+        table.wait(5.0)

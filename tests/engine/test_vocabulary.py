@@ -1,0 +1,139 @@
+"""The common words' vectors of the query expansion (``omoide.engine.vocabulary``): embedded
+once, saved chunk by chunk, loaded by the next process, and the same for every tenant."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from omoide import Memory
+from omoide.config import Settings
+from omoide.embed.local import LocalEmbedder
+from omoide.engine.vocabulary import Vocabulary, common_words, shared_vocabulary
+from omoide.engine.word_vectors import WordVectors
+
+WORDS = ["sofa", "couch", "garden", "kitchen", "novel", "sister", "morning"]
+
+
+class Counting:
+    """The real model, counting the words it is asked to embed."""
+
+    def __init__(self, model: LocalEmbedder) -> None:
+        self.model = model
+        self.name = model.name
+        self.words: list[str] = []
+        self.after_call: list[object] = []
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.words += texts
+        vectors = self.model.embed(texts)
+        for hook in self.after_call:
+            hook()  # type: ignore[operator]
+        return vectors
+
+
+def built(embed: Counting, directory: Path | None, chunk: int = 3) -> Vocabulary:
+    table = Vocabulary(embed.embed, embed.name, directory, WORDS, chunk=chunk)
+    table.start()
+    assert table.wait(120)
+    return table
+
+
+def test_the_list_is_common_lower_case_words() -> None:
+    words = common_words()
+    assert len(words) > 20_000 and len(set(words)) == len(words)
+    assert {"sofa", "couch", "relax", "painting"} <= set(words)
+    assert all(w.isalpha() and w.islower() and len(w) > 2 for w in words)
+    assert "the" not in words and "what" not in words  # stopwords never reach the expansion
+
+
+def test_built_once_then_loaded_from_its_files(tmp_path: Path, embedder: LocalEmbedder) -> None:
+    first = Counting(embedder)
+    table = built(first, tmp_path)
+    assert table.complete and sorted(first.words) == sorted(WORDS)
+    assert len(list(tmp_path.glob("*-words-*.npy"))) == 3  # 7 words, 3 a chunk
+    vectors = table.vectors(["sofa", "couch", "armchair"])
+    assert set(vectors) == {"sofa", "couch"}  # not in the list: embedded on demand elsewhere
+    expected = embedder.embed(["sofa"])[0]
+    assert float(vectors["sofa"] @ expected / np.linalg.norm(expected)) > 0.9999
+
+    second = Counting(embedder)
+    again = built(second, tmp_path)
+    assert again.complete and second.words == []  # nothing embedded: read from the files
+    assert np.array_equal(again.vectors(["couch"])["couch"], vectors["couch"])
+
+
+def test_a_stopped_build_keeps_its_finished_chunks(tmp_path: Path, embedder: LocalEmbedder) -> None:
+    first = Counting(embedder)
+    table = Vocabulary(first.embed, first.name, tmp_path, WORDS, chunk=3)
+    first.after_call.append(table.stop)  # as a process exiting after one embed call
+    table.start()
+    assert table.wait(120)
+    assert not table.complete and not table.failed
+    assert first.words == WORDS[:3] and set(table.vectors(WORDS)) == set(WORDS[:3])
+
+    second = Counting(embedder)
+    assert built(second, tmp_path).complete
+    assert second.words == WORDS[3:]  # only the chunks the first process did not finish
+
+
+def test_a_damaged_chunk_is_embedded_again(tmp_path: Path, embedder: LocalEmbedder) -> None:
+    built(Counting(embedder), tmp_path)
+    damaged = sorted(tmp_path.glob("*-words-*.1.npy"))[0]
+    damaged.write_bytes(b"not a numpy file")
+    again = Counting(embedder)
+    assert built(again, tmp_path).complete
+    assert again.words == WORDS[3:6]
+
+
+def test_another_model_or_list_has_its_own_files(tmp_path: Path, embedder: LocalEmbedder) -> None:
+    built(Counting(embedder), tmp_path)
+    other = Counting(embedder)
+    other.name = "someone/another-model"
+    assert built(other, tmp_path).complete and sorted(other.words) == sorted(WORDS)
+    assert len(list(tmp_path.glob("*-words-*.npy"))) == 6
+
+
+def test_a_directory_it_cannot_write_keeps_the_table_in_memory(
+    tmp_path: Path, embedder: LocalEmbedder
+) -> None:
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("a file where the models directory should be")
+    table = built(Counting(embedder), blocked / "models")
+    assert table.complete and table.vectors(["sofa"])
+    assert blocked.read_text().startswith("a file")
+
+
+def test_a_failing_embedder_leaves_searches_to_embed_on_demand(tmp_path: Path) -> None:
+    def down(texts: Sequence[str]) -> np.ndarray:
+        raise RuntimeError("the model was closed")
+
+    table = Vocabulary(down, "m", tmp_path, WORDS, chunk=3)
+    table.start()
+    assert table.wait(30) and table.failed and table.vectors(WORDS) == {}
+    replaced = shared_vocabulary(down, "failing-model", tmp_path)
+    assert replaced.wait(30) and replaced.failed
+    assert shared_vocabulary(down, "failing-model", tmp_path) is not replaced  # tried again
+
+
+def test_words_outside_the_list_are_cached_per_tenant(
+    tmp_path: Path, embedder: LocalEmbedder
+) -> None:
+    """A tenant's search never skips an embed call because another tenant's made it: the
+    speed of a search tells nothing about other tenants' words."""
+    counting = Counting(embedder)
+    models = Settings().data_dir.expanduser() / "models"  # the table the other tests use
+    with Memory(tmp_path / "omoide.db", embedder=counting, workers=0) as memory:
+        words = WordVectors(memory.engine.embedding, models)
+        assert shared_vocabulary(embedder.embed, embedder.name, models).wait(300)
+        counting.words.clear()
+        words(["sofa", "zqxcouch"], owner="alice")
+        assert counting.words == ["zqxcouch"]  # "sofa" came from the table
+        words(["sofa", "zqxcouch"], owner="alice")
+        assert counting.words == ["zqxcouch"]  # cached for alice
+        found = words(["zqxcouch"], owner="bob")
+        assert counting.words == ["zqxcouch", "zqxcouch"]  # embedded again for bob
+        assert float(np.linalg.norm(found["zqxcouch"])) == pytest.approx(1.0)
