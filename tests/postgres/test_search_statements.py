@@ -19,10 +19,13 @@ import random
 
 import numpy as np
 import psycopg
+import pytest
+from pgvector.psycopg import register_vector
 
 from omoide.store import pruning
 from omoide.store.ports.memories import NewMemory
 from omoide.store.postgres import PostgresStore, ann, counts, fts
+from omoide.store.postgres.db import connect
 from omoide.store.postgres.filters import memory_filter
 from omoide.store.pruning import MIN_DOCS, POSTINGS_MAX, RESCORE_DEPTH, prune
 from omoide.types import Scope, SearchFilters
@@ -195,3 +198,39 @@ def test_exact_vector_search_ranks_as_the_previous_statement(pg_store: PostgresS
             assert now == [(str(r["id"]), float(r["score"])) for r in before]
             compared += len(now)
     assert compared == 5 + 40 + 300 + 5 + 40 + 100  # the filter keeps a third of the 300
+
+
+def test_a_large_tenants_counts_statement_never_starts_the_exact_scan(
+    pg_store: PostgresStore, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The statement that reads a tenant's counts also holds its exact search, gated on the
+    counts: for a large tenant no vector row is read and no parallel worker is started (the
+    gate once sat below a parallel Gather: 6 ms a search at 100k vectors for nothing)."""
+    _fill(pg_store, ALICE, 300, random.Random(8))
+    monkeypatch.setattr(ann, "EXACT_MAX", 100)  # alice is large now
+    query = np.ones(8, dtype=np.float32)
+    where = memory_filter(ALICE, SearchFilters())
+    tenant = (ALICE.user_id, ALICE.scope_id)
+    with connect(pg_url) as conn:
+        register_vector(conn)
+        conn.execute("ANALYZE memory_vectors")
+        # make a parallel scan the planner's choice even on a small table
+        for setting in ("parallel_setup_cost", "parallel_tuple_cost"):
+            conn.execute(f"SET {setting} = 0")
+        conn.execute("SET min_parallel_table_scan_size = 0")
+        conn.execute("SET enable_indexscan = off")
+        conn.execute("SET enable_bitmapscan = off")
+        tally, found = ann.exact_if_small(conn, *tenant, query, where, 10)
+        assert tally.vectors == 300 and found is None
+        params = (*tenant, query, *tenant, 8, *where[1], 10)
+        explain = "EXPLAIN (ANALYZE, COSTS OFF) " + ann.exact_if_small_sql(where[0])
+        plan = "\n".join(r["QUERY PLAN"] for r in conn.execute(explain, params))
+        lines = plan.splitlines()
+        scan = next(i for i, line in enumerate(lines) if "Seq Scan on memory_vectors" in line)
+        assert "Parallel" in lines[scan]  # the plan the settings asked for
+        gather = next(line for line in reversed(lines[:scan]) if "Gather" in line)
+        assert "never executed" in gather, plan  # no worker started, no vector read
+
+        monkeypatch.setattr(ann, "EXACT_MAX", 1_000)  # small again: the same statement answers
+        tally, found = ann.exact_if_small(conn, *tenant, query, where, 10)
+        assert found is not None and len(found) == 10

@@ -114,7 +114,7 @@ class IndexBuilder:
 _EXACT = (
     "SELECT m.id, m.seq, -n.distance AS score FROM ("
     "SELECT v.user_id, v.memory_id, v.embedding <#> %s AS distance FROM memory_vectors v"
-    " WHERE v.user_id = %s AND v.scope_id = %s AND vector_dims(v.embedding) = %s{guard}"
+    " WHERE v.user_id = %s AND v.scope_id = %s AND vector_dims(v.embedding) = %s"
     " ORDER BY distance OFFSET 0) n"
     " JOIN memories m ON m.user_id = n.user_id AND m.id = n.memory_id"
     " WHERE {where} ORDER BY n.distance, m.seq LIMIT %s"
@@ -124,7 +124,23 @@ _EXACT = (
 def exact_sql(where: str) -> str:
     """The exact search of a tenant's vectors of one dimension under ``where``, nearest first;
     its parameters: the query, user id, scope id, dimension, ``where``'s, the limit."""
-    return _EXACT.format(where=where, guard="")
+    return _EXACT.format(where=where)
+
+
+def exact_if_small_sql(where: str) -> str:
+    """The tenant's counts and, when it is small, its exact search (``exact_if_small``); its
+    parameters: user id, scope id, the query, user id, scope id, dimension, ``where``'s, the
+    limit. The exact scan sits behind a one-time filter on the counts, so a large tenant's
+    costs nothing; the counters' row comes back even without a hit. The filter refers to the
+    lateral ``c`` at the subquery's top, so it gates the whole plan: inside the scan's WHERE
+    it gated only the scan, below a parallel Gather whose workers started anyway (100k
+    vectors in one tenant: 6.3 ms for nothing, now 0.08 ms)."""
+    return (
+        f"WITH c AS ({counts.SQL}) SELECT c.memories, c.vectors, c.avgdl, c.deltas, h.id, h.score"
+        " FROM c LEFT JOIN LATERAL ("
+        + _EXACT.format(where=f"({where}) AND c.vectors <= {EXACT_MAX}")
+        + ") h ON true ORDER BY h.score DESC, h.seq"
+    )
 
 
 def exact_if_small(
@@ -136,18 +152,10 @@ def exact_if_small(
     limit: int,
 ) -> tuple[Counts, list[tuple[str, float]] | None]:
     """The tenant's counts and, when it is small (at most ``EXACT_MAX`` vectors), its exact
-    nearest vectors, in one statement; ``None`` for a large tenant (then ``search``). The
-    exact scan sits behind a one-time filter on the counts, so a large tenant's costs
-    nothing; the counters' row comes back even without a hit."""
+    nearest vectors, in one statement; ``None`` for a large tenant (then ``search``)."""
     dim = int(query.shape[0])
-    sql = (
-        f"WITH c AS ({counts.SQL}) SELECT c.memories, c.vectors, c.avgdl, c.deltas, h.id, h.score"
-        " FROM c LEFT JOIN LATERAL ("
-        + _EXACT.format(where=where[0], guard=f" AND (SELECT vectors FROM c) <= {EXACT_MAX}")
-        + ") h ON true ORDER BY h.score DESC, h.seq"
-    )
     params = (user_id, scope_id, query, user_id, scope_id, dim, *where[1], limit)
-    found = conn.execute(sql, params).fetchall()
+    found = conn.execute(exact_if_small_sql(where[0]), params).fetchall()
     tally = counts.from_row(found[0])
     if tally.vectors > EXACT_MAX:
         return tally, None
