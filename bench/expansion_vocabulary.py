@@ -47,7 +47,7 @@ def main() -> None:
         "on demand": Memory(location, embedder=model, workers=0),
     }
     search = engines["on demand"].engine.services.search
-    search._words = WordVectors(engines["on demand"].engine.embedding, None)  # noqa: SLF001
+    search._words = WordVectors(engines["on demand"].engine.embedding, None)
     rng = random.Random(7)
     lat: dict[str, list[float]] = {name: [] for name in engines}
     same = 0
