@@ -43,16 +43,18 @@ _LEXEMES = (
 # counts them: the sum of its delta rows in ``lexeme_counts``, migration 0007), the pruning of
 # ``omoide.store.pruning`` (``kept``), then each row's bm25 score from the tenant's postings of the
 # kept lexemes (an index-only range scan each), the best ``RESCORE_DEPTH`` of them scored again with
-# the pruned lexemes too (one key probe per lexeme and row) and re-ranked ahead of the rest, as
-# ``pruning.rescore`` does. The pruning walks the lexemes rarest first (ties by code point, as
+# the pruned lexemes too and re-ranked ahead of the rest, as ``pruning.rescore`` does: one index
+# scan per pruned lexeme over the best rows' seqs as an array, which PostgreSQL's btree walks in
+# order (one probe per lexeme and row before: keyword statement at 100k memories in one tenant, p50
+# 10.9 -> 9.3 ms, the same hits). The pruning walks the lexemes rarest first (ties by code point, as
 # Python sorts strings) and stops at the first that is too common or would push the postings past
 # their share: both limits only grow along that order, so "kept" is the first lexeme and every later
 # one within both limits. Its comparisons are float8, as Python's. Rows are then probed in score
 # order for the caller's filters (by seq, through ``memories_seq``): the sorted subquery feeds a
 # nested loop, so the LIMIT stops after about ``limit`` probes instead of joining every matching
-# row. Each row's terms are summed in lexeme order, whatever the plan: rows of equal text then
-# score bit for bit the same, and their ties go by seq. The counters' row comes back even without a
-# hit (``LEFT JOIN``): the caller folds them when they are many.
+# row. Each row's terms are summed in lexeme order, whatever the plan: rows of equal text then score
+# bit for bit the same, and their ties go by seq. The counters' row comes back even without a hit
+# (``LEFT JOIN``): the caller folds them when they are many.
 _SEARCH = f"""
 WITH c AS ({counts.SQL}),
 q AS (SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('omoide_fts', omoide_fold(%s))) u),
@@ -94,16 +96,18 @@ dropped AS MATERIALIZED (
 ordered AS (
     SELECT seq, score, row_number() OVER (ORDER BY score DESC, seq) AS rn FROM scored
 ),
+head AS MATERIALIZED (SELECT seq, score FROM ordered WHERE rn <= {RESCORE_DEPTH}),
+extra AS (
+    SELECT t.seq, sum(d.idf * (t.w * {K1 + 1})
+        / (t.w + {K1} * (1 - {B} + {B} * t.doc_len / (SELECT avgdl FROM c))) ORDER BY t.lexeme)
+        AS score
+    FROM dropped d JOIN memory_terms t ON t.user_id = %s AND t.scope_id = %s
+        AND t.lexeme = d.lexeme AND t.seq = ANY((SELECT array_agg(seq) FROM head)::bigint[])
+    GROUP BY t.seq
+),
 ranked AS (
     SELECT h.seq, h.score + coalesce(x.score, 0) AS score, false AS tail
-    FROM ordered h LEFT JOIN LATERAL (
-        SELECT sum(d.idf * (t.w * {K1 + 1})
-            / (t.w + {K1} * (1 - {B} + {B} * t.doc_len / (SELECT avgdl FROM c)))
-            ORDER BY t.lexeme) AS score
-        FROM dropped d JOIN memory_terms t ON t.user_id = %s AND t.scope_id = %s
-            AND t.lexeme = d.lexeme AND t.seq = h.seq
-    ) x ON true
-    WHERE h.rn <= {RESCORE_DEPTH}
+    FROM head h LEFT JOIN extra x ON x.seq = h.seq
     UNION ALL
     SELECT seq, score, true FROM ordered WHERE rn > {RESCORE_DEPTH}
 )
