@@ -25,6 +25,7 @@ import re
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -39,9 +40,10 @@ BATCH = 64
 Embed = Callable[[Sequence[str]], np.ndarray]
 
 
-def common_words() -> list[str]:
+@lru_cache(maxsize=1)
+def common_words() -> tuple[str, ...]:
     text = resources.files("omoide.engine").joinpath("vocabulary.txt").read_text("utf-8")
-    return text.split()
+    return tuple(text.split())
 
 
 class Vocabulary:
@@ -56,7 +58,7 @@ class Vocabulary:
         words: Sequence[str],
         chunk: int = CHUNK,
     ) -> None:
-        self._embed = embed
+        self._embed: Embed | None = embed
         self._chunk = chunk
         self._words = list(words)
         self._rows = {w: i for i, w in enumerate(self._words)}
@@ -67,6 +69,13 @@ class Vocabulary:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._fill, name="omoide-vocabulary", daemon=True)
         self.failed = False
+
+    def knows(self, word: str) -> bool:
+        """Whether ``word`` is in the table's list (whether or not its chunk is ready)."""
+        return word in self._rows
+
+    def embeds_with(self, embed: Embed) -> bool:
+        return self._embed is not None and self._embed == embed
 
     @property
     def complete(self) -> bool:
@@ -107,6 +116,7 @@ class Vocabulary:
                 size = len(self._words[index * self._chunk : (index + 1) * self._chunk])
                 saved = self._load(index, size)
                 self._chunks[index] = saved if saved is not None else self._build(index)
+            self._embed = None  # done: the table no longer keeps its embedder alive
         except _Stopped:
             return
         except Exception as exc:  # an embedder closed or down: searches embed on demand
@@ -134,7 +144,9 @@ class Vocabulary:
         for start in range(0, len(words), BATCH):
             if self._stop.is_set():
                 raise _Stopped
-            parts.append(np.asarray(self._embed(words[start : start + BATCH]), np.float32))
+            embed = self._embed
+            assert embed is not None  # released only once every chunk is there
+            parts.append(np.asarray(embed(words[start : start + BATCH]), np.float32))
         vectors = np.concatenate(parts)
         norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
         matrix = np.ascontiguousarray(vectors / norms)
@@ -165,11 +177,12 @@ _TABLES_LOCK = threading.Lock()
 
 def shared_vocabulary(embed: Embed, model: str, directory: Path | None) -> Vocabulary:
     """The process's table for ``model`` in ``directory``, started on first use; a table
-    whose build failed (its embedder was closed) is replaced by one using ``embed``."""
+    whose build failed (its engine closed its embedder) is replaced by one using ``embed``,
+    unless ``embed`` is the one that failed (no new thread per search)."""
     key = (model, str(directory))
     with _TABLES_LOCK:
         table = _TABLES.get(key)
-        if table is None or table.failed:
+        if table is None or (table.failed and not table.embeds_with(embed)):
             table = Vocabulary(embed, model, directory, common_words())
             _TABLES[key] = table
             table.start()

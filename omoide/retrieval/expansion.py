@@ -46,7 +46,8 @@ def expansion_terms(
 ) -> list[str]:
     """Up to ``per_word`` words of ``texts`` per query word, nearest first, each with a cosine
     >= ``similarity`` to it; never a query word or a speaker's name (every turn of a speaker
-    has it). ``vectors`` gives unit word vectors. Deterministic: words in first-seen order."""
+    has it). ``vectors`` gives unit word vectors, of the words it knows. Deterministic: words in
+    first-seen order."""
     asked = keyword_terms(query)
     names = {part for t in texts if (s := speaker(t)) for part in s.split()}
     seeds = [w for w in asked if expandable(w) and w not in names]
@@ -58,13 +59,15 @@ def expansion_terms(
         for word in _words(text):
             if word not in skip:
                 pool[word] = None
-    words = list(pool)
+    if not pool:
+        return []
+    found = vectors([*seeds, *pool])  # words without a vector (outside its list) take no part
+    words = [w for w in pool if w in found]
     if not words:
         return []
-    found = vectors([*seeds, *words])
     matrix = np.stack([found[w] for w in words])
     out: dict[str, None] = {}
-    for seed in seeds:
+    for seed in (s for s in seeds if s in found):
         sims = matrix @ found[seed]
         for j in np.argsort(-sims, kind="stable")[:per_word]:
             if sims[j] >= similarity:

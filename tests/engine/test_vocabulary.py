@@ -3,6 +3,7 @@ once, saved chunk by chunk, loaded by the next process, and the same for every t
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -12,9 +13,10 @@ import pytest
 from omoide import Memory
 from omoide.config import Settings
 from omoide.embed.local import LocalEmbedder
-from omoide.engine.vocabulary import Vocabulary, common_words, shared_vocabulary
+from omoide.engine.vocabulary import BATCH, Vocabulary, common_words, shared_vocabulary
 from omoide.engine.word_vectors import WordVectors
 
+SHARED = Settings().data_dir.expanduser() / "models"  # the table the other tests use
 WORDS = ["sofa", "couch", "garden", "kitchen", "novel", "sister", "morning"]
 
 
@@ -114,26 +116,63 @@ def test_a_failing_embedder_leaves_searches_to_embed_on_demand(tmp_path: Path) -
     table = Vocabulary(down, "m", tmp_path, WORDS, chunk=3)
     table.start()
     assert table.wait(30) and table.failed and table.vectors(WORDS) == {}
-    replaced = shared_vocabulary(down, "failing-model", tmp_path)
-    assert replaced.wait(30) and replaced.failed
-    assert shared_vocabulary(down, "failing-model", tmp_path) is not replaced  # tried again
+    failed = shared_vocabulary(down, "failing-model", tmp_path)
+    assert failed.wait(30) and failed.failed
+    assert shared_vocabulary(down, "failing-model", tmp_path) is failed  # no retry per search
+
+    def up(texts: Sequence[str]) -> np.ndarray:
+        return np.ones((len(texts), 4), dtype=np.float32)
+
+    retried = shared_vocabulary(up, "failing-model", tmp_path)  # another engine's embedder
+    assert retried is not failed and retried.wait(60) and retried.complete
 
 
-def test_words_outside_the_list_are_cached_per_tenant(
+def test_words_outside_the_list_take_no_part(tmp_path: Path, embedder: LocalEmbedder) -> None:
+    counting = Counting(embedder)
+    with Memory(tmp_path / "omoide.db", embedder=counting, workers=0) as memory:
+        words = WordVectors(memory.engine.embedding, SHARED)
+        assert shared_vocabulary(embedder.embed, embedder.name, SHARED).wait(300)
+        counting.words.clear()
+        found = words(["sofa", "zqxcouch", "couch"], owner="alice")
+        assert set(found) == {"sofa", "couch"} and counting.words == []  # read, not embedded
+        assert float(np.linalg.norm(found["sofa"])) == pytest.approx(1.0)
+
+
+class Gated(Counting):
+    """Holds the table's batches until ``open`` is set; a search's words go through."""
+
+    def __init__(self, model: LocalEmbedder) -> None:
+        super().__init__(model)
+        self.open = threading.Event()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if len(texts) == BATCH:
+            assert self.open.wait(300)
+        return super().embed(texts)
+
+
+def test_before_the_table_is_ready_words_are_embedded_per_tenant(
     tmp_path: Path, embedder: LocalEmbedder
 ) -> None:
-    """A tenant's search never skips an embed call because another tenant's made it: the
-    speed of a search tells nothing about other tenants' words."""
-    counting = Counting(embedder)
-    models = Settings().data_dir.expanduser() / "models"  # the table the other tests use
-    with Memory(tmp_path / "omoide.db", embedder=counting, workers=0) as memory:
-        words = WordVectors(memory.engine.embedding, models)
-        assert shared_vocabulary(embedder.embed, embedder.name, models).wait(300)
-        counting.words.clear()
-        words(["sofa", "zqxcouch"], owner="alice")
-        assert counting.words == ["zqxcouch"]  # "sofa" came from the table
-        words(["sofa", "zqxcouch"], owner="alice")
-        assert counting.words == ["zqxcouch"]  # cached for alice
-        found = words(["zqxcouch"], owner="bob")
-        assert counting.words == ["zqxcouch", "zqxcouch"]  # embedded again for bob
-        assert float(np.linalg.norm(found["zqxcouch"])) == pytest.approx(1.0)
+    """Until the table is there a list word is embedded (the model's vector, as the table's);
+    meanwhile it is cached for that tenant only, so a search never gets faster because
+    another tenant's searches embedded its words."""
+    gated = Gated(embedder)
+    with Memory(tmp_path / "omoide.db", embedder=gated, workers=0) as memory:
+        words = WordVectors(memory.engine.embedding, tmp_path / "models")
+        before = words(["sofa", "couch", "zqxcouch"], owner="alice")
+        assert set(before) == {"sofa", "couch"}
+        asked = [w for w in gated.words if w in ("sofa", "couch")]
+        assert sorted(asked) == ["couch", "sofa"]  # embedded on demand: no chunk yet
+        words(["sofa"], owner="alice")
+        assert gated.words.count("sofa") == 1  # cached for alice
+        words(["sofa"], owner="bob")
+        assert gated.words.count("sofa") == 2  # embedded again for bob
+        table = shared_vocabulary(gated.embed, gated.name, tmp_path / "models")
+        assert not table.complete
+        table.stop()  # its vectors are the model's, as test_built_once_... checks
+        gated.open.set()
+        assert table.wait(300)
+    for word in ("sofa", "couch"):
+        expected = embedder.embed([word])[0]
+        assert float(before[word] @ expected / np.linalg.norm(expected)) > 0.9999
