@@ -7,7 +7,7 @@ words other tenants' hits held. The list (``vocabulary.txt``: the 21,250 lower-c
 whole words of three letters or more in all-MiniLM-L6-v2's WordPiece vocabulary, stopwords left
 out) covers ~96% of the words of LoCoMo's turns and depends on no tenant's data.
 
-A background thread embeds the list in chunks of ``CHUNK`` words (~12 s on 2 cores in all) and
+A background thread embeds the list in chunks of ``CHUNK`` words (~10 s on 2 cores in all) and
 saves each chunk as ``<dir>/<model>-words-<digest>.<chunk>.npy`` (a temporary file, then a
 rename), so a short-lived process (one CLI search) still leaves its finished chunks to the
 next. A process loads the chunks already saved and embeds only the missing ones; until a word's

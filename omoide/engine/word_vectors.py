@@ -8,9 +8,9 @@ words, ~96% of LoCoMo's words), their vectors read from one table per process
 word and the model only, and which words have one depends on the list only: results never
 depend on other tenants, and neither does a search's speed (with words embedded on demand into
 one cache for all tenants, a search skipped the embed call another tenant's searches had made,
-which told that some tenant's hits held the word). Measured (bench/README.md): LoCoMo dev
-recall@10 the same as embedding every word (0.808), hybrid p50 at 100k memories 40.2 instead of
-47.0 ms in one tenant, 16.4 in 100 tenants where the shared cache had warmed over them.
+which told that some tenant's hits held the word). Measured against that (bench/README.md):
+LoCoMo dev recall@10 the same (0.808), cold hybrid p50 at 100k memories 29.0 instead of
+37.5 ms in one tenant, 13.3 instead of 18.3 ms over 100 tenants.
 
 Until a word's chunk of the table is there (the first ~10 s on a machine), its vector is embedded
 on demand, the same vector, cached for the tenant that asked.
