@@ -24,6 +24,7 @@ import os
 import re
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from importlib import resources
@@ -37,6 +38,7 @@ CHUNK = 1_024
 # Words per embed call: an embedder runs one call at a time (``omoide.embed.batching``), so a
 # search's query waits for at most one of these (~35 ms), not for a whole chunk.
 BATCH = 64
+RETRY_S = 60.0  # a build that failed (an embedder down for a while) starts again after this
 Embed = Callable[[Sequence[str]], np.ndarray]
 
 
@@ -69,13 +71,17 @@ class Vocabulary:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._fill, name="omoide-vocabulary", daemon=True)
         self.failed = False
+        self.failed_at = 0.0
 
     def knows(self, word: str) -> bool:
         """Whether ``word`` is in the table's list (whether or not its chunk is ready)."""
         return word in self._rows
 
-    def embeds_with(self, embed: Embed) -> bool:
-        return self._embed is not None and self._embed == embed
+    def retry_with(self, embed: Embed) -> bool:
+        """Whether a failed build should start again with ``embed``: another engine's
+        embedder at once (this one's was closed), the same one after ``RETRY_S``."""
+        same = self._embed is not None and self._embed == embed
+        return self.failed and (not same or time.monotonic() - self.failed_at > RETRY_S)
 
     @property
     def complete(self) -> bool:
@@ -85,7 +91,8 @@ class Vocabulary:
         self._thread.start()
 
     def stop(self) -> None:
-        """Ends the build after the embed call in progress; finished chunks stay saved."""
+        """Ends the build after the chunk in progress (~0.5 s), which is saved: a process
+        that exits soon after its first search still leaves a chunk to the next."""
         self._stop.set()
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -117,9 +124,8 @@ class Vocabulary:
                 saved = self._load(index, size)
                 self._chunks[index] = saved if saved is not None else self._build(index)
             self._embed = None  # done: the table no longer keeps its embedder alive
-        except _Stopped:
-            return
         except Exception as exc:  # an embedder closed or down: searches embed on demand
+            self.failed_at = time.monotonic()
             self.failed = True
             if not self._stop.is_set():
                 log.warning("word vectors of the common vocabulary not built: %s", exc)
@@ -132,24 +138,26 @@ class Vocabulary:
         if path is None or not path.exists():
             return None
         try:
-            matrix = np.load(path, allow_pickle=False)
-        except (OSError, ValueError):
-            return None  # a damaged chunk is built again
+            matrix: np.ndarray = np.load(path, allow_pickle=False)
+        except Exception:  # empty (EOFError), truncated or not numpy: built again
+            return None
         ok = matrix.dtype == np.float32 and matrix.ndim == 2 and matrix.shape[0] == size
-        return matrix if ok else None
+        if not ok:
+            return None
+        matrix.setflags(write=False)  # shared by every tenant's searches
+        return matrix
 
     def _build(self, index: int) -> np.ndarray:
         words = self._words[index * self._chunk : (index + 1) * self._chunk]
         parts = []
         for start in range(0, len(words), BATCH):
-            if self._stop.is_set():
-                raise _Stopped
             embed = self._embed
             assert embed is not None  # released only once every chunk is there
             parts.append(np.asarray(embed(words[start : start + BATCH]), np.float32))
         vectors = np.concatenate(parts)
         norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
         matrix = np.ascontiguousarray(vectors / norms)
+        matrix.setflags(write=False)  # shared by every tenant's searches
         path = self._path(index)
         if path is not None:
             try:
@@ -158,6 +166,8 @@ class Vocabulary:
                 try:
                     with os.fdopen(fd, "wb") as handle:
                         np.save(handle, matrix, allow_pickle=False)
+                        handle.flush()
+                        os.fsync(handle.fileno())  # never an empty file after a crash
                     os.replace(tmp, path)
                 finally:
                     if os.path.exists(tmp):
@@ -167,22 +177,18 @@ class Vocabulary:
         return matrix
 
 
-class _Stopped(Exception):
-    pass
-
-
 _TABLES: dict[tuple[str, str], Vocabulary] = {}
 _TABLES_LOCK = threading.Lock()
 
 
 def shared_vocabulary(embed: Embed, model: str, directory: Path | None) -> Vocabulary:
     """The process's table for ``model`` in ``directory``, started on first use; a table
-    whose build failed (its engine closed its embedder) is replaced by one using ``embed``,
-    unless ``embed`` is the one that failed (no new thread per search)."""
+    whose build failed is replaced by one using ``embed`` (``Vocabulary.retry_with``: not a
+    new thread per search)."""
     key = (model, str(directory))
     with _TABLES_LOCK:
         table = _TABLES.get(key)
-        if table is None or (table.failed and not table.embeds_with(embed)):
+        if table is None or table.retry_with(embed):
             table = Vocabulary(embed, model, directory, common_words())
             _TABLES[key] = table
             table.start()

@@ -57,7 +57,7 @@ class WordVectors:
     def calibrated(self) -> bool:
         return self._embedding.name in CALIBRATED
 
-    def __call__(self, words: Sequence[str], owner: Hashable = "") -> dict[str, np.ndarray]:
+    def __call__(self, words: Sequence[str], *, owner: Hashable) -> dict[str, np.ndarray]:
         """The unit vectors of those of ``words`` in the common list, for the tenant ``owner``;
         the others are left out."""
         table = self._table()

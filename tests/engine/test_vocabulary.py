@@ -4,7 +4,7 @@ once, saved chunk by chunk, loaded by the next process, and the same for every t
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -27,13 +27,13 @@ class Counting:
         self.model = model
         self.name = model.name
         self.words: list[str] = []
-        self.after_call: list[object] = []
+        self.after_call: list[Callable[[], object]] = []
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         self.words += texts
         vectors = self.model.embed(texts)
         for hook in self.after_call:
-            hook()  # type: ignore[operator]
+            hook()
         return vectors
 
 
@@ -58,7 +58,7 @@ def test_built_once_then_loaded_from_its_files(tmp_path: Path, embedder: LocalEm
     assert table.complete and sorted(first.words) == sorted(WORDS)
     assert len(list(tmp_path.glob("*-words-*.npy"))) == 3  # 7 words, 3 a chunk
     vectors = table.vectors(["sofa", "couch", "armchair"])
-    assert set(vectors) == {"sofa", "couch"}  # not in the list: embedded on demand elsewhere
+    assert set(vectors) == {"sofa", "couch"}  # "armchair" is not in this table's list
     expected = embedder.embed(["sofa"])[0]
     assert float(vectors["sofa"] @ expected / np.linalg.norm(expected)) > 0.9999
 
@@ -84,11 +84,15 @@ def test_a_stopped_build_keeps_its_finished_chunks(tmp_path: Path, embedder: Loc
 
 def test_a_damaged_chunk_is_embedded_again(tmp_path: Path, embedder: LocalEmbedder) -> None:
     built(Counting(embedder), tmp_path)
-    damaged = sorted(tmp_path.glob("*-words-*.1.npy"))[0]
-    damaged.write_bytes(b"not a numpy file")
+    sorted(tmp_path.glob("*-words-*.1.npy"))[0].write_bytes(b"not a numpy file")
+    sorted(tmp_path.glob("*-words-*.2.npy"))[0].write_bytes(b"")  # as after a crash
     again = Counting(embedder)
-    assert built(again, tmp_path).complete
-    assert again.words == WORDS[3:6]
+    table = built(again, tmp_path)
+    assert table.complete and not table.failed
+    assert again.words == WORDS[3:]
+    vectors = table.vectors(["sofa"])["sofa"]
+    with pytest.raises(ValueError, match="read-only"):
+        vectors[0] = 2.0  # shared by every tenant: read-only
 
 
 def test_another_model_or_list_has_its_own_files(tmp_path: Path, embedder: LocalEmbedder) -> None:

@@ -218,6 +218,7 @@ def test_a_large_tenants_counts_statement_never_starts_the_exact_scan(
         for setting in ("parallel_setup_cost", "parallel_tuple_cost"):
             conn.execute(f"SET {setting} = 0")
         conn.execute("SET min_parallel_table_scan_size = 0")
+        conn.execute("SET max_parallel_workers_per_gather = 2")
         conn.execute("SET enable_indexscan = off")
         conn.execute("SET enable_bitmapscan = off")
         tally, found = ann.exact_if_small(conn, *tenant, query, where, 10)
