@@ -136,6 +136,11 @@ class Settings(BaseSettings):
     )
 
     search_recipe: str = "hybrid"
+    word_table_build: bool = Field(
+        True,
+        description="Embed the query expansion's common-word table when it is missing (a "
+        "background thread, ~10 s once per machine); false: only load it if saved.",
+    )
     index_backend: Literal["simple", "file"] = Field(
         "simple",
         validation_alias=_alias("OMOIDE_INDEX_BACKEND", "INDEX_BACKEND"),

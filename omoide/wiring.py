@@ -113,6 +113,7 @@ def build_engine(
         mirror_root=settings.file_mirror_root,
         encryption_key=key,
         models_dir=settings.data_dir.expanduser() / "models",
+        word_table_build=settings.word_table_build,
     )
     on_close: list[Callable[[], None]] = [built.close] if built is not None else []
     health = LLMHealth(chosen, check=_endpoint_check(settings) if built is not None else None)
@@ -171,6 +172,7 @@ def build_services(
         max_text_chars=max_text_chars,
         events=events,
         vocabulary_dir=config.models_dir,
+        build_vocabulary=config.word_table_build,
     )
     mirror = _mirror(store, memories, events, config.mirror_root)
     graph = GraphService(store, embedding)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,11 @@ from omoide.embed import HashEmbedder
 from omoide.embed.local import LocalEmbedder
 from omoide.llm.client import OpenAICompatLLM
 from tests.fakes import FakeLLMServer
+
+# A background build of the expansion's word table shares embedding batches with the tests'
+# own calls and moves their vectors in the last bits (omoide/engine/vocabulary.py): searches
+# only load a saved table here; tests/engine/test_vocabulary.py builds its tables itself.
+os.environ.setdefault("OMOIDE_WORD_TABLE_BUILD", "false")
 
 
 @pytest.fixture(scope="session")

@@ -36,7 +36,8 @@ class SearchService:
     """``recipe`` is the default recipe's name. The thread pool spawns its threads on first
     use, so constructing the service starts none. ``events`` hear of each search before it
     runs (the markdown mirror's dirty check). ``vocabulary_dir`` keeps the common words'
-    vectors of the query expansion (``omoide.engine.vocabulary``)."""
+    vectors of the query expansion (``omoide.engine.vocabulary``), embedded there when missing
+    unless ``build_vocabulary`` is False."""
 
     def __init__(
         self,
@@ -47,11 +48,12 @@ class SearchService:
         max_text_chars: int,
         events: MemoryEvents | None = None,
         vocabulary_dir: Path | None = None,
+        build_vocabulary: bool = True,
     ) -> None:
         self._store = store
         self._events = events or MemoryEvents()
         self._embedding = embedding
-        self._words = WordVectors(embedding, vocabulary_dir)
+        self._words = WordVectors(embedding, vocabulary_dir, build=build_vocabulary)
         self.recipe = get_recipe(recipe).name
         self._max_text_chars = max_text_chars
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="omoide-search")

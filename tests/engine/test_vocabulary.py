@@ -180,3 +180,17 @@ def test_before_the_table_is_ready_words_are_embedded_per_tenant(
     for word in ("sofa", "couch"):
         expected = embedder.embed([word])[0]
         assert float(before[word] @ expected / np.linalg.norm(expected)) > 0.9999
+
+
+def test_a_table_that_only_loads_never_embeds(tmp_path: Path, embedder: LocalEmbedder) -> None:
+    """``OMOIDE_WORD_TABLE_BUILD=false``: the saved chunks are read, missing ones stay missing
+    (their words are embedded by the searches that need them), nothing runs beside them."""
+    idle = Counting(embedder)
+    empty = Vocabulary(idle.embed, idle.name, tmp_path, WORDS, chunk=3, build=False)
+    empty.start()
+    assert empty.wait(60) and not empty.complete and not empty.failed
+    assert idle.words == [] and empty.vectors(WORDS) == {}
+    built(Counting(embedder), tmp_path)
+    loads = Vocabulary(idle.embed, idle.name, tmp_path, WORDS, chunk=3, build=False)
+    loads.start()
+    assert loads.wait(60) and loads.complete and idle.words == []
