@@ -69,7 +69,7 @@ def main() -> None:
     location = args.db_url or str(args.db)
     model = build_embedder(Settings())
     model.embed(["warm up the model"])
-    models = Settings().data_dir.expanduser() / "models"
+    models = Settings().models_dir
     started = time.perf_counter()
     assert shared_vocabulary(model.embed, model.name, models).wait(600)
     print(f"table ready after {time.perf_counter() - started:.1f} s")

@@ -322,6 +322,11 @@ class Settings(BaseSettings):
         return self.db_path
 
     @property
+    def models_dir(self) -> Path:
+        """``<data_dir>/models``: the exported ONNX model and the expansion's word table."""
+        return self.data_dir.expanduser() / "models"
+
+    @property
     def db_path(self) -> Path:
         """The SQLite file: ``DB_URL`` (``sqlite:///path``) or ``<data_dir>/omoide.db``."""
         if self.db_url and _POSTGRES_URL.match(self.db_url.strip()):

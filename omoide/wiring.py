@@ -112,7 +112,7 @@ def build_engine(
         max_llm_calls=settings.llm_max_calls_per_episode,
         mirror_root=settings.file_mirror_root,
         encryption_key=key,
-        models_dir=settings.data_dir.expanduser() / "models",
+        models_dir=settings.models_dir,
         word_table_build=settings.word_table_build,
     )
     on_close: list[Callable[[], None]] = [built.close] if built is not None else []

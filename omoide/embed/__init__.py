@@ -26,7 +26,7 @@ def build_embedder(settings: Settings) -> Embedder:
             settings.embed_model,
             settings.embed_threads,
             settings.embed_batch_size,
-            cache_dir=settings.data_dir.expanduser() / "models",
+            cache_dir=settings.models_dir,
         )
     if settings.embedder == "local":
         from omoide.embed.local import LocalEmbedder

@@ -37,6 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
+from omoide.embed.protocol import normalize
+
 log = logging.getLogger("omoide")
 
 CHUNK = 1_024
@@ -167,9 +169,7 @@ class Vocabulary:
             embed = self._embed
             assert embed is not None  # released only once every chunk is there
             parts.append(np.asarray(embed(words[start : start + BATCH]), np.float32))
-        vectors = np.concatenate(parts)
-        norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        matrix = np.ascontiguousarray(vectors / norms)
+        matrix = np.ascontiguousarray(normalize(np.concatenate(parts)))
         matrix.setflags(write=False)  # shared by every tenant's searches
         path = self._path(index)
         if path is not None:

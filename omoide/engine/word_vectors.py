@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from omoide.embed.protocol import normalize
 from omoide.engine.embedding import Embedding
 from omoide.engine.vocabulary import Vocabulary, shared_vocabulary
 
@@ -81,9 +82,7 @@ class WordVectors:
         found.update(cached)
         missing = [w for w in pending if w not in cached]
         if missing:
-            vectors = np.asarray(self._embedding.embed(missing), dtype=np.float32)
-            norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-            found.update(zip(missing, vectors / norms, strict=True))
+            found.update(zip(missing, normalize(self._embedding.embed(missing)), strict=True))
         with self._lock:
             for word in pending:
                 self._cache[(owner, word)] = found[word]

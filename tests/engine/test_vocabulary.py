@@ -16,7 +16,7 @@ from omoide.embed.local import LocalEmbedder
 from omoide.engine.vocabulary import BATCH, Vocabulary, common_words, shared_vocabulary
 from omoide.engine.word_vectors import WordVectors
 
-SHARED = Settings().data_dir.expanduser() / "models"  # the table the other tests use
+SHARED = Settings().models_dir  # the saved table other tests load
 WORDS = ["sofa", "couch", "garden", "kitchen", "novel", "sister", "morning"]
 
 
