@@ -37,10 +37,13 @@ from omoide.store.sqlite.ann_groups import Groups, digests
 log = logging.getLogger(__name__)
 
 # Vectors in a tenant from which it gets a graph when usearch is installed (the `ann` extra);
-# OMOIDE_ANN_THRESHOLD overrides it (a number, or `off`). Below it the exact scan is fast enough
-# (~5 ms per 100k rows on an idle core; 44 ms at 150k on the loaded 2-core machine) and never
-# misses, and no graph (minutes of build, ~0.6 KB per distinct vector on disk) is made.
-THRESHOLD: int | None = 200_000
+# OMOIDE_ANN_THRESHOLD overrides it (a number, or `off`). Below it the exact scan is fast and
+# never misses. At 100k rows (bench/scale.py's one-100k, bench/README.md) the graph halved the
+# vector search (10.0 -> 5.2 ms without the query embedding), took hybrid p50 from ~29.7 to ~22
+# ms and peak RSS from 484 to 379 MB (the graph's float16 vectors instead of the float32
+# matrix); it builds in ~75 s in a thread. Tenants this size pay ~0.6 KB per distinct vector on
+# disk for it.
+THRESHOLD: int | None = 50_000
 # Candidates the graph explores per query. Measured on bench/scale.py's LoCoMo-based vectors
 # with one node per distinct vector (ann_groups), recall@10 against exact counting equal scores
 # (bench/README.md, "Approximate vector index"): 150k rows 0.992 / 0.997 / 0.9995 at 64 / 128 /
@@ -52,8 +55,13 @@ EF_SEARCH = 320
 SYNC_BUILD = 50_000
 MAX_FETCH = 1_000  # beyond this many candidates an exact scan of the filtered rows is cheaper
 CONNECTIVITY = 16
-EF_ADD = 64
-_FORMAT = 2  # bump when the file layout or the index parameters change
+# Candidates kept while a node is linked in. 64 made graphs a tenant's small clusters are hard
+# to reach in: bench/locomo_scale.py's tenants (a conversation's ~400 turns among 100k other
+# memories), recall@10 against exact 0.905 / 0.945 (f16 / f32) at 64, 0.969 at 128, 0.985-0.998
+# at 192, 0.986-0.998 at 256, for ~4x the build time of 64 (8 -> 29-37 s at 72k distinct
+# vectors; bench/README.md, "The graph from 50,000 vectors").
+EF_ADD = 256
+_FORMAT = 3  # bump when the file layout or the index parameters change
 _SAMPLE = 16  # vectors compared with SQLite after a load
 _CHUNK = 20_000
 

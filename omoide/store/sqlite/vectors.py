@@ -97,7 +97,7 @@ _Tenant = _TenantMatrix | ann.AnnTenant
 
 class VectorCache:
     """``path``: the database file (the graphs are cached beside it); ``threshold``: vectors
-    from which a tenant is searched through a graph (default ``ann.threshold()``: 200k, or
+    from which a tenant is searched through a graph (default ``ann.threshold()``: 50k, or
     ``OMOIDE_ANN_THRESHOLD``; never without usearch); ``reader``: this thread's read
     connection, for the builds in a thread (without it, builds wait)."""
 
