@@ -101,3 +101,51 @@ def test_a_large_tenant_without_an_index_has_one_built_in_the_background(
     assert all(len(f) == 10 and set(f) <= mine for f in found)
     recall = np.mean([len(set(f) & set(e)) / 10 for f, e in zip(found, exact, strict=True)])
     assert recall >= 0.9, recall
+
+
+def _indexes(url: str) -> dict[str, bool]:
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c"
+            " ON c.oid = i.indexrelid WHERE c.relname LIKE 'memory_vectors_hnsw%%'"
+            " AND c.relnamespace = current_schema()::regnamespace"
+        ).fetchall()
+    return {str(name): bool(valid) for name, valid in rows}
+
+
+def test_an_earlier_releases_index_answers_until_this_ones_replaces_it(
+    pg_store: PostgresStore, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(13)
+    _fill(pg_url, rng)
+    (older,) = ann.older_index_names(DIM)
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # as an earlier release built it
+        conn.execute(
+            f"CREATE INDEX {older} ON memory_vectors USING hnsw"
+            f" ((embedding::vector({DIM})) vector_ip_ops) WHERE vector_dims(embedding) = {DIM}"
+        )
+    monkeypatch.setattr(ann, "EXACT_MAX", ROWS // SHARE // 2)  # alice counts as large
+    used: list[int] = []
+    real_sql = ann.approximate_sql
+
+    def counted(dim: int, where: str) -> str:
+        used.append(dim)
+        return real_sql(dim, where)
+
+    monkeypatch.setattr(ann, "approximate_sql", counted)
+    query = rng.normal(size=DIM).astype(np.float32)
+    query /= np.linalg.norm(query)
+    first = pg_store.memories.vector_search(ALICE, query, SearchFilters(), 10)
+    assert used == [DIM]  # the older index answered: no exact scan of a large tenant meanwhile
+    assert len(first) == 10
+    deadline = time.monotonic() + 300  # a generous bound on a busy machine, not a timing
+    while _indexes(pg_url) != {ann.index_name(DIM): True}:
+        assert time.monotonic() < deadline, f"never replaced: {_indexes(pg_url)}"
+        time.sleep(0.2)
+    with psycopg.connect(pg_url) as conn:
+        options = conn.execute(
+            "SELECT reloptions FROM pg_class WHERE relname = %s", (ann.index_name(DIM),)
+        ).fetchone()
+    assert options is not None and "ef_construction=512" in options[0]
+    again = pg_store.memories.vector_search(ALICE, query, SearchFilters(), 10)
+    assert len(used) == 2 and len(again) == 10

@@ -32,19 +32,36 @@ EF_SEARCH = 100
 MAX_SCAN_TUPLES = 50_000
 
 
+# pgvector's defaults (m 16, ef_construction 64) made graphs a tenant's small clusters are hard
+# to reach in: a LoCoMo conversation's turns among 100k other memories (bench/locomo_scale.py's
+# stores), recall@10 against exact 0.853-0.976 at ef_search 200-240; ef_construction 256 gave
+# 0.952-0.994, m 32 with 256 0.978, 512 0.986-0.999, for ~4.7x the build time of the defaults
+# (bench/README_pg.md, "HNSW graphs that reach small clusters").
+INDEX_OPTIONS = "m = 16, ef_construction = 512"
+
+
 def index_name(dim: int) -> str:
-    return f"memory_vectors_hnsw_{int(dim)}"
+    return f"memory_vectors_hnsw2_{int(dim)}"
+
+
+def older_index_names(dim: int) -> list[str]:
+    """The indexes earlier releases built (pgvector's default options): they answer until this
+    release's is built, then they are dropped."""
+    return [f"memory_vectors_hnsw_{int(dim)}"]
 
 
 def create_index(conn: Conn, dim: int) -> None:
     """The HNSW index for vectors of ``dim`` dimensions (``conn`` in autocommit: built
-    ``CONCURRENTLY``, so writers are not blocked while it builds)."""
+    ``CONCURRENTLY``, so writers are not blocked while it builds), then the older ones go."""
     dim = int(dim)
     conn.execute(
         f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {index_name(dim)} ON memory_vectors"
-        f" USING hnsw ((embedding::vector({dim})) vector_ip_ops)"
+        f" USING hnsw ((embedding::vector({dim})) vector_ip_ops) WITH ({INDEX_OPTIONS})"
         f" WHERE vector_dims(embedding) = {dim}"
     )
+    if _index_state(conn, dim) is True:
+        for older in older_index_names(dim):
+            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {older}")
 
 
 def has_index(conn: Conn, dim: int) -> bool:
@@ -53,12 +70,18 @@ def has_index(conn: Conn, dim: int) -> bool:
     return _index_state(conn, dim) is True
 
 
-def _index_state(conn: Conn, dim: int) -> bool | None:
-    """``True`` valid, ``False`` present but invalid, ``None`` absent."""
+def has_older_index(conn: Conn, dim: int) -> bool:
+    """Whether a valid index of an earlier release exists (it answers meanwhile)."""
+    return any(_index_state(conn, dim, name) is True for name in older_index_names(dim))
+
+
+def _index_state(conn: Conn, dim: int, name: str | None = None) -> bool | None:
+    """``True`` valid, ``False`` present but invalid, ``None`` absent (``name``: this
+    release's index by default)."""
     row = conn.execute(
         "SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
         " WHERE c.relname = %s AND c.relnamespace = current_schema()::regnamespace",
-        (index_name(dim),),
+        (name or index_name(dim),),
     ).fetchone()
     return None if row is None else bool(row["valid"])
 
@@ -191,8 +214,10 @@ def search(
     tenant = (user_id, scope_id)
     large = vectors > EXACT_MAX
     indexed = large and has_index(conn, dim)
-    if large and not indexed and builder is not None:
-        builder.request(dim)
+    if large and not indexed:
+        if builder is not None:
+            builder.request(dim)
+        indexed = has_older_index(conn, dim)  # until this release's index is built
     if indexed:
         # one round trip for the three settings (SET LOCAL = set_config(..., true))
         conn.execute(
