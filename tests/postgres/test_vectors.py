@@ -38,6 +38,19 @@ def _fill(url: str, rng: np.random.Generator) -> None:
         conn.execute("ANALYZE memory_vectors")
 
 
+def _index_searches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The dimensions of the searches that go through the index path from now on."""
+    used: list[int] = []
+    real_sql = ann.approximate_sql
+
+    def counted(dim: int, where: str) -> str:
+        used.append(dim)
+        return real_sql(dim, where)
+
+    monkeypatch.setattr(ann, "approximate_sql", counted)
+    return used
+
+
 def test_hnsw_recall_against_exact_search_under_the_tenant_filter(
     pg_store: PostgresStore, pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -56,14 +69,7 @@ def test_hnsw_recall_against_exact_search_under_the_tenant_filter(
             (str(queries[0].tolist()), "alice", "demo", str(queries[0].tolist()), 10),
         ).fetchall()
     assert ann.index_name(DIM) in " ".join(str(r[0]) for r in plan)  # the index answers it
-    used: list[int] = []
-    real_sql = ann.approximate_sql
-
-    def counted(dim: int, where: str) -> str:
-        used.append(dim)
-        return real_sql(dim, where)
-
-    monkeypatch.setattr(ann, "approximate_sql", counted)
+    used = _index_searches(monkeypatch)
     approximate = [[i for i, _ in search(ALICE, q, SearchFilters(), 10)] for q in queries]
     assert len(used) == len(queries)  # every search went through the index path
     recall = np.mean([len(set(a) & set(e)) / 10 for a, e in zip(approximate, exact, strict=True)])
@@ -125,14 +131,7 @@ def test_an_earlier_releases_index_answers_until_this_ones_replaces_it(
             f" ((embedding::vector({DIM})) vector_ip_ops) WHERE vector_dims(embedding) = {DIM}"
         )
     monkeypatch.setattr(ann, "EXACT_MAX", ROWS // SHARE // 2)  # alice counts as large
-    used: list[int] = []
-    real_sql = ann.approximate_sql
-
-    def counted(dim: int, where: str) -> str:
-        used.append(dim)
-        return real_sql(dim, where)
-
-    monkeypatch.setattr(ann, "approximate_sql", counted)
+    used = _index_searches(monkeypatch)
     query = rng.normal(size=DIM).astype(np.float32)
     query /= np.linalg.norm(query)
     first = pg_store.memories.vector_search(ALICE, query, SearchFilters(), 10)
