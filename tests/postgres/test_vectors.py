@@ -148,3 +148,31 @@ def test_an_earlier_releases_index_answers_until_this_ones_replaces_it(
     assert options is not None and "ef_construction=512" in options[0]
     again = pg_store.memories.vector_search(ALICE, query, SearchFilters(), 10)
     assert len(used) == 2 and len(again) == 10
+
+
+def test_an_earlier_releases_index_built_again_beside_this_ones_is_dropped(
+    pg_store: PostgresStore, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A rolling upgrade: this release's index is valid, and a process of the earlier release
+    # built its own again. Every insert would keep both graphs.
+    rng = np.random.default_rng(17)
+    _fill(pg_url, rng)
+    pg_store.create_vector_index(DIM)
+    (older,) = ann.older_index_names(DIM)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(
+            f"CREATE INDEX {older} ON memory_vectors USING hnsw"
+            f" ((embedding::vector({DIM})) vector_ip_ops) WHERE vector_dims(embedding) = {DIM}"
+        )
+    assert _indexes(pg_url) == {ann.index_name(DIM): True, older: True}
+    monkeypatch.setattr(ann, "EXACT_MAX", ROWS // SHARE // 2)  # alice counts as large
+    used = _index_searches(monkeypatch)
+    query = rng.normal(size=DIM).astype(np.float32)
+    query /= np.linalg.norm(query)
+    assert len(pg_store.memories.vector_search(ALICE, query, SearchFilters(), 10)) == 10
+    assert used == [DIM]
+    deadline = time.monotonic() + 300  # a generous bound on a busy machine, not a timing
+    while _indexes(pg_url) != {ann.index_name(DIM): True}:
+        assert time.monotonic() < deadline, f"never dropped: {_indexes(pg_url)}"
+        time.sleep(0.2)
+    assert len(pg_store.memories.vector_search(ALICE, query, SearchFilters(), 10)) == 10

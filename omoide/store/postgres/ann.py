@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 import numpy as np
 import psycopg
@@ -98,15 +99,38 @@ class IndexBuilder:
         self._url = url
         self._lock = threading.Lock()
         self._running: set[int] = set()
+        self._retiring: set[int] = set()
 
     def request(self, dim: int) -> None:
         with self._lock:
             if dim in self._running:
                 return
             self._running.add(dim)
-        threading.Thread(
-            target=self._build, args=(dim,), name="omoide-hnsw-build", daemon=True
-        ).start()
+        self._start(self._build, dim, "omoide-hnsw-build")
+
+    def retire_older(self, dim: int) -> None:
+        """Drop an earlier release's indexes of ``dim`` (once per process: this release's is
+        valid). During a rolling upgrade a process of the earlier release may build its own
+        again after this release's replaced it; every insert would then keep two graphs."""
+        with self._lock:
+            if dim in self._retiring:
+                return
+            self._retiring.add(dim)
+        self._start(self._retire, dim, "omoide-hnsw-retire")
+
+    def _start(self, target: Callable[[int], None], dim: int, name: str) -> None:
+        threading.Thread(target=target, args=(dim,), name=name, daemon=True).start()
+
+    def _retire(self, dim: int) -> None:
+        try:
+            with connect(self._url) as conn:
+                for older in older_index_names(dim):
+                    if _index_state(conn, dim, older) is not None:
+                        conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {older}")
+                        log.info("dropped %s: this release's HNSW index replaces it", older)
+        except (psycopg.Error, StoreError) as exc:
+            # It only costs inserts; the next process retries.
+            log.warning("could not drop an earlier release's HNSW index (%s)", exc)
 
     def _build(self, dim: int) -> None:
         try:
@@ -214,6 +238,8 @@ def search(
     tenant = (user_id, scope_id)
     large = vectors > EXACT_MAX
     indexed = large and has_index(conn, dim)
+    if indexed and builder is not None:
+        builder.retire_older(dim)
     if large and not indexed:
         if builder is not None:
             builder.request(dim)

