@@ -22,9 +22,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from omoide.segment import segment
 from omoide.store import pruning
 from omoide.store.sqlite.fts import TOKENIZER
+from omoide.store.sqlite.postings import PostingsCache
 
 K1 = 1.2
 B = 0.75
@@ -190,19 +193,29 @@ def idf(docs: int, df: int) -> float:
     return value if value > 0 else IDF_FLOOR
 
 
-def rank(
-    conn: sqlite3.Connection, tokenizer: Tokenizer, tenant: str, words: Sequence[str], limit: int
-) -> list[tuple[int, float]]:
-    """The tenant's best ``limit`` memories matching a kept term, as ``(seq, bm25)``, best
-    first (ties by insertion order), the best ``RESCORE_DEPTH`` of them scored with the pruned
-    terms too (``omoide.store.pruning``). Run inside one read snapshot."""
+@dataclass(frozen=True)
+class Plan:
+    """What a query ranks in one tenant: the tenant's statistics, and the query's terms kept
+    for ranking and left out for rescoring (``omoide.store.pruning``)."""
+
+    docs: int
+    avgdl: float
+    dfs: dict[str, int]
+    kept: list[str]
+    left_out: list[str]
+
+
+def plan(
+    conn: sqlite3.Connection, tokenizer: Tokenizer, tenant: str, words: Sequence[str]
+) -> Plan | None:
+    """The plan of ``words`` in ``tenant``, or None when nothing can match."""
     terms = tokenizer.query_terms(words)
-    if not terms or limit <= 0:
-        return []
+    if not terms:
+        return None
     row = conn.execute("SELECT docs, tokens FROM kw_tenants WHERE tenant = ?", (tenant,)).fetchone()
     if row is None or not row[0]:
-        return []
-    docs, avgdl = int(row[0]), int(row[1]) / int(row[0])
+        return None
+    docs = int(row[0])
     marks = ",".join("?" * len(terms))
     dfs = {
         str(t): int(df)
@@ -213,40 +226,119 @@ def rank(
     }
     kept = pruning.prune(terms, dfs, docs)
     if not kept:
+        return None
+    return Plan(docs, int(row[1]) / docs, dfs, kept, pruning.dropped(terms, dfs, kept))
+
+
+def rank(
+    conn: sqlite3.Connection,
+    tokenizer: Tokenizer,
+    postings: PostingsCache,
+    tenant: str,
+    words: Sequence[str],
+    limit: int,
+) -> list[tuple[int, float]]:
+    """The tenant's best ``limit`` memories matching a kept term, as ``(seq, bm25)``, best
+    first (ties by insertion order), the best ``RESCORE_DEPTH`` of them scored with the pruned
+    terms too (``omoide.store.pruning``). Run inside one read snapshot."""
+    query = plan(conn, tokenizer, tenant, words) if limit > 0 else None
+    if query is None:
         return []
-    left_out = pruning.dropped(terms, dfs, kept)
+    kept, left_out, dfs = query.kept, query.left_out, query.dfs
     depth = pruning.RESCORE_DEPTH if left_out else 0
-    params = (K1 + 1.0, K1 * (1.0 - B), K1 * B / avgdl, tenant)
-    # Scored and summed in SQLite, which hands back only the best ``limit``: building Python
-    # objects for every posting was most of the time. Postings come in (term, seq) order for
-    # one tenant whatever else the file holds, so the sums are the same bit for bit.
-    weights = ",".join("(?, ?)" for _ in kept)
-    found = conn.execute(
-        f"WITH q(term, idf) AS (VALUES {weights})"
-        " SELECT p.memory_seq, sum(q.idf * p.tf * ? / (p.tf + ? + ? * p.dl)) AS score"
-        " FROM q JOIN kw_postings p ON p.tenant = ? AND p.term = q.term"
-        " GROUP BY p.memory_seq ORDER BY score DESC, p.memory_seq LIMIT ?",
-        (*(v for t in kept for v in (t, idf(docs, dfs[t]))), *params, max(limit, depth)),
-    ).fetchall()
-    ranked = [(int(seq), float(score)) for seq, score in found]
+    bm25 = _Bm25(query.docs, query.avgdl, dfs)
+    lists = postings.lists(conn, tenant, kept, dfs)
+    if lists is not None:
+        seqs, scores = _summed([(lists[t].seqs, bm25(t, lists[t].tf, lists[t].dl)) for t in kept])
+        order = _best(seqs, scores, max(limit, depth))
+        seqs, scores = seqs[order], scores[order]
+    else:
+        seqs, scores = _ranked_in_sql(conn, tenant, kept, bm25, max(limit, depth))
+    ranked = list(zip(seqs.tolist(), scores.tolist(), strict=True))
     if not depth or not ranked:
         return ranked[:limit]
-    # The pruned terms' score of the best ``depth``: one key lookup per (term, memory), in seq
-    # order so that each term's lookups walk its postings forward (100k memories in one tenant:
-    # 1.29 -> 1.10 ms p50, the same sums: each memory's terms still add up in the same order).
-    head = ranked[:depth]
-    weights = ",".join("(?, ?)" for _ in left_out)
-    seqs = ",".join("(?)" for _ in head)
-    extra = conn.execute(
-        f"WITH q(term, idf) AS (VALUES {weights}), c(seq) AS (VALUES {seqs})"
-        " SELECT p.memory_seq, sum(q.idf * p.tf * ? / (p.tf + ? + ? * p.dl))"
-        " FROM q CROSS JOIN c JOIN kw_postings p"
-        "  ON p.tenant = ? AND p.term = q.term AND p.memory_seq = c.seq"
-        " GROUP BY p.memory_seq",
+    # The pruned terms' score of the best ``depth``: each term's postings searched for them.
+    head = seqs[:depth]
+    extra = np.zeros(len(head))
+    matched = np.zeros(len(head), dtype=bool)
+    rows = postings.rows(conn, tenant, left_out, dfs, head)
+    for term in left_out:
+        found = rows[term]
+        if not len(found.seqs):
+            continue
+        at = np.minimum(np.searchsorted(found.seqs, head), len(found.seqs) - 1)
+        hit = found.seqs[at] == head
+        at = at[hit]
+        extra[hit] += bm25(term, found.tf[at], found.dl[at])
+        matched |= hit
+    more = dict(zip(head[matched].tolist(), extra[matched].tolist(), strict=True))
+    return pruning.rescore(ranked, more, depth)[:limit]
+
+
+class _Bm25:
+    """FTS5's bm25 of each posting of a term, with the tenant's statistics."""
+
+    def __init__(self, docs: int, avgdl: float, dfs: dict[str, int]) -> None:
+        self._docs = docs
+        self._dfs = dfs
+        self.constants = (K1 + 1.0, K1 * (1.0 - B), K1 * B / avgdl)
+
+    def idf(self, term: str) -> float:
+        return idf(self._docs, self._dfs[term])
+
+    def __call__(self, term: str, tf: np.ndarray, dl: np.ndarray) -> np.ndarray:
+        k1_plus_1, k1_b, k1_b_avgdl = self.constants
+        return self.idf(term) * tf * k1_plus_1 / (tf + k1_b + k1_b_avgdl * dl)
+
+
+def _ranked_in_sql(
+    conn: sqlite3.Connection, tenant: str, kept: Sequence[str], bm25: _Bm25, n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The best ``n`` as ``_summed`` and ``_best`` rank them, to the last bit: the same
+    expression per posting, one column per term (a lone value's ``total`` is itself) added in
+    the terms' order; only the best ``n`` rows come back to Python."""
+    columns = ", ".join(
+        f"total(CASE q.ord WHEN {i} THEN q.idf * p.tf * k.a / (p.tf + k.b + k.c * p.dl) END)"
+        f" AS c{i}"
+        for i in range(len(kept))
+    )
+    weights = ",".join("(?, ?, ?)" for _ in kept)
+    found = conn.execute(
+        f"WITH q(ord, term, idf) AS (VALUES {weights}), k(a, b, c) AS (VALUES (?, ?, ?))"
+        f" SELECT memory_seq, {' + '.join(f'c{i}' for i in range(len(kept)))} AS score FROM ("
+        f"  SELECT p.memory_seq, {columns}"
+        "   FROM q CROSS JOIN k JOIN kw_postings p ON p.tenant = ? AND p.term = q.term"
+        "   GROUP BY p.memory_seq"
+        " ) ORDER BY score DESC, memory_seq LIMIT ?",
         (
-            *(v for t in left_out for v in (t, idf(docs, dfs[t]))),
-            *sorted(seq for seq, _ in head),
-            *params,
+            *(v for i, t in enumerate(kept) for v in (i, t, bm25.idf(t))),
+            *bm25.constants,
+            tenant,
+            n,
         ),
     ).fetchall()
-    return pruning.rescore(ranked, {int(s): float(x) for s, x in extra}, depth)[:limit]
+    return (
+        np.array([r[0] for r in found], dtype=np.int64),
+        np.array([r[1] for r in found], dtype=np.float64),
+    )
+
+
+def _summed(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Each memory's score summed over the terms, in the terms' order (the same sums whatever
+    else the cache holds); memories ascending."""
+    if len(parts) == 1:
+        return parts[0]
+    seqs = np.concatenate([p[0] for p in parts])
+    scores = np.concatenate([p[1] for p in parts])
+    unique, where = np.unique(seqs, return_inverse=True)
+    return unique, np.bincount(where, weights=scores, minlength=len(unique))
+
+
+def _best(seqs: np.ndarray, scores: np.ndarray, n: int) -> np.ndarray:
+    """Positions of the ``n`` best, by score descending then seq ascending."""
+    if len(scores) > n:
+        floor = np.partition(scores, len(scores) - n)[len(scores) - n]
+        pool = np.flatnonzero(scores >= floor)  # every tie at the floor competes on seq
+    else:
+        pool = np.arange(len(scores))
+    return pool[np.lexsort((seqs[pool], -scores[pool]))][:n]

@@ -11,6 +11,7 @@ from omoide.errors import NotFound
 from omoide.store import records
 from omoide.store.sqlite import ann, keyword, rows
 from omoide.store.sqlite.db import Database, snapshot
+from omoide.store.sqlite.postings import PostingsCache
 from omoide.store.sqlite.vectors import VectorCache
 from omoide.types import HistoryEntry, MemoryItem, Scope, SearchFilters
 
@@ -18,10 +19,17 @@ from omoide.types import HistoryEntry, MemoryItem, Scope, SearchFilters
 class SQLiteMemoryReads:
     """Reads of memories on per-thread reader connections (see ``MemoryReads``)."""
 
-    def __init__(self, db: Database, vectors: VectorCache, tokenizer: keyword.Tokenizer) -> None:
+    def __init__(
+        self,
+        db: Database,
+        vectors: VectorCache,
+        tokenizer: keyword.Tokenizer,
+        postings: PostingsCache,
+    ) -> None:
         self._db = db
         self._vectors = vectors
         self._tokenizer = tokenizer
+        self._postings = postings
 
     def get_memories(self, scope: Scope, ids: Sequence[str]) -> list[MemoryItem]:
         if not ids:
@@ -91,7 +99,7 @@ class SQLiteMemoryReads:
             # slice only when too few of the best pass.
             fetch = limit + 20
             while True:
-                ranked = keyword.rank(conn, self._tokenizer, tenant, terms, fetch)
+                ranked = keyword.rank(conn, self._tokenizer, self._postings, tenant, terms, fetch)
                 kept = _filter_seqs(conn, scope, filters, ranked)
                 if len(kept) >= limit or len(ranked) < fetch:
                     return kept[:limit]

@@ -335,9 +335,18 @@ CREATE TABLE kw_tenants (
     tokens INTEGER NOT NULL
 ) WITHOUT ROWID;
 
+-- 0011: kw_log, followed by the in-process posting-list cache (store/sqlite/postings.py) as
+-- vectors follow vec_log: op 1 a memory indexed, 0 unindexed (no words: none stay behind).
+CREATE TABLE kw_log (
+    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+    tenant     TEXT NOT NULL,
+    memory_seq INTEGER NOT NULL,
+    op         INTEGER NOT NULL
+);
 CREATE TRIGGER kw_docs_insert AFTER INSERT ON kw_docs BEGIN
     INSERT INTO kw_tenants(tenant, docs, tokens) VALUES (new.tenant, 1, new.dl)
     ON CONFLICT (tenant) DO UPDATE SET docs = docs + 1, tokens = tokens + new.dl;
+    INSERT INTO kw_log(tenant, memory_seq, op) VALUES (new.tenant, new.memory_seq, 1);
 END;
 -- (0010: terms whose last memory goes leave kw_terms)
 CREATE TRIGGER kw_docs_delete AFTER DELETE ON kw_docs BEGIN
@@ -348,6 +357,7 @@ CREATE TRIGGER kw_docs_delete AFTER DELETE ON kw_docs BEGIN
         AND term IN (SELECT value FROM json_each(old.terms));
     DELETE FROM kw_terms WHERE tenant = old.tenant AND df <= 0
         AND term IN (SELECT value FROM json_each(old.terms));
+    INSERT INTO kw_log(tenant, memory_seq, op) VALUES (old.tenant, old.memory_seq, 0);
 END;
 
 -- 0007: one entity per name within a tenant, equal ignoring case (the column is NOCASE).

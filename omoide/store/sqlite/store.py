@@ -16,13 +16,14 @@ from pathlib import Path
 from omoide.errors import StoreError
 from omoide.store import files
 from omoide.store.protocol import Capability
-from omoide.store.sqlite import keyword, migrate
+from omoide.store.sqlite import keyword, migrate, postings
 from omoide.store.sqlite.admin import SQLiteAdminReads
 from omoide.store.sqlite.db import Database, connect
 from omoide.store.sqlite.graph import SQLiteGraphReads
 from omoide.store.sqlite.jobs import SQLiteJobQueue
 from omoide.store.sqlite.ledger import SQLiteLedgerReads
 from omoide.store.sqlite.memory_reads import SQLiteMemoryReads
+from omoide.store.sqlite.postings import PostingsCache
 from omoide.store.sqlite.schedules import SQLiteScheduleReads
 from omoide.store.sqlite.sessions import SQLiteSessionReads
 from omoide.store.sqlite.tx import SQLiteTx
@@ -31,7 +32,7 @@ from omoide.store.sqlite.vectors import VectorCache, trim_log
 
 __all__ = ["SQLiteStore", "connect"]
 
-_TRIM_EVERY = 10_000  # transactions between trims of vec_log
+_TRIM_EVERY = 10_000  # transactions between trims of vec_log and kw_log
 
 
 class SQLiteStore:
@@ -56,7 +57,8 @@ class SQLiteStore:
         # clear): its graphs live in memory, built again by each process.
         graphs_beside = None if key else self.path
         self._vectors = VectorCache(graphs_beside, reader=self._db.reader)
-        self._memories = SQLiteMemoryReads(self._db, self._vectors, self._tokenizer)
+        self._postings = PostingsCache()
+        self._memories = SQLiteMemoryReads(self._db, self._vectors, self._tokenizer, self._postings)
         self._sessions = SQLiteSessionReads(self._db)
         self._jobs = SQLiteJobQueue(self._db)
         self._graph = SQLiteGraphReads(self._db)
@@ -123,6 +125,7 @@ class SQLiteStore:
             self._writes += 1
             if self._writes % _TRIM_EVERY == 0:
                 trim_log(self._db.writer)
+                postings.trim_log(self._db.writer)
 
     def watch_jobs(self, wake: Callable[[], None]) -> Callable[[], None]:  # noqa: ARG002
         return _unwatched  # no cross-process signal on one file: workers poll
