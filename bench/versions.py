@@ -38,7 +38,7 @@ warm, qs = every[1::2], every[0::2][:{queries}]
 rng = random.Random(7)
 users = [f"user{{rng.randrange({tenants})}}" for _ in qs]
 for q in warm:
-    engine.search(q, user_id=users[0], limit=10)
+    engine.search(q, user_id=f"user{{rng.randrange({tenants})}}", limit=10)
 vectors = getattr(engine.store, "_vectors", None)
 if vectors is not None and hasattr(vectors, "wait_for_builds"):
     vectors.wait_for_builds()
