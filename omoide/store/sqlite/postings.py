@@ -26,8 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# Postings held across tenants and terms (~20 bytes each); least recently used lists go first.
-MAX_POSTINGS = 8_000_000
+# Postings held across tenants and terms (24 bytes each: ~96 MB at the bound); least recently
+# used lists go first.
+MAX_POSTINGS = 4_000_000
 # Lists up to this long are loaded when a search first needs them (~5 ms). Reading a longer
 # one into Python costs several times what SQLite's own scan does (a name's 32k postings at
 # 100k memories: ~30 ms against ~7), so searches that need one rank in SQL instead
