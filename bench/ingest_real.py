@@ -2,6 +2,7 @@
 
     python bench/ingest_real.py --base /work/wt-ingest-base          # baseline vs this tree
     python bench/ingest_real.py --base DIR --rounds 3 --modes turn,http8
+    python bench/ingest_real.py --head-env OMOIDE_EMBED_RUNTIME=onnx-int8   # one tree, two runtimes
 
 The LoCoMo dev turns (``<speaker>: <text>``, 788 turns of 2 conversations; user = conversation,
 ``session_<n>``, ``infer=False``) are added by each mode:
@@ -144,11 +145,14 @@ def wait_ready(server: subprocess.Popen[bytes], base: str, tree: Path) -> None:
         c.post("/v1/memories", json=warm).raise_for_status()
 
 
-def http_run(tree: Path, clients: int, data: Path, workdir: Path) -> dict[str, Any]:
+def http_run(
+    tree: Path, clients: int, data: Path, workdir: Path, extra: dict[str, str]
+) -> dict[str, Any]:
     import httpx
 
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(tree), "OMOIDE_DB_URL": f"sqlite:///{workdir}/h.db"}
+    env = {**os.environ, **extra, "PYTHONPATH": str(tree)}
+    env["OMOIDE_DB_URL"] = f"sqlite:///{workdir}/h.db"
     env.pop("OMOIDE_API_KEY", None)
     server = subprocess.Popen(
         [PYTHON, "-m", "omoide", "serve", "--host", "127.0.0.1", "--port", str(port)],
@@ -197,13 +201,13 @@ def http_run(tree: Path, clients: int, data: Path, workdir: Path) -> dict[str, A
     return {"items": sum(len(t) for _, _, t in sessions), "seconds": seconds, "cpu_seconds": cpu}
 
 
-def run(tree: Path, mode: str, data: Path) -> dict[str, Any]:
+def run(tree: Path, mode: str, data: Path, extra: dict[str, str]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="ingest-real-") as tmp:
         workdir = Path(tmp)
         if mode.startswith("http"):
-            out = http_run(tree, int(mode[4:]), data, workdir)
+            out = http_run(tree, int(mode[4:]), data, workdir, extra)
         else:
-            env = {**os.environ, "PYTHONPATH": str(tree)}
+            env = {**os.environ, **extra, "PYTHONPATH": str(tree)}
             cmd = [PYTHON, __file__, "--child", mode, "--data", str(data), "--db"]
             proc = subprocess.run(
                 [*cmd, str(workdir / "m.db")], env=env, capture_output=True, text=True
@@ -224,13 +228,25 @@ def main() -> None:
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--json", type=Path)
+    for side in ("base", "head"):
+        parser.add_argument(
+            f"--{side}-env",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help=f"an environment variable of the {side} runs (OMOIDE_EMBED_RUNTIME=onnx-int8)",
+        )
     parser.add_argument("--child", choices=("turn", "session", "queued"), help=argparse.SUPPRESS)
     parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(child(args.child, args.data, args.db)))
         return
-    trees = {"base": args.base.resolve(), "head": args.head.resolve()}
+    trees = {"base": (args.base or REPO_DIR).resolve(), "head": args.head.resolve()}
+    extra = {
+        "base": dict(kv.split("=", 1) for kv in args.base_env),
+        "head": dict(kv.split("=", 1) for kv in args.head_env),
+    }
     note = machine_note()
     results: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for mode in args.modes.split(","):
@@ -238,7 +254,7 @@ def main() -> None:
         for r in range(args.rounds):
             order = ("base", "head") if r % 2 == 0 else ("head", "base")
             for name in order:
-                res = run(trees[name], mode, args.data)
+                res = run(trees[name], mode, args.data, extra[name])
                 results[mode][name].append(res)
                 print(f"{mode} {name}: {res['items_per_s']:.1f} items/s (load {res['load']})")
                 sys.stdout.flush()
@@ -257,7 +273,8 @@ def main() -> None:
             )
         )
     print(
-        f"\nbase {trees['base']} vs head {trees['head']}, load at start {note['loadavg_at_start']}"
+        f"\nbase {trees['base']} {extra['base'] or ''} vs head {trees['head']}"
+        f" {extra['head'] or ''}, load at start {note['loadavg_at_start']}"
     )
     headers = ["mode", "base items/s", "head items/s", "head/base (range)", "CPU base/head"]
     print(table(headers, rows))

@@ -11,6 +11,7 @@ import pytest
 from omoide import Memory
 from omoide.embed import HashEmbedder
 from omoide.embed.local import LocalEmbedder
+from omoide.embed.onnx import OnnxEmbedder
 from omoide.llm.client import OpenAICompatLLM
 from tests.fakes import FakeLLMServer
 
@@ -62,3 +63,16 @@ def llm(fake_llm: FakeLLMServer) -> Iterator[OpenAICompatLLM]:
     client = OpenAICompatLLM(fake_llm.url, "fake-model", timeout=1.0)
     yield client
     client.close()
+
+
+@pytest.fixture(scope="session")
+def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache directory for the session, so the model is exported once."""
+    return tmp_path_factory.mktemp("onnx-models")
+
+
+@pytest.fixture(scope="session")
+def onnx_embedder(onnx_cache: Path) -> OnnxEmbedder:
+    model = OnnxEmbedder(cache_dir=onnx_cache)
+    model.embed(["warm up"])
+    return model

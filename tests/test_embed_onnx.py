@@ -73,19 +73,6 @@ TEXTS = [
 ]
 
 
-@pytest.fixture(scope="session")
-def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One cache directory for the session, so the model is exported once."""
-    return tmp_path_factory.mktemp("onnx-models")
-
-
-@pytest.fixture(scope="session")
-def onnx_embedder(onnx_cache: Path) -> OnnxEmbedder:
-    model = OnnxEmbedder(cache_dir=onnx_cache)
-    model.embed(["warm up"])
-    return model
-
-
 def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.sum(a * b, axis=1)
 

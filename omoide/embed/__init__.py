@@ -19,7 +19,7 @@ def build_embedder(settings: Settings) -> Embedder:
         from omoide.embed.onnx_int8 import Int8Embedder
 
         return Int8Embedder(settings.embed_threads, settings.embed_batch_size)
-    if settings.embedder == "local" and settings.embed_runtime == "onnx":
+    if settings.embedder == "local" and settings.embed_runtime in ("onnx", "onnx-int8"):
         from omoide.embed.onnx import OnnxEmbedder
 
         return OnnxEmbedder(
@@ -27,6 +27,7 @@ def build_embedder(settings: Settings) -> Embedder:
             settings.embed_threads,
             settings.embed_batch_size,
             cache_dir=settings.models_dir,
+            int8=settings.embed_runtime == "onnx-int8",
         )
     if settings.embedder == "local":
         from omoide.embed.local import LocalEmbedder

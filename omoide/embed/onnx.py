@@ -27,7 +27,8 @@ import re
 import tempfile
 import threading
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,9 @@ from typing import Any
 import numpy as np
 
 from omoide.embed.batching import Coalescer
+from omoide.embed.file_lock import file_lock
 from omoide.embed.local import DEFAULT_MODEL, _model_path
+from omoide.embed.onnx_quantize import ensure_quantized
 from omoide.embed.protocol import normalize
 from omoide.errors import EmbedderError
 
@@ -51,6 +54,7 @@ OUTPUT = "sentence_embedding"
 # (small runs stay in cache and pad less): 140 vs 62 sentences/s uncapped, 220 MB vs 1 GB RSS.
 MAX_TOKENS = 512
 MIN_COSINE = 0.9999  # an export must reproduce sentence-transformers this closely
+INT8_SUFFIX = "+int8"  # the name's suffix with int8 products (OMOIDE_EMBED_RUNTIME=onnx-int8)
 
 _FIX = (
     "install the export dependencies with `pip install 'omoide[local]'` (torch, "
@@ -86,10 +90,14 @@ class OnnxEmbedder:
         threads: int = 1,
         batch_size: int = 64,
         cache_dir: Path | str | None = None,
+        *,
+        int8: bool = False,
     ) -> None:
         self.model_name = model
         # The same name as LocalEmbedder: the export is refused unless the vectors are equal.
-        self.name = f"sentence-transformers/{model}"
+        # int8 products (onnx_quantize.py) give close but other vectors: a name of their own.
+        self.name = f"sentence-transformers/{model}" + (INT8_SUFFIX if int8 else "")
+        self.int8 = int8
         self.threads = threads
         self.batch_size = batch_size
         self.max_tokens = MAX_TOKENS  # padded tokens per onnxruntime run (see MAX_TOKENS)
@@ -111,6 +119,8 @@ class OnnxEmbedder:
         if not texts:
             return np.zeros((0, self._spec.dim or 0), dtype=np.float32)
         try:
+            if self.int8:
+                return _embed_each(self._session, self._tokenizer, texts, self.threads)
             return _embed_sorted(
                 self._session, self._tokenizer, texts, self.batch_size, self.max_tokens
             )
@@ -130,17 +140,27 @@ class OnnxEmbedder:
             ) from exc
         spec = _read_model_dir(Path(_model_path(self.model_name)))
         tokenizer = _tokenizer(spec)
-        path = ensure_exported(spec, self.cache_dir.expanduser(), self.model_name, tokenizer)
+        path = self._model_file(spec, tokenizer)
+        threads = 1 if self.int8 else self.threads  # int8: a thread per text (_embed_each)
         try:
-            session = _session(path, self.threads)
-        except Exception:  # a damaged cache file: export again, once
+            session = _session(path, threads)
+        except Exception:  # a damaged cache file: make it again, once
             path.unlink(missing_ok=True)
-            path = ensure_exported(spec, self.cache_dir.expanduser(), self.model_name, tokenizer)
+            path = self._model_file(spec, tokenizer)
             try:
-                session = _session(path, self.threads)
+                session = _session(path, threads)
             except Exception as exc:
                 raise EmbedderError(f"cannot load {path}: {exc}", retryable=False) from exc
         self._spec, self._tokenizer, self.onnx_path, self._session = spec, tokenizer, path, session
+
+    def _model_file(self, spec: _ModelDir, tokenizer: Any) -> Path:
+        path = ensure_exported(spec, self.cache_dir.expanduser(), self.model_name, tokenizer)
+        if not self.int8:
+            return path
+        float_path = path
+        return ensure_quantized(
+            path, lambda candidate: _worst_cosine(candidate, float_path, tokenizer)
+        )
 
 
 def _embed_sorted(
@@ -164,6 +184,33 @@ def _embed_sorted(
             out = np.empty((len(texts), pooled.shape[1]), dtype=np.float32)
         out[rows] = pooled
     assert out is not None
+    return normalize(out)
+
+
+def _embed_each(session: Any, tokenizer: Any, texts: list[str], workers: int) -> np.ndarray:
+    """One onnxruntime run per text, on ``workers`` threads side by side.
+
+    The int8 graph scales its activations per run, so in a batch a text's vector would depend
+    on its batch mates and their padding (cosine down to 0.96 measured); run alone, a text
+    always gets the same vector. Runs of one text pad nothing, and onnxruntime releases the GIL:
+    on 2 cores, 2 threads embedded 1.3x the texts of 1 with the other core busy.
+    """
+    encodings = tokenizer.encode_batch(texts)
+    feeds = [i.name for i in session.get_inputs()]
+
+    def part(first: int) -> list[np.ndarray]:
+        return [
+            _pooled(session, _pad([encodings[i]], feeds))[0]
+            for i in range(first, len(texts), workers)
+        ]
+
+    if workers <= 1 or len(texts) == 1:
+        return normalize(np.stack(part(0)))
+    with ThreadPoolExecutor(min(workers, len(texts))) as pool:
+        parts = list(pool.map(part, range(min(workers, len(texts)))))
+    out = np.empty((len(texts), parts[0][0].shape[0]), dtype=np.float32)
+    for first, vectors in enumerate(parts):
+        out[first :: len(parts)] = vectors
     return normalize(out)
 
 
@@ -293,7 +340,7 @@ def ensure_exported(spec: _ModelDir, cache_dir: Path, model: str, tokenizer: Any
     target = onnx_file(spec, cache_dir, model)
     if target.is_file():
         return target
-    with _EXPORT_LOCK, _file_lock(target.with_suffix(".lock")):
+    with _EXPORT_LOCK, file_lock(target.with_suffix(".lock")):
         if target.is_file():  # another thread or process finished it while we waited
             return target
         fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=f".{target.stem}-", suffix=".tmp")
@@ -305,22 +352,6 @@ def ensure_exported(spec: _ModelDir, cache_dir: Path, model: str, tokenizer: Any
         finally:
             Path(tmp).unlink(missing_ok=True)
     return target
-
-
-@contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
-    """An exclusive advisory lock between processes (POSIX); elsewhere the rename suffices."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
-        yield
-        return
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _export(spec: _ModelDir, target: Path, tokenizer: Any) -> None:
@@ -393,6 +424,13 @@ def _check_export(path: Path, tokenizer: Any, expected: np.ndarray) -> None:
             f"{cosine:.5f} < {MIN_COSINE}): set OMOIDE_EMBED_RUNTIME=torch",
             retryable=False,
         )
+
+
+def _worst_cosine(candidate: Path, reference: Path, tokenizer: Any) -> float:
+    """The least cosine between two graphs' vectors of the probe texts."""
+    got = _embed_each(_session(candidate, 1), tokenizer, _PROBES, 1)
+    expected = _embed_sorted(_session(reference, 1), tokenizer, _PROBES, 8)
+    return float(np.min(np.sum(got * expected, axis=1)))
 
 
 def _mean_pooled(torch: Any, model: Any) -> Any:

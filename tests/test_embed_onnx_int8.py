@@ -1,0 +1,137 @@
+"""OMOIDE_EMBED_RUNTIME=onnx-int8: the exported model with int8 products, made once, named apart."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import omoide.embed.onnx_quantize as quantize_module
+from omoide import Memory
+from omoide.config import Settings
+from omoide.embed import build_embedder
+from omoide.embed.onnx import OnnxEmbedder
+from omoide.engine.word_vectors import CALIBRATED
+from omoide.errors import EmbedderError
+from tests.test_embed_onnx import TEXTS, cosines
+
+FACTS = [
+    "I like jasmine tea",
+    "My sister lives in Osaka",
+    "I am learning to paint lakes",
+    "Our dog Oscar chews every shoe in the house",
+]
+
+
+def _cache_with_float_export(directory: Path, float_model: OnnxEmbedder) -> Path:
+    """A models directory holding the float export only (exporting again takes ~30 s)."""
+    assert float_model.onnx_path is not None
+    directory.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(float_model.onnx_path, directory / float_model.onnx_path.name)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def int8_cache(tmp_path_factory: pytest.TempPathFactory, onnx_embedder: OnnxEmbedder) -> Path:
+    return _cache_with_float_export(tmp_path_factory.mktemp("int8-models"), onnx_embedder)
+
+
+@pytest.fixture(scope="module")
+def int8_embedder(int8_cache: Path) -> OnnxEmbedder:
+    model = OnnxEmbedder(cache_dir=int8_cache, int8=True)
+    model.embed(["warm up"])
+    return model
+
+
+def test_vectors_are_close_to_the_float_models_under_a_name_of_their_own(
+    int8_embedder: OnnxEmbedder, onnx_embedder: OnnxEmbedder
+) -> None:
+    ours, floats = int8_embedder.embed(TEXTS), onnx_embedder.embed(TEXTS)
+    assert ours.shape == floats.shape and ours.dtype == np.float32
+    assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+    similarity = cosines(ours, floats)
+    assert similarity.min() >= quantize_module.MIN_COSINE
+    assert similarity.mean() >= 0.98
+    assert not np.array_equal(ours, floats)  # int8 products: not the float vectors
+    assert int8_embedder.name == "sentence-transformers/all-MiniLM-L6-v2+int8"
+    assert int8_embedder.name != onnx_embedder.name
+    # the expansion's word-similarity threshold holds for it (measured: bench/README.md)
+    assert int8_embedder.name in CALIBRATED
+
+
+def test_a_texts_vector_does_not_depend_on_its_batch(int8_embedder: OnnxEmbedder) -> None:
+    # int8 activations are scaled per run: batched, a text's vector would move with its batch
+    # mates' lengths and padding. Each text runs alone, so the same text gives the same vector
+    # in any call, in order, whichever worker thread ran it.
+    texts = ["hi", TEXTS[31], "word " * 100, "🙂", "I like jasmine tea", "", "a b c d"]
+    together = int8_embedder.embed(texts)
+    alone = np.concatenate([int8_embedder.embed([t]) for t in texts])
+    assert np.array_equal(together, alone)
+    assert np.array_equal(int8_embedder.embed(texts[::-1])[::-1], together)
+    assert (together @ together.T - np.eye(len(texts))).max() < 0.95
+
+
+def test_the_int8_file_is_made_once_and_reused(
+    int8_embedder: OnnxEmbedder, int8_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = int8_embedder.onnx_path
+    assert path is not None and path.parent == int8_cache and path.name.endswith("-int8v1.onnx")
+    mtime = path.stat().st_mtime_ns
+
+    def no_quantize(*args: object) -> None:
+        raise AssertionError("quantised again")
+
+    monkeypatch.setattr(quantize_module, "_quantize", no_quantize)
+    again = OnnxEmbedder(cache_dir=int8_cache, int8=True)
+    vectors = again.embed(FACTS)
+    assert again.onnx_path == path and path.stat().st_mtime_ns == mtime
+    assert cosines(vectors, int8_embedder.embed(FACTS)).min() >= 0.9999
+    assert not list(int8_cache.glob("*.tmp"))
+
+
+def test_a_quantisation_too_far_from_the_float_model_is_refused(
+    tmp_path: Path, onnx_embedder: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = _cache_with_float_export(tmp_path / "models", onnx_embedder)
+    monkeypatch.setattr(quantize_module, "MIN_COSINE", 1.01)  # no int8 model can reach it
+    with pytest.raises(EmbedderError) as info:
+        OnnxEmbedder(cache_dir=cache, int8=True).embed(["x"])
+    assert not info.value.retryable
+    assert "OMOIDE_EMBED_RUNTIME=onnx" in info.value.message
+    assert [p.name for p in cache.glob("*.onnx")] == [onnx_embedder.onnx_path.name]  # type: ignore[union-attr]
+    assert not list(cache.glob("*.tmp"))
+
+
+def test_a_float_database_switches_to_int8_through_reindex(
+    tmp_path: Path, onnx_embedder: OnnxEmbedder, int8_embedder: OnnxEmbedder
+) -> None:
+    path = tmp_path / "omoide.db"
+    with Memory(path, embedder=onnx_embedder, workers=0) as memory:
+        for fact in FACTS:
+            memory.add(fact, user_id="alice")
+    with Memory(path, embedder=int8_embedder, workers=0) as memory:
+        with pytest.raises(EmbedderError) as info:
+            memory.add("I drink oolong on Sundays", user_id="alice")
+        assert "omoide reindex" in info.value.message
+        assert memory.reindex() == len(FACTS)
+        memory.add("I drink oolong on Sundays", user_id="alice")
+        found = memory.search("What does the user drink?", user_id="alice", recipe="vector")
+    assert not found.degraded
+    assert found.hits[0].memory.text in ("I like jasmine tea", "I drink oolong on Sundays")
+    assert {h.memory.text for h in found.hits[:2]} == {
+        "I like jasmine tea",
+        "I drink oolong on Sundays",
+    }
+
+
+def test_settings_choose_the_int8_runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OMOIDE_EMBED_RUNTIME", "onnx-int8")
+    model = build_embedder(Settings(data_dir=tmp_path))
+    assert isinstance(model, OnnxEmbedder) and model.int8
+    assert model.name.endswith("+int8") and model.cache_dir == tmp_path / "models"
+    assert not (tmp_path / "models").exists()  # nothing is loaded before the first embed
+    monkeypatch.setenv("OMOIDE_EMBED_RUNTIME", "int8")
+    with pytest.raises(ValueError, match="onnx-int8"):
+        Settings(data_dir=tmp_path)
