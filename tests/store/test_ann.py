@@ -9,7 +9,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -349,6 +352,95 @@ def test_a_large_graph_is_built_in_the_background_while_searches_stay_exact(
         assert recall(store, *now, queries[3:]) >= 0.98
     finally:
         store.close()
+
+
+@pytest.fixture
+def building(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[SQLiteStore, np.ndarray, list[str], threading.Event]]:
+    """A tenant above the threshold whose graph build waits for the returned event."""
+    monkeypatch.setenv("OMOIDE_ANN_THRESHOLD", str(THRESHOLD))
+    monkeypatch.setattr(ann, "SYNC_BUILD", THRESHOLD)
+    release = threading.Event()
+    real_build = ann.build
+
+    def held_build(*args: Any, **kwargs: Any) -> ann.AnnTenant:
+        assert release.wait(600)
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(ann, "build", held_build)
+    store = SQLiteStore(tmp_path / "m.db")
+    vecs = clustered(N, seed=21)
+    ids = fill(store, vecs)
+    search(store, vecs[0])  # loads the tenant; the build waits
+    try:
+        yield store, vecs, ids, release
+    finally:
+        release.set()
+        store.close()
+
+
+def test_while_a_graph_is_built_the_scan_holds_float16_and_answers_exactly(
+    building: tuple[SQLiteStore, np.ndarray, list[str], threading.Event],
+) -> None:
+    """During a build the tenant's matrix is float16 (half the memory beside the growing graph):
+    its top k is re-scored from the float32 rows, so ids, order and scores are the exact scan's,
+    including rows written and deleted during the build."""
+    store, vecs, ids, release = building
+    matrix = store._vectors._tenants[tenant_key(ALICE)]
+    assert not isinstance(matrix, ann.AnnTenant) and matrix.half
+    assert matrix.mat.dtype == np.float16
+    queries = clustered(40, seed=22)
+    for k in (1, 10, 60):
+        for q in queries[:20]:
+            hits = store.memories.vector_search(ALICE, q, SearchFilters(), k)
+            scores = vecs @ q
+            assert [h[0] for h in hits] == exact(vecs, ids, q, k)
+            for memory_id, score in hits:
+                assert score == pytest.approx(float(scores[ids.index(memory_id)]), abs=1e-6)
+    # cosine ~0.99995 to row 5: float32 tells them apart, float16 (error ~5e-4) need not
+    near = vecs[5] + 0.01 * clustered(1, seed=23)[0]
+    near = (near / np.linalg.norm(near)).astype(np.float32)
+    with store.transaction() as tx:
+        twin = tx.memories.insert_memory(ALICE, NewMemory(text="twin"), "test").id
+        tx.memories.put_vector(ALICE, twin, near)
+        tx.memories.delete_memory(ALICE, ids[7], "test")
+    now = np.concatenate([vecs, near[None]]), [*ids, twin]
+    expected = [i for i in exact(*now, vecs[5], 12) if i != ids[7]][:10]
+    assert search(store, vecs[5]) == expected and expected[:2] == [ids[5], twin]
+    assert ids[7] not in search(store, vecs[7], k=50)
+    release.set()
+    assert store._vectors.wait_for_builds(timeout=600)
+    search(store, queries[30])  # switches to the graph
+    assert isinstance(store._vectors._tenants.get(tenant_key(ALICE)), ann.AnnTenant)
+    assert search(store, near, k=1) == [twin]
+
+
+def test_rows_near_the_kth_best_are_ranked_by_their_float32_scores(
+    building: tuple[SQLiteStore, np.ndarray, list[str], threading.Event],
+) -> None:
+    """40 rows within float16's error of each other: the k-th best and its neighbours come from
+    re-scoring every row near the boundary, not from the float16 order."""
+    store, vecs, ids, _ = building
+    crowd = vecs[9] + 0.05 * clustered(40, seed=24)
+    crowd = (crowd / np.linalg.norm(crowd, axis=1, keepdims=True)).astype(np.float32)
+    crowd_ids = fill(store, crowd)
+    every = np.concatenate([vecs, crowd]), [*ids, *crowd_ids]
+    exact_by_seq = {
+        seq: float(every[0][every[1].index(memory_id)] @ vecs[9])
+        for memory_id, seq in store._db.reader().execute("SELECT id, seq FROM memories")
+    }
+    ranked = sorted(exact_by_seq.values(), reverse=True)
+    for k in (5, 17, 33):
+        top, _, approximate = store._vectors.top_k(
+            store._db.reader(), tenant_key(ALICE), vecs[9], k
+        )
+        assert len(top) == k and not approximate
+        scores = [score for _, score in top]
+        assert scores == sorted(scores, reverse=True)
+        for seq, score in top:  # exact scores (float32 sums may differ in the last bit)
+            assert score == pytest.approx(exact_by_seq[seq], abs=1e-6)
+        assert scores[-1] == pytest.approx(ranked[k - 1], abs=1e-6)  # none better left out
 
 
 def test_an_encrypted_store_writes_no_graph_beside_its_file(
