@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from omoide.store.ports.memories import NewMemory
-from omoide.store.sqlite import SQLiteStore, ann
+from omoide.store.sqlite import SQLiteStore, ann, vectors
 from omoide.store.sqlite.rows import tenant_key
 from omoide.types import MemoryType, SearchFilters
 from tests.store.contract import ALICE, BOB
@@ -339,6 +339,9 @@ def test_a_large_graph_is_built_in_the_background_while_searches_stay_exact(
         ids = fill(store, vecs)
         queries = clustered(20, seed=14)
         assert search(store, queries[0]) == exact(vecs, ids, queries[0], 10)  # exact meanwhile
+        matrix = store._vectors._tenants.get(tenant_key(ALICE))
+        if matrix is not None and not isinstance(matrix, ann.AnnTenant):  # the build is on
+            assert not matrix.half  # below vectors.HALF_FROM: the fast float32 scan
         with store.transaction() as tx:  # during the build, or after it: found either way
             new = tx.memories.insert_memory(ALICE, NewMemory(text="new"), "test").id
             tx.memories.put_vector(ALICE, new, queries[1])
@@ -361,6 +364,7 @@ def building(
     """A tenant above the threshold whose graph build waits for the returned event."""
     monkeypatch.setenv("OMOIDE_ANN_THRESHOLD", str(THRESHOLD))
     monkeypatch.setattr(ann, "SYNC_BUILD", THRESHOLD)
+    monkeypatch.setattr(vectors, "HALF_FROM", THRESHOLD)
     release = threading.Event()
     real_build = ann.build
 

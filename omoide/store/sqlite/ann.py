@@ -166,6 +166,18 @@ class AnnTenant:
         return self.groups.expand([int(key) for key in found.keys], k)
 
 
+def exact_search(rows: np.ndarray, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Positions and inner products of the ``k`` rows nearest to ``query``, best first, by
+    usearch's SIMD brute force in the rows' own type (numpy multiplies float16 slowly)."""
+    _usearch()  # loads onnxruntime first (see there)
+    from usearch.index import search
+
+    found = search(rows, query.astype(rows.dtype), k, "ip", exact=True, threads=1)
+    keys = np.asarray(found.keys, dtype=np.int64).ravel()[:k]
+    scores = 1.0 - np.asarray(found.distances, dtype=np.float32).ravel()[:k]
+    return keys, scores
+
+
 def new_index(dim: int) -> Any:
     return _usearch()(
         ndim=dim,

@@ -24,19 +24,23 @@ from omoide.store.sqlite import ann
 from omoide.store.sqlite.db import snapshot
 
 _LOG_KEEP = 100_000
-# A float16 scan's score is within 2**-11 of the float32 one for unit vectors (each component
-# rounds by at most that share of itself), so every row of the exact top k scores, in float16,
-# at least the k-th best float16 score minus twice that; 0.002 leaves room for the sums' own
-# rounding. Those rows are re-scored from their float32 rows.
-HALF_MARGIN = 0.002
+# Tenants from which the exact scan holds float16 while their graph is built (minutes at 1M
+# rows): at 1M, peak RSS 2.3 GB instead of 3.0 (float32 matrix and growing graph together).
+# numpy has no fast float16 product (11x its float32 one at 1M rows here), so those scans run
+# through usearch's SIMD brute force: 125-165 ms at 1M rows against 55 for numpy's float32.
+# Below this size the float32 matrix is small and the scan fast: it stays.
+HALF_FROM = 200_000
+# A float16 score (row and query rounded, each component by at most 2**-11 of itself) is within
+# ~2**-10 of the float32 one for unit vectors, so every row of the exact top k scores, in
+# float16, at least the k-th best float16 score minus twice that; 0.004 leaves room for the
+# sums' own rounding. Those rows are re-scored from their float32 rows.
+HALF_MARGIN = 0.004
 _HALF_POOL_MAX = 2_000  # rows re-scored beyond k at most (many equal vectors at the k-th score)
-_HALF_CHUNK = 65_536  # rows converted to float32 at a time by a float16 scan
 
 
 class _TenantMatrix:
-    """A tenant's vectors for the exact scan. ``half``: float16, for a tenant whose graph is
-    being built (minutes at 1M rows): half the memory while the graph grows beside it (peak RSS
-    at 1M rows 3.0 GB with float32), answers re-scored from the float32 rows (``top_k``)."""
+    """A tenant's vectors for the exact scan. ``half``: float16, for a large tenant whose graph
+    is being built (``HALF_FROM``), its answers re-scored from the float32 rows (``top_k``)."""
 
     def __init__(self, dim: int, *, half: bool = False) -> None:
         self.dim = dim
@@ -103,14 +107,18 @@ class _TenantMatrix:
         self.n = last
 
     def scores(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if not self.half:
-            return self.seqs[: self.n], self.mat[: self.n] @ query
-        # numpy has no BLAS product for float16: convert a slice at a time
-        out = np.empty(self.n, dtype=np.float32)
-        for start in range(0, self.n, _HALF_CHUNK):
-            end = min(start + _HALF_CHUNK, self.n)
-            out[start:end] = self.mat[start:end].astype(np.float32) @ query
-        return self.seqs[: self.n], out
+        return self.seqs[: self.n], self.mat[: self.n] @ query
+
+    def near_best(self, query: np.ndarray, k: int, margin: float) -> np.ndarray:
+        """The ``memory_seq`` of every row whose float16 score is within ``margin`` of the k-th
+        best float16 score (capped at ``k + _HALF_POOL_MAX`` rows)."""
+        want = min(self.n, k + 64)
+        while True:
+            positions, scores = ann.exact_search(self.mat[: self.n], query, want)
+            boundary = scores[min(k, len(scores)) - 1] - margin
+            if want >= min(self.n, k + _HALF_POOL_MAX) or scores[-1] < boundary:
+                return np.asarray(self.seqs[positions[scores >= boundary]], dtype=np.int64)
+            want = min(self.n, k + _HALF_POOL_MAX, want * 4)
 
 
 _Tenant = _TenantMatrix | ann.AnnTenant
@@ -160,37 +168,23 @@ class VectorCache:
                 found = self._fetch(conn, matrix.candidates(query, k))
                 scored = [(seq, float(vec @ query)) for seq, vec in found]
                 return sorted(scored, key=lambda x: -x[1])[:k], matrix.n, True
-            seqs, scores = matrix.scores(query)
             if matrix.half:
-                return self._rescored(conn, seqs, scores, query, k), matrix.n, False
+                return self._rescored(conn, matrix, query, k), matrix.n, False
+            seqs, scores = matrix.scores(query)
             part = np.argpartition(-scores, k)[:k] if k < len(scores) else np.arange(len(scores))
             order = part[np.argsort(-scores[part], kind="stable")]
             return [(int(seqs[i]), float(scores[i])) for i in order], matrix.n, False
 
     def _rescored(
-        self,
-        conn: sqlite3.Connection,
-        seqs: np.ndarray,
-        scores: np.ndarray,
-        query: np.ndarray,
-        k: int,
+        self, conn: sqlite3.Connection, matrix: _TenantMatrix, query: np.ndarray, k: int
     ) -> list[tuple[int, float]]:
-        """The top ``k`` of a float16 scan, re-scored from the float32 rows: every row within
-        ``HALF_MARGIN`` of the k-th best (so the exact top k among them), best first."""
-        if k < len(scores):
-            kth = np.partition(scores, len(scores) - k)[len(scores) - k]
-            pool = np.flatnonzero(scores >= kth - HALF_MARGIN * float(np.linalg.norm(query)))
-            if len(pool) > k + _HALF_POOL_MAX:
-                pool = np.sort(pool[np.argsort(-scores[pool])[: k + _HALF_POOL_MAX]])
-        else:
-            pool = np.arange(len(scores))
+        """The exact top ``k`` of a float16 matrix: every row within ``HALF_MARGIN`` of its k-th
+        best, re-scored from the float32 rows, best first."""
+        margin = HALF_MARGIN * float(np.linalg.norm(query))
+        pool = matrix.near_best(query, k, margin).tolist()
         # read after the snapshot: a row deleted meanwhile is gone, one of another model skipped
-        found = {
-            seq: vec
-            for seq, vec in self._fetch(conn, seqs[pool].tolist())
-            if len(vec) == len(query)
-        }
-        scored = [(seq, float(found[seq] @ query)) for seq in seqs[pool].tolist() if seq in found]
+        found = {seq: vec for seq, vec in self._fetch(conn, pool) if len(vec) == len(query)}
+        scored = [(seq, float(found[seq] @ query)) for seq in pool if seq in found]
         scored.sort(key=lambda hit: -hit[1])
         return scored[:k]
 
@@ -316,8 +310,9 @@ class VectorCache:
             if graph is not None:
                 self._tenants[tenant] = graph
                 return
-        building = tenant in self._builds  # a graph is on its way: float16 meanwhile
-        matrix = _TenantMatrix(dim, half=building)  # meanwhile (or for good)
+        # a large tenant's graph on its way: float16 meanwhile
+        half = tenant in self._builds and count >= HALF_FROM
+        matrix = _TenantMatrix(dim, half=half)  # meanwhile (or for good)
         matrix.load(conn, tenant, count)
         self._tenants[tenant] = matrix
 
