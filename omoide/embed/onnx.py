@@ -157,10 +157,7 @@ class OnnxEmbedder:
         path = ensure_exported(spec, self.cache_dir.expanduser(), self.model_name, tokenizer)
         if not self.int8:
             return path
-        float_path = path
-        return ensure_quantized(
-            path, lambda candidate: _worst_cosine(candidate, float_path, tokenizer)
-        )
+        return ensure_quantized(path, lambda candidate: _worst_cosine(candidate, path, tokenizer))
 
 
 def _embed_sorted(

@@ -16,6 +16,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -46,10 +47,13 @@ class _TenantMatrix:
         self.dim = dim
         self.n = 0
         self.half = half
-        self.dtype = np.float16 if half else np.float32
         self.seqs = np.zeros(64, dtype=np.int64)
         self.mat = np.zeros((64, dim), dtype=self.dtype)
         self.pos: dict[int, int] = {}
+
+    @property
+    def dtype(self) -> type[np.floating[Any]]:
+        return np.float16 if self.half else np.float32
 
     def load(self, conn: sqlite3.Connection, tenant: str, count: int) -> None:
         """Fill an empty matrix in chunks straight from the rows (no full copy of them)."""
@@ -69,10 +73,7 @@ class _TenantMatrix:
     def _append(self, seqs: np.ndarray, mat: np.ndarray) -> None:
         end = self.n + len(seqs)
         if end > len(self.seqs):
-            self.seqs = np.resize(self.seqs, end * 2)
-            grown = np.zeros((end * 2, self.dim), dtype=self.dtype)
-            grown[: self.n] = self.mat[: self.n]
-            self.mat = grown
+            self._grow(end * 2)
         self.seqs[self.n : end] = seqs
         self.mat[self.n : end] = mat
         self.pos.update((int(q), self.n + i) for i, q in enumerate(seqs))
@@ -84,15 +85,18 @@ class _TenantMatrix:
         idx = self.pos.get(seq)
         if idx is None:
             if self.n == len(self.seqs):
-                self.seqs = np.resize(self.seqs, max(64, self.n * 2))
-                grown = np.zeros((max(64, self.n * 2), self.dim), dtype=self.dtype)
-                grown[: self.n] = self.mat[: self.n]
-                self.mat = grown
+                self._grow(max(64, self.n * 2))
             idx = self.n
             self.n += 1
             self.pos[seq] = idx
             self.seqs[idx] = seq
         self.mat[idx] = vec
+
+    def _grow(self, capacity: int) -> None:
+        self.seqs = np.resize(self.seqs, capacity)
+        grown = np.zeros((capacity, self.dim), dtype=self.dtype)
+        grown[: self.n] = self.mat[: self.n]
+        self.mat = grown
 
     def remove(self, seq: int) -> None:
         idx = self.pos.pop(seq, None)
