@@ -37,7 +37,7 @@ from paired import bootstrap, per_group
 from omoide.config import Settings
 from omoide.embed import build_embedder
 from omoide.engine import search as search_module
-from omoide.engine.vocabulary import common_words
+from omoide.engine.search.vocabulary import common_words
 from omoide.retrieval.expansion import expandable, expansion_terms
 from omoide.retrieval.fusion import fused_ids
 from omoide.retrieval.terms import keyword_terms

@@ -5,7 +5,7 @@
     python bench/expansion_vocabulary.py --db-url postgresql://... --queries 200
 
 Two engines over the same store, each with its own word vectors, both cold: ``table``
-(``omoide.engine.vocabulary``: the list's words read from the saved table, other words left
+(``omoide.engine.search.vocabulary``: the list's words read from the saved table, other words left
 out) and ``on demand`` (every word embedded on demand into one cache
 shared by all tenants, as before the table). The same questions go
 to both, alternating which goes first; latency includes embedding the query. The table is
@@ -27,8 +27,8 @@ from scale import questions
 
 from omoide.config import Settings
 from omoide.embed import build_embedder
-from omoide.engine.embedding import Embedding
-from omoide.engine.vocabulary import shared_vocabulary
+from omoide.engine.search.vocabulary import shared_vocabulary
+from omoide.engine.shared.embedding import Embedding
 from omoide.memory import Memory
 
 

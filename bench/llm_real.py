@@ -241,7 +241,7 @@ def omoide_env(base_url: str, model: str, data: Path, port: int) -> dict[str, st
 def bench(base_url: str, model: str, sessions: int, work: Path) -> dict[str, Any]:
     port = free_port()
     env = omoide_env(base_url, model, work, port)
-    cmd = [sys.executable, "-m", "omoide.server"]
+    cmd = [sys.executable, "-m", "omoide.compat.jiuwen.server"]
     started = time.monotonic()
     with process(cmd, env, work / "omoide.log") as proc:
         url = f"http://127.0.0.1:{port}"

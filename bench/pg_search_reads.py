@@ -1,6 +1,6 @@
 """Per-search read overhead on PostgreSQL: the reads a vector search makes, before and after.
 
-A search's vector half is ``vector_search`` then ``unembedded_count`` (``engine/search.py``).
+A search's vector half is ``vector_search`` then ``unembedded_count`` (``engine/search/service.py``).
 This times both through the port on one tenant (random unit vectors, HNSW index built when the
 tenant is large, as ``ann`` would), against the previous implementation of the same two calls
 (an anti-join count; the tenant-size count, the index lookup and three ``SET LOCAL`` as

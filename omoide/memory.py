@@ -23,18 +23,18 @@ from pydantic import ValidationError
 from omoide.config import Settings, load_settings
 from omoide.embed import Embedder
 from omoide.engine import Engine, ExtractionRequest, KnowledgeConfig, Services
-from omoide.engine.chunks import ChunkService
-from omoide.engine.consolidate import ConsolidationService
+from omoide.engine.chunks.service import ChunkService
+from omoide.engine.consolidation.service import ConsolidationService
 from omoide.engine.context import ContextService
 from omoide.engine.graph import GraphService
 from omoide.engine.maintenance import MaintenanceService
 from omoide.engine.memories import MemoryService
 from omoide.engine.projects import ProjectService
 from omoide.engine.scopes import ScopeService
-from omoide.engine.search import SearchService
+from omoide.engine.search.service import SearchService
 from omoide.engine.sessions import SessionService
 from omoide.engine.summaries import SummaryService
-from omoide.engine.transfer import Progress, TransferReport, TransferService
+from omoide.engine.transfer.service import Progress, TransferReport, TransferService
 from omoide.engine.variables import VariableService
 from omoide.errors import InvalidInput
 from omoide.extract import MemVariable

@@ -19,32 +19,31 @@ from typing import Any, Literal
 
 from omoide.config import Settings
 from omoide.embed import Embedder, build_embedder
-from omoide.engine.chunking import ChunkConfig
-from omoide.engine.chunks import ChunkService, ChunkTrigger
-from omoide.engine.consolidate import ConsolidationService
+from omoide.engine.chunks.service import ChunkService, ChunkTrigger
+from omoide.engine.consolidation.dreaming import DreamingService
+from omoide.engine.consolidation.service import ConsolidationService
 from omoide.engine.context import ContextService
 from omoide.engine.core import Engine
-from omoide.engine.dreaming import DreamingService
-from omoide.engine.embedding import Embedding
-from omoide.engine.events import MemoryEvents
 from omoide.engine.expiry import ExpiryService
-from omoide.engine.extraction import ExtractionService
+from omoide.engine.extraction.service import ExtractionService
+from omoide.engine.extraction.steps import StepDeps
 from omoide.engine.graph import GraphService
 from omoide.engine.ingest import IngestService
 from omoide.engine.llm_health import LLMHealth
 from omoide.engine.maintenance import MaintenanceService
 from omoide.engine.memories import MemoryService
-from omoide.engine.mirror import MarkdownMirror
-from omoide.engine.policy import KnowledgeConfig
+from omoide.engine.mirror.service import MarkdownMirror
 from omoide.engine.projects import ProjectService
 from omoide.engine.scopes import ScopeService
-from omoide.engine.search import SearchService
+from omoide.engine.search.service import SearchService
 from omoide.engine.services import ServiceConfig, Services
 from omoide.engine.sessions import SessionService
-from omoide.engine.signal import JobSignal
-from omoide.engine.steps import StepDeps
+from omoide.engine.shared.embedding import Embedding
+from omoide.engine.shared.events import MemoryEvents
+from omoide.engine.shared.job_signal import JobSignal
+from omoide.engine.shared.knowledge import ChunkConfig, KnowledgeConfig
 from omoide.engine.summaries import SummaryService
-from omoide.engine.transfer import TransferService
+from omoide.engine.transfer.service import TransferService
 from omoide.engine.variables import VariableService
 from omoide.llm import LLM, build_llm
 from omoide.llm.probe import probe

@@ -16,7 +16,7 @@ from omoide.llm.client import OpenAICompatLLM
 from tests.fakes import FakeLLMServer
 
 # A background build of the expansion's word table shares embedding batches with the tests'
-# own calls and moves their vectors in the last bits (omoide/engine/vocabulary.py): searches
+# own calls and moves their vectors in the last bits (omoide/engine/search/vocabulary.py): searches
 # only load a saved table here; tests/engine/test_vocabulary.py builds its tables itself.
 os.environ.setdefault("OMOIDE_WORD_TABLE_BUILD", "false")
 

@@ -13,7 +13,7 @@ from omoide import Memory
 from omoide.config import Settings
 from omoide.embed import build_embedder
 from omoide.embed.onnx import OnnxEmbedder
-from omoide.engine.word_vectors import CALIBRATED
+from omoide.engine.search.word_vectors import CALIBRATED
 from omoide.errors import EmbedderError
 from tests.test_embed_onnx import TEXTS, cosines
 

@@ -1,1 +1,1 @@
-"""The HTTP interface: ``omoide.api.app.create_app`` and ``omoide.api.server.serve``."""
+"""The HTTP interface: ``omoide.serve.app.create_app`` and ``omoide.serve.server.serve``."""

@@ -1,5 +1,5 @@
-"""Dependencies, declared once as ``Annotated`` aliases: the memory (and its services), the
-WilmerAI services over them, and the caller's tenant."""
+"""Dependencies, declared once as ``Annotated`` aliases: the memory (and its services) and the
+caller's tenant."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from omoide.compat.wilmer import Wilmer
 from omoide.config import TenantKey
 from omoide.engine import Services
 from omoide.errors import Forbidden, NotFound
@@ -15,17 +14,13 @@ from omoide.memory import Memory
 from omoide.types import DEFAULT_ID, Scope
 
 
-def get_engine(request: Request) -> Memory:
-    memory: Memory = request.app.state.engine
+def get_memory(request: Request) -> Memory:
+    memory: Memory = request.app.state.memory
     return memory
 
 
 def get_services(request: Request) -> Services:
-    return get_engine(request).engine.services
-
-
-def get_wilmer(request: Request) -> Wilmer:
-    return Wilmer.of(get_engine(request))
+    return get_memory(request).engine.services
 
 
 class Tenancy:
@@ -82,7 +77,6 @@ def get_tenancy(request: Request) -> Tenancy:
     return Tenancy(getattr(request.state, "tenant", None))
 
 
-EngineDep = Annotated[Memory, Depends(get_engine)]
+MemoryDep = Annotated[Memory, Depends(get_memory)]
 ServicesDep = Annotated[Services, Depends(get_services)]
-WilmerDep = Annotated[Wilmer, Depends(get_wilmer)]
 TenancyDep = Annotated[Tenancy, Depends(get_tenancy)]

@@ -21,7 +21,7 @@ Read from the engine at each scrape (``EngineCollector``), through the calls the
 
 Reported by the engine as they happen (``CallMetrics``, the ``omoide.observe.Observer`` the
 app hands to the ``Memory`` it builds; an app given an engine gets them when that engine was
-built with the same ``CallMetrics``, ``create_app(settings, engine, calls=...)``):
+built with the same ``CallMetrics``, ``create_app(settings, memory, calls=...)``):
 
     omoide_embed_call_duration_seconds{outcome}   each embedder call (outcome ok or error)
     omoide_embed_call_errors_total{error}         failed embedder calls by error class
@@ -252,7 +252,7 @@ def _health_metrics(report: dict[str, Any]) -> Iterator[Metric]:
 
 def install(app: FastAPI, metrics: Metrics, calls: CallMetrics) -> None:
     """Serve ``GET /metrics`` from ``metrics.registry``, with the engine's gauges and calls."""
-    metrics.registry.register(EngineCollector(lambda: getattr(app.state, "engine", None)))
+    metrics.registry.register(EngineCollector(lambda: getattr(app.state, "memory", None)))
     metrics.registry.register(calls)
 
     @app.get(PATH, include_in_schema=False)

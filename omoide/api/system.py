@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
-from omoide.api.deps import EngineDep, TenancyDep
+from omoide.api.deps import MemoryDep, TenancyDep
 from omoide.api.errors import UNAUTHORIZED
 from omoide.api.models import HealthQuery
 from omoide.errors import Unauthorized
@@ -65,7 +65,7 @@ def root(request: Request) -> dict[str, Any]:
 def health(
     request: Request,
     query: Annotated[HealthQuery, Query()],
-    engine: EngineDep,
+    engine: MemoryDep,
     tenancy: TenancyDep,
 ) -> JSONResponse:
     """Status of the store, the embedder and the LLM: `ok`, `down` or `disabled`, with versions.

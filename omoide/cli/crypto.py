@@ -12,9 +12,9 @@ from pathlib import Path
 
 import typer
 
+from omoide import store
 from omoide.cli.core import JsonOpt, _emit, _errors, _existing_db, _settings, app, out
 from omoide.config import Settings
-from omoide.engine import admin
 from omoide.errors import InvalidInput
 
 NEW_KEY_ENV = "OMOIDE_NEW_ENCRYPTION_KEY"
@@ -46,7 +46,7 @@ def encrypt(as_json: JsonOpt = False) -> None:
     Stop the server first.  Example: OMOIDE_ENCRYPTION_KEY=... omoide encrypt"""
     path = _existing_db()
     key = _settings().encryption_passphrase or _prompt("New encryption key", confirm=True)
-    admin.change_encryption(path, None, key)
+    store.change_encryption(path, None, key)
     _done(path, f"encrypted {path}; keep OMOIDE_ENCRYPTION_KEY set to open it", as_json)
 
 
@@ -56,7 +56,7 @@ def decrypt(as_json: JsonOpt = False) -> None:
     """Write the database back unencrypted, in place (the key from OMOIDE_ENCRYPTION_KEY or
     the prompt). Stop the server first; unset the key afterwards."""
     path = _existing_db()
-    admin.change_encryption(path, _current_key(_settings()), None)
+    store.change_encryption(path, _current_key(_settings()), None)
     _done(path, f"decrypted {path}; unset OMOIDE_ENCRYPTION_KEY to open it", as_json)
 
 
@@ -69,5 +69,5 @@ def rekey(as_json: JsonOpt = False) -> None:
     path = _existing_db()
     old = _current_key(_settings())
     new = os.environ.get(NEW_KEY_ENV) or _prompt("New encryption key", confirm=True)
-    admin.change_encryption(path, old, new)
+    store.change_encryption(path, old, new)
     _done(path, f"re-keyed {path}; set OMOIDE_ENCRYPTION_KEY to the new key", as_json)

@@ -31,9 +31,9 @@ def backup(path: Path, as_json: JsonOpt = False) -> None:
 
     Example: omoide backup ~/omoide-2026-11-29.db
     """
-    from omoide.engine import admin
+    from omoide import store
 
-    admin.backup(_existing_db(), path, _settings().encryption_passphrase)
+    store.backup(_existing_db(), path, encryption_key=_settings().encryption_passphrase)
     _emit({"backup": str(path)}, as_json, lambda: out.print(f"backup written to {path}"))
 
 
@@ -44,11 +44,15 @@ def migrate(
     as_json: JsonOpt = False,
 ) -> None:
     """Bring the database schema up to date.  Example: omoide migrate --status"""
-    from omoide.engine import admin
+    from omoide import store
 
     path = _db_path()
     key = _settings().encryption_passphrase
-    report = admin.migration_status(path, key) if status else admin.apply_migrations(path, key)
+    report = (
+        store.migration_status(path, encryption_key=key)
+        if status
+        else store.apply_migrations(path, encryption_key=key)
+    )
 
     def show() -> None:
         pending = report.get("pending") or []
@@ -115,7 +119,7 @@ def serve(
     ] = None,
 ) -> None:
     """Start the HTTP server.  Example: omoide serve --port 8000 --workers 0"""
-    from omoide.api.server import serve as run_server
+    from omoide.serve.server import serve as run_server
 
     overrides: dict[str, Any] = {
         k: v for k, v in {"host": host, "port": port, "workers": workers}.items() if v is not None
@@ -173,7 +177,7 @@ def mcp_() -> None:
 
     Example (Claude Code): claude mcp add omoide -- omoide mcp
     """
-    from omoide.api.mcp.stdio import run_stdio
+    from omoide.mcp.stdio import run_stdio
 
     with _memory(workers=_settings().workers, create=True) as memory:
         run_stdio(memory, _settings())

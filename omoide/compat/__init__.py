@@ -1,6 +1,6 @@
-"""The compatibility interfaces' own logic, beside the native API: thin services over the
-engine's services, speaking another project's vocabulary (WilmerAI discussions).
+"""The emulated products, one folder each: their routes, wire models, logic and entry points.
 
-The routers in ``omoide.api.compat`` (JiuwenMemory, nexusAI, WilmerAI) call these and the
-engine's services; nothing below ``omoide.compat`` knows these vocabularies.
+``jiuwen/`` (JiuwenMemory's memory_server), ``nexus/`` (nexusAI's memory-service), ``wilmer/``
+(WilmerAI's discussion memory) and ``mem0/`` (a mem0-shaped library shim). Only this package
+and the composition root (``omoide.serve``) name these products; the core never does.
 """

@@ -6,7 +6,7 @@ nothing below them.
 
 from omoide.engine.core import Engine
 from omoide.engine.ingest import ExtractionRequest
-from omoide.engine.policy import KnowledgeConfig
 from omoide.engine.services import Services
+from omoide.engine.shared.knowledge import KnowledgeConfig
 
 __all__ = ["Engine", "ExtractionRequest", "KnowledgeConfig", "Services"]

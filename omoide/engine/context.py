@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from omoide.engine.graph import GraphService
-from omoide.engine.policy import KnowledgeConfig
-from omoide.engine.search import SearchService
+from omoide.engine.search.service import SearchService
+from omoide.engine.shared.knowledge import KnowledgeConfig
 from omoide.errors import InvalidInput, NotFound
 from omoide.retrieval.context import Line, Packer, load_counter
 from omoide.store.protocol import Store

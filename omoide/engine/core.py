@@ -19,9 +19,9 @@ from dataclasses import replace
 from typing import Any, TypeAlias, TypeVar
 
 from omoide.embed.protocol import Embedder
-from omoide.engine.embedding import Embedding
 from omoide.engine.services import ServiceConfig, Services
-from omoide.engine.signal import JobSignal
+from omoide.engine.shared.embedding import Embedding
+from omoide.engine.shared.job_signal import JobSignal
 from omoide.jobs.gate import OutageGate, chain
 from omoide.jobs.kinds import (
     CHUNK,

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from omoide.engine.events import MemoryEvents
-from omoide.engine.signal import JobSignal
+from omoide.engine.shared.events import MemoryEvents
+from omoide.engine.shared.job_signal import JobSignal
 from omoide.errors import NotFound, OmoideError
 from omoide.jobs.kinds import (
     EXPIRY_DELETE,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from omoide.engine.embedding import Embedding
+from omoide.engine.shared.embedding import Embedding
 from omoide.errors import EmbedderError, InvalidInput, NotFound, OmoideError
 from omoide.jobs.kinds import EMBED_ENTITIES, EmbedEntitiesPayload
 from omoide.jobs.queue import enqueue

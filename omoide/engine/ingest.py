@@ -3,7 +3,7 @@
 ``add_messages`` (the JiuwenMemory ``LongTermMemory.add_messages`` call) is ``add`` with a
 report: the stored messages, the extraction job's state (``disabled`` when no LLM is
 configured, instead of an error), its steps, and, when it finished within the wait, the
-memories it wrote. The job itself runs in ``omoide.engine.extraction``.
+memories it wrote. The job itself runs in ``omoide.engine.extraction.service``.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from omoide.engine import steps
+from omoide.engine.extraction import steps
 from omoide.engine.memories import MemoryService
-from omoide.engine.signal import JobSignal
+from omoide.engine.shared.job_signal import JobSignal
 from omoide.errors import FeatureDisabled, InvalidInput
 from omoide.extract import MemVariable
 from omoide.jobs.kinds import EXTRACT, ExtractPayload

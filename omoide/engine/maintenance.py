@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from omoide.engine.embedding import META_DIM, META_MODEL, Embedding
 from omoide.engine.graph import GraphService
 from omoide.engine.llm_health import LLMHealth
-from omoide.engine.signal import JobSignal
+from omoide.engine.shared.embedding import META_DIM, META_MODEL, Embedding
+from omoide.engine.shared.job_signal import JobSignal
 from omoide.errors import EmbedderError, OmoideError
 from omoide.jobs.kinds import EMBED, EmbedPayload
 from omoide.jobs.queue import enqueue

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from omoide.engine.checks import check_filters, check_scope, check_writable
-from omoide.engine.chunks import ChunkTrigger
-from omoide.engine.embedding import Embedding, index
-from omoide.engine.events import MemoryEvents
-from omoide.engine.signal import JobSignal
+from omoide.engine.chunks.service import ChunkTrigger
+from omoide.engine.shared.checks import check_filters, check_scope, check_writable
+from omoide.engine.shared.embedding import Embedding, index
+from omoide.engine.shared.events import MemoryEvents
+from omoide.engine.shared.job_signal import JobSignal
 from omoide.errors import InvalidInput, NotFound
 from omoide.jobs.kinds import CHUNK, EMBED, EXTRACT, ExtractPayload
 from omoide.jobs.queue import enqueue

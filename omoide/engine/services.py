@@ -21,25 +21,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from omoide.engine.chunks import ChunkService
-from omoide.engine.consolidate import ConsolidationService
+from omoide.engine.chunks.service import ChunkService
+from omoide.engine.consolidation.dreaming import DreamingService
+from omoide.engine.consolidation.service import ConsolidationService
 from omoide.engine.context import ContextService
-from omoide.engine.dreaming import DreamingService
-from omoide.engine.events import MemoryEvents
 from omoide.engine.expiry import ExpiryService
-from omoide.engine.extraction import ExtractionService
+from omoide.engine.extraction.service import ExtractionService
 from omoide.engine.graph import GraphService
 from omoide.engine.ingest import IngestService
 from omoide.engine.maintenance import MaintenanceService
 from omoide.engine.memories import MemoryService
-from omoide.engine.mirror import MarkdownMirror
-from omoide.engine.policy import KnowledgeConfig
+from omoide.engine.mirror.service import MarkdownMirror
 from omoide.engine.projects import ProjectService
 from omoide.engine.scopes import ScopeService
-from omoide.engine.search import SearchService
+from omoide.engine.search.service import SearchService
 from omoide.engine.sessions import SessionService
+from omoide.engine.shared.events import MemoryEvents
+from omoide.engine.shared.knowledge import KnowledgeConfig
 from omoide.engine.summaries import SummaryService
-from omoide.engine.transfer import TransferService
+from omoide.engine.transfer.service import TransferService
 from omoide.engine.variables import VariableService
 
 
@@ -79,6 +79,6 @@ class ServiceConfig:
     # INDEX_BACKEND=file: long-term memories mirrored as markdown under this root
     mirror_root: Path | None = None
     encryption_key: str | None = field(default=None, repr=False)  # exports are sealed with it
-    # where the query expansion's common-word vectors are saved (omoide.engine.vocabulary)
+    # where the query expansion's common-word vectors are saved (omoide.engine.search.vocabulary)
     models_dir: Path | None = None
     word_table_build: bool = True  # False: load a saved table, never embed one

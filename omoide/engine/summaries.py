@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from omoide.engine.embedding import Embedding, index
-from omoide.engine.events import MemoryEvents
 from omoide.engine.memories import MemoryService
-from omoide.engine.signal import JobSignal
+from omoide.engine.shared.embedding import Embedding, index
+from omoide.engine.shared.events import MemoryEvents
+from omoide.engine.shared.job_signal import JobSignal
 from omoide.errors import NotFound
 from omoide.store.protocol import NewMemory, Store
 from omoide.types import DEFAULT_ID, MemoryItem, MemoryType, Page, Scope, SearchFilters

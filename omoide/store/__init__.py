@@ -72,7 +72,7 @@ def open_store(
     newer than this code raises ``MigrationError`` either way. ``encryption_key`` (a
     passphrase) opens or creates a SQLite file encrypted with SQLCipher; a wrong or missing
     key is a ``StoreError`` saying so. PostgreSQL ignores it (its exports use it, see
-    ``omoide.engine.transfer``; the server's disk and TLS are the server's).
+    ``omoide.engine.transfer.service``; the server's disk and TLS are the server's).
     """
     if _is_postgres(location):
         from omoide.store.postgres import PostgresStore

@@ -17,9 +17,9 @@ import uvicorn
 from fastapi import FastAPI
 
 from omoide import Client, Memory
-from omoide.api.app import create_app
 from omoide.config import Settings
 from omoide.embed.protocol import Embedder
+from omoide.serve.app import create_app
 
 BODY_LIMIT = 64 * 1024
 KEY = "s3cret-test-key"
@@ -82,7 +82,7 @@ def running(db: Path, embedder: Embedder, **settings: Any) -> Iterator[Running]:
     """A server over a new ``Memory`` at ``db`` (or over ``engine=``), stopped on exit."""
     engine: Memory = settings.pop("engine", None) or Memory(db, embedder=embedder, workers=1)
     config = make_settings(**settings)
-    live = LiveServer(create_app(config, engine=engine)).start()
+    live = LiveServer(create_app(config, memory=engine)).start()
     try:
         yield Running(live.url, engine, config)
     finally:

@@ -13,8 +13,8 @@ import pytest
 
 from omoide import Memory
 from omoide.embed.protocol import Embedder
-from omoide.engine.dreaming import DreamingService
-from omoide.engine.signal import JobSignal
+from omoide.engine.consolidation.dreaming import DreamingService
+from omoide.engine.shared.job_signal import JobSignal
 from omoide.types import Scope, now_ms
 from tests.api.conftest import KEY, Running, running
 from tests.compat.conftest import StartServer

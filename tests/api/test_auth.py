@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
-from omoide.api.app import create_app
 from omoide.embed.protocol import Embedder
+from omoide.serve.app import create_app
 from tests.api.conftest import KEY, Running, make_settings, running
 
 UNAUTHORIZED = "Unauthorized: invalid or missing API key"

@@ -14,7 +14,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from omoide.api.app import create_app
+from omoide.serve.app import create_app
 from tests.api.conftest import LiveServer, make_settings
 from tests.fakes import FakeLLMServer
 

@@ -1,4 +1,4 @@
-"""``create_app(settings)`` without an engine owns one: its workers live exactly as long as the
+"""``create_app(settings)`` without a memory owns one: its workers live exactly as long as the
 app, and shutting down leaves queued jobs in the database instead of dropping them."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 
 from omoide import Memory
-from omoide.api.app import create_app
 from omoide.embed import HashEmbedder
+from omoide.serve.app import create_app
 from omoide.types import Job, JobState, Scope
 from tests.api.conftest import LiveServer, make_settings
 
@@ -34,7 +34,7 @@ def test_the_app_starts_and_stops_its_engine_and_keeps_jobs(tmp_path: Path) -> N
         assert _workers() == before + 2
         with httpx.Client(base_url=live.url, timeout=30) as http:
             assert http.post("/v1/memories", json={"text": "kept across restarts"}).status_code
-        engine = app.state.engine
+        engine = app.state.memory
         with engine.store.transaction() as tx:  # a job that keeps failing, retried later
             job_id = tx.jobs.enqueue_job(Scope(), "not-yet-known", {}, max_attempts=5)
         deadline = time.monotonic() + 10

@@ -19,9 +19,9 @@ from typing import Any
 import httpx
 
 from omoide import Memory
-from omoide.api.app import create_app
-from omoide.api.transport import uvicorn_config
 from omoide.embed import HashEmbedder
+from omoide.serve.app import create_app
+from omoide.serve.transport import uvicorn_config
 from tests.api.conftest import LiveServer, make_settings
 
 
@@ -32,7 +32,7 @@ def serving(
     config = make_settings(**settings)
     access = logging.getLogger("uvicorn.access")
     with Memory(tmp_path / "t.db", embedder=HashEmbedder(), workers=0) as engine:
-        app = create_app(config, engine=engine)
+        app = create_app(config, memory=engine)
         server_config = uvicorn_config(app, config, port=0, log_level=log_level)
         if log is not None:
             access.addHandler(log)  # after uvicorn's dictConfig, which resets the handlers

@@ -15,7 +15,7 @@ import httpx
 
 from omoide import Memory
 from omoide.embed.protocol import Embedder
-from omoide.engine.dreaming import NO_LLM
+from omoide.engine.consolidation.dreaming import NO_LLM
 from omoide.jobs.kinds import DREAM_SWEEP
 from omoide.types import MemoryType, Scope
 from tests.api.conftest import KEY, Running, running

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from omoide.api.compat.jiuwen import memory_type
+from omoide.compat.jiuwen.routes import memory_type
 from omoide.types import MemoryType
 from tests.api.conftest import Running
 from tests.compat.test_jiuwen import (

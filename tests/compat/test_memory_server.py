@@ -1,4 +1,4 @@
-"""``memory-server`` (``python -m omoide.server``) as a real process, started the way the
+"""``memory-server`` (``python -m omoide.compat.jiuwen.server``) as a real process, started as the
 JiuwenMemory document starts it, with our offline defaults instead of the MODEL_* variables."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import pytest
 from omoide.config import Settings, env_names
 
 ROOT = Path(__file__).resolve().parents[2]
-SERVER = [sys.executable, "-m", "omoide.server"]
+SERVER = [sys.executable, "-m", "omoide.compat.jiuwen.server"]
 
 # The document's "Minimal Example" (and the first /add_messages/ example), verbatim. Its second
 # /add_messages/ example is not valid shell (the apostrophe of "user's" ends the quoted body);
@@ -81,7 +81,7 @@ def _env(tmp_path: Path, **values: str) -> dict[str, str]:
 def test_the_console_script_is_declared() -> None:
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     module, _, name = scripts["memory-server"].partition(":")
-    assert (module, name) == ("omoide.server", "main")
+    assert (module, name) == ("omoide.compat.jiuwen.server", "main")
     assert callable(getattr(importlib.import_module(module), name))
 
 
@@ -123,7 +123,7 @@ def _lines(stream: object, into: queue.Queue[str]) -> None:
 
 @pytest.fixture
 def memory_server(tmp_path: Path) -> Iterator[str]:
-    """A fresh ``python -m omoide.server`` with MEMORY_API_KEY=dev-secret; yields its URL.
+    """A fresh ``python -m omoide.compat.jiuwen.server`` (MEMORY_API_KEY=dev-secret); its URL.
 
     With the real embedding model (through torch: no ONNX export into the temporary HOME), as
     a user runs it: JiuwenMemory's ``threshold`` is a similarity, which hash vectors are not."""

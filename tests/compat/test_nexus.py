@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
-from omoide.api.compat import nexus
-from omoide.api.compat.nexus_models import NexusUpdateProject
+from omoide.compat.nexus import routes as nexus
+from omoide.compat.nexus.models import NexusUpdateProject
 from omoide.engine.projects import PROJECT_FIELDS
 from tests.api.conftest import KEY, Running
 from tests.compat.conftest import StartServer

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from omoide.nexus_server import NEXUS_PORT, nexus_settings
+from omoide.compat.nexus.server import NEXUS_PORT, nexus_settings
 from tests.api.conftest import Running
 
 MEI = {"user_id": "mei"}
@@ -163,7 +163,7 @@ def test_the_entry_point_serves_nexus_routes_on_port_and_sqlite_path(tmp_path: P
     for name in ("OMOIDE_PORT", "DB_URL", "OMOIDE_DB_URL", "OMOIDE_DATA_DIR"):
         env.pop(name, None)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "omoide.nexus_server"],
+        [sys.executable, "-m", "omoide.compat.nexus.server"],
         env=env,
         cwd=tmp_path,
         stderr=subprocess.PIPE,

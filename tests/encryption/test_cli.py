@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from omoide.cli import app, state
-from omoide.engine import sealed
+from omoide.engine.transfer import sealed
 from omoide.store.sqlite import cipher
 from omoide.store.sqlite.rekey import TEMP_SUFFIX
 from tests.encryption.conftest import SENTENCE, holds_plaintext

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 
-from omoide.api.app import create_app
+from omoide.serve.app import create_app
 from omoide.store.sqlite import cipher
 from tests.api.conftest import LiveServer, make_settings
 from tests.api.test_serve import _env

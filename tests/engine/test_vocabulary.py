@@ -1,4 +1,4 @@
-"""The common words' vectors of the query expansion (``omoide.engine.vocabulary``): embedded
+"""The common words' vectors of the query expansion (``omoide.engine.search.vocabulary``): embedded
 once, saved chunk by chunk, loaded by the next process, and the same for every tenant."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 from omoide import Memory
 from omoide.config import Settings
 from omoide.embed.local import LocalEmbedder
-from omoide.engine.vocabulary import BATCH, Vocabulary, common_words, shared_vocabulary
-from omoide.engine.word_vectors import WordVectors
+from omoide.engine.search.vocabulary import BATCH, Vocabulary, common_words, shared_vocabulary
+from omoide.engine.search.word_vectors import WordVectors
 
 SHARED = Settings().models_dir  # the saved table other tests load
 WORDS = ["sofa", "couch", "garden", "kitchen", "novel", "sister", "morning"]

@@ -14,9 +14,9 @@ from omoide import store as seam
 from omoide.config import Settings
 from omoide.embed import HashEmbedder
 from omoide.engine import ExtractionRequest, KnowledgeConfig
-from omoide.engine.embedding import Embedding
 from omoide.engine.projects import ProjectService
-from omoide.engine.search import SearchService
+from omoide.engine.search.service import SearchService
+from omoide.engine.shared.embedding import Embedding
 from omoide.store.protocol import NewMemory
 from omoide.types import Scope
 from omoide.wiring import build_engine

@@ -1,7 +1,7 @@
 """Extraction end to end: a Memory on a real SQLite file, the real OpenAI-compatible client, and
 the fake server over real HTTP answering with scripted replies.
 
-Steps call the LLM in a fixed order (``omoide.engine.steps.STEPS``): variables, facts,
+Steps call the LLM in a fixed order (``omoide.engine.extraction.steps.STEPS``): variables, facts,
 reconcile (only when similar facts are stored), profile, summary, graph. ``script`` enqueues
 replies in that order.
 """

@@ -12,7 +12,7 @@ import pytest
 
 from omoide import EmbedderError, Memory, MemoryType, SearchFilters
 from omoide.embed import HashEmbedder
-from omoide.engine import steps
+from omoide.engine.extraction import steps
 from omoide.jobs.kinds import EXTRACT
 from omoide.llm.client import OpenAICompatLLM
 from omoide.types import Job, JobState

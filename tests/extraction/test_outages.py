@@ -16,7 +16,8 @@ import pytest
 
 from omoide import Memory
 from omoide.embed import HashEmbedder
-from omoide.engine import extraction, steps
+from omoide.engine.extraction import service as extraction
+from omoide.engine.extraction import steps
 from omoide.jobs.kinds import EXTRACT
 from omoide.llm.client import OpenAICompatLLM
 from omoide.types import JobState

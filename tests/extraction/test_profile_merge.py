@@ -8,7 +8,7 @@ import json
 import pytest
 
 from omoide import Memory, MemoryItem, MemoryType, SearchFilters
-from omoide.engine.profile_merge import multi_valued
+from omoide.engine.extraction.profile_merge import multi_valued
 from tests.extraction.conftest import script
 from tests.fakes import FakeLLMServer
 

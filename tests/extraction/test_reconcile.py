@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from omoide import Memory, MemoryType, SearchFilters
-from omoide.engine import steps
+from omoide.engine.extraction import steps
 from omoide.types import JobState, Scope, dt_to_ms
 from tests.extraction.conftest import script, skip_backoff
 from tests.fakes import FakeLLMServer

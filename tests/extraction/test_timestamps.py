@@ -11,8 +11,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from omoide import Memory
-from omoide.api.app import create_app
 from omoide.config import Settings
+from omoide.serve.app import create_app
 from tests.extraction.conftest import script
 from tests.extraction.test_failures import FACTS_ONLY
 from tests.fakes import FakeLLMServer
@@ -53,7 +53,7 @@ def test_messages_without_a_time_are_read_as_said_when_added(
 @pytest.mark.profiles("generic")
 def test_the_v1_api_takes_and_returns_message_times(mem: Memory, fake_llm: FakeLLMServer) -> None:
     script(fake_llm, facts=[])
-    app = create_app(Settings(), engine=mem)
+    app = create_app(Settings(), memory=mem)
     with TestClient(app, base_url="http://127.0.0.1") as http:
         body = {"messages": IMPORTED, "user_id": "u", "session_id": "s", **FACTS_ONLY}
         assert http.post("/v1/memories", json=body).status_code == 201
@@ -96,7 +96,7 @@ def test_jiuwen_add_messages_reads_each_message_timestamp(
     mem: Memory, fake_llm: FakeLLMServer
 ) -> None:
     script(fake_llm, facts=["The user went to a support group on 2023-05-07"], graph=NO_GRAPH)
-    app = create_app(Settings(), engine=mem)
+    app = create_app(Settings(), memory=mem)
     body = {
         "messages": [dict(m, timestamp=str(m["timestamp"])) for m in IMPORTED],
         "user_id": "u",

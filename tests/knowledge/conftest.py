@@ -14,13 +14,13 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from omoide import Memory
-from omoide.api.app import create_app
 from omoide.api.v1 import knowledge as knowledge_routes
 from omoide.cli import app, state
 from omoide.config import Settings
 from omoide.embed import HashEmbedder
-from omoide.engine.policy import KnowledgeConfig
+from omoide.engine.shared.knowledge import KnowledgeConfig
 from omoide.llm.client import OpenAICompatLLM
+from omoide.serve.app import create_app
 from omoide.types import Entity, Scope, now_ms
 from tests.fakes import FakeLLMServer
 
@@ -97,7 +97,7 @@ def api_client(memory: Memory) -> TestClient:
     """The app over ``memory``, with the knowledge routes (included here until the app
     registers them itself)."""
     settings = Settings(host="127.0.0.1", api_key=None, tenant_keys={}, llm_base_url=None)
-    app = create_app(settings, engine=memory)
+    app = create_app(settings, memory=memory)
     if not any(getattr(route, "path", "") == "/v1/context" for route in app.routes):
         app.include_router(knowledge_routes.router)
     return TestClient(app, base_url="http://127.0.0.1")  # a Host the server answers

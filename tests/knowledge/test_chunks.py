@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from omoide import Memory, MemoryType, NotFound, SearchFilters
-from omoide.engine.chunking import (
+from omoide.engine.chunks.chunking import (
     ChunkConfig,
     ChunkMessage,
     Ledger,
@@ -346,7 +346,7 @@ def test_summary_routes(plain: Memory) -> None:
 def test_a_backlog_is_chunked_a_pass_at_a_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from omoide.engine import chunks
+    from omoide.engine.chunks import service as chunks
 
     monkeypatch.setattr(chunks, "MAX_CHUNKS_PER_PASS", 2)
     tiny = {"chunks": config(tokens=estimate_tokens("question 0\nanswer 0"), lookback=0)}

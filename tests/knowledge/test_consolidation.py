@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from omoide import FeatureDisabled, Memory, MemoryType, SearchFilters
-from omoide.engine.consolidate import DAY_MS, score_episodes
+from omoide.engine.consolidation.service import DAY_MS, score_episodes
 from omoide.store.protocol import EpisodeStat
 from omoide.types import Scope, now_ms
 from tests import sql

@@ -11,14 +11,14 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from omoide import Memory
-from omoide.api.app import create_app
 from omoide.embed import HashEmbedder
+from omoide.serve.app import create_app
 from tests.api.conftest import make_settings
 
 
 def main(folder: str) -> None:
     with Memory(Path(folder) / "full.db", embedder=HashEmbedder(), workers=0) as memory:
-        app = create_app(make_settings(), engine=memory)
+        app = create_app(make_settings(), memory=memory)
         with TestClient(app, base_url="http://127.0.0.1") as http:
             for i in range(100_000):
                 body = {"text": f"note {i} " + "tea " * 1000, "user_id": "alice"}

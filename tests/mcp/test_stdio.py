@@ -8,8 +8,8 @@ from typing import Any
 from mcp import Client
 
 from omoide import Memory
-from omoide.api.mcp.server import TOOL_NAMES
 from omoide.embed import HashEmbedder
+from omoide.mcp.server import TOOL_NAMES
 from omoide.types import MemoryType
 from tests.mcp.conftest import data, error, run, stdio_params
 

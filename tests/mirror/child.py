@@ -13,7 +13,7 @@ import sys
 import threading
 from pathlib import Path
 
-from omoide.engine import mirror_files
+from omoide.engine.mirror import files as mirror_files
 from omoide.store.protocol import NewMemory
 from omoide.types import MemoryType
 from tests.mirror.conftest import USER, open_memory

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from omoide.engine.mirror import canonical, dir_part
-from omoide.engine.mirror_format import parse, render
+from omoide.engine.mirror.format import parse, render
+from omoide.engine.mirror.service import canonical, dir_part
 
 TEXTS = [
     "plain",

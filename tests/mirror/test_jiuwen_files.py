@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from omoide.embed.protocol import Embedder
-from omoide.engine.mirror_format import parse
+from omoide.engine.mirror.format import parse
 from tests.api.conftest import Running, running
 from tests.mirror.conftest import open_memory
 

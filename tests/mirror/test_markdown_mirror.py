@@ -11,7 +11,7 @@ import pytest
 from omoide import Memory
 from omoide.config import Settings
 from omoide.embed import HashEmbedder
-from omoide.engine.mirror_format import parse
+from omoide.engine.mirror.format import parse
 from omoide.errors import NotFound
 from omoide.llm.client import OpenAICompatLLM
 from omoide.store.protocol import NewMemory

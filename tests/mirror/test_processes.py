@@ -12,7 +12,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from omoide.engine.mirror_format import parse
+from omoide.engine.mirror.format import parse
 from omoide.store.protocol import NewMemory
 from omoide.types import MemoryType
 from tests.mirror.conftest import BOUND_S, USER, open_memory, type_file, until

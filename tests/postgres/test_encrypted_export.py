@@ -10,7 +10,7 @@ import pytest
 from omoide import Memory
 from omoide.config import Settings
 from omoide.embed import HashEmbedder
-from omoide.engine import sealed
+from omoide.engine.transfer import sealed
 from omoide.errors import InvalidInput
 from omoide.store import change_encryption
 

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from omoide import Memory
-from omoide.api.app import create_app
 from omoide.config import Settings, TenantKey
 from omoide.embed import HashEmbedder
+from omoide.serve.app import create_app
 from omoide.store.ports.memories import NewMemory
 from omoide.types import MemoryType, Scope, now_ms
 from tests.api.conftest import LiveServer, make_settings
@@ -141,7 +141,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
     memory = Memory(db, embedder=HashEmbedder(), settings=Settings(llm_base_url=None), workers=0)
     ids, entities, job = seed(memory)
     settings = make_settings(api_key=KEY, tenant_keys={ALICE_KEY: TenantKey(user_id="alice")})
-    live = LiveServer(create_app(settings, engine=memory)).start()
+    live = LiveServer(create_app(settings, memory=memory)).start()
     try:
         yield Seeded(live.url, memory, ids, entities, job)
     finally:

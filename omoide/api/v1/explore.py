@@ -14,7 +14,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
-from omoide.api.deps import EngineDep, TenancyDep
+from omoide.api.deps import MemoryDep, TenancyDep
 from omoide.api.models import ERROR_RESPONSES, PageQuery, TenantQuery
 from omoide.memory import Memory
 from omoide.types import Entity, Scope, VariableValue
@@ -56,7 +56,7 @@ def _tenants_with_data(engine: Memory) -> set[tuple[str, str]]:
 
 
 @router.get("/v1/tenants", tags=["service"])
-def list_tenants(engine: EngineDep, tenancy: TenancyDep) -> TenantList:
+def list_tenants(engine: MemoryDep, tenancy: TenancyDep) -> TenantList:
     """The tenants (`user_id`, `scope_id`) that hold memories or entities. A key bound to one
     tenant sees just that one; a key bound to a user sees that user's tenants."""
     bound = tenancy.bound
@@ -71,7 +71,7 @@ def list_tenants(engine: EngineDep, tenancy: TenancyDep) -> TenantList:
 
 @router.get("/v1/variables", tags=["memories"])
 def list_variables(
-    query: Annotated[TenantQuery, Query()], engine: EngineDep, tenancy: TenancyDep
+    query: Annotated[TenantQuery, Query()], engine: MemoryDep, tenancy: TenancyDep
 ) -> VariableList:
     """Every variable of one tenant, by name, with its typed value."""
     scope = tenancy.scope(query.user_id, query.scope_id)
@@ -80,7 +80,7 @@ def list_variables(
 
 @router.get("/v1/graph/entities", tags=["graph"])
 def list_entities(
-    query: Annotated[EntityQuery, Query()], engine: EngineDep, tenancy: TenancyDep
+    query: Annotated[EntityQuery, Query()], engine: MemoryDep, tenancy: TenancyDep
 ) -> EntityPage:
     """One page of a tenant's entities, most recently seen first; `total` counts them all."""
     scope = tenancy.scope(query.user_id, query.scope_id)

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from omoide.api.deps import EngineDep, TenancyDep
+from omoide.api.deps import MemoryDep, TenancyDep
 from omoide.api.models import ERROR_RESPONSES, MAX_COUNT, Offset, Tenant, TenantQuery, error_doc
 from omoide.types import (
     ChunkResult,
@@ -184,7 +184,7 @@ class Reverted(BaseModel):
 def neighborhood(
     entity_id: str,
     query: Annotated[NeighborhoodQuery, Query()],
-    engine: EngineDep,
+    engine: MemoryDep,
     tenancy: TenancyDep,
 ) -> Subgraph:
     """Entities within `depth` relationships of one (both directions), with the edges among
@@ -196,7 +196,7 @@ def neighborhood(
 
 
 @router.post("/v1/graph/neighbors", tags=["graph"])
-def neighbors(body: NeighborsRequest, engine: EngineDep, tenancy: TenancyDep) -> Subgraph:
+def neighbors(body: NeighborsRequest, engine: MemoryDep, tenancy: TenancyDep) -> Subgraph:
     """One hop around several entities at once (unknown ids are ignored)."""
     scope = tenancy.scope(body.user_id, body.scope_id)
     return engine.neighbors(body.entity_ids, **scope.model_dump(), max_nodes=body.max_nodes)
@@ -204,7 +204,7 @@ def neighbors(body: NeighborsRequest, engine: EngineDep, tenancy: TenancyDep) ->
 
 @router.get("/v1/graph/search", tags=["graph"])
 def search_entities(
-    query: Annotated[EntitySearchQuery, Query()], engine: EngineDep, tenancy: TenancyDep
+    query: Annotated[EntitySearchQuery, Query()], engine: MemoryDep, tenancy: TenancyDep
 ) -> EntitySearchResult:
     """Entities by name: those named in the query first, then the most similar names."""
     scope = tenancy.scope(query.user_id, query.scope_id)
@@ -214,7 +214,7 @@ def search_entities(
 # summaries and chunks ----------------------------------------------------------------------
 @router.get("/v1/summaries", tags=["summaries"])
 def list_summaries(
-    query: Annotated[SummaryListQuery, Query()], engine: EngineDep, tenancy: TenancyDep
+    query: Annotated[SummaryListQuery, Query()], engine: MemoryDep, tenancy: TenancyDep
 ) -> Page:
     """A session's summaries, newest (the rolling summary) first; `total` counts them all."""
     scope = tenancy.scope(query.user_id, query.scope_id)
@@ -228,7 +228,7 @@ def list_summaries(
 
 
 @router.post("/v1/summaries", status_code=201, tags=["summaries"])
-def create_summary(body: CreateSummary, engine: EngineDep, tenancy: TenancyDep) -> MemoryItem:
+def create_summary(body: CreateSummary, engine: MemoryDep, tenancy: TenancyDep) -> MemoryItem:
     """Store a summary of a session; the newest summary is the session's rolling summary."""
     scope = tenancy.scope(body.user_id, body.scope_id)
     return engine.create_summary(
@@ -238,7 +238,7 @@ def create_summary(body: CreateSummary, engine: EngineDep, tenancy: TenancyDep) 
 
 @router.get("/v1/summaries/{summary_id}", tags=["summaries"])
 def get_summary(
-    summary_id: str, query: Annotated[TenantQuery, Query()], engine: EngineDep, tenancy: TenancyDep
+    summary_id: str, query: Annotated[TenantQuery, Query()], engine: MemoryDep, tenancy: TenancyDep
 ) -> MemoryItem:
     """One summary by id (404 when it is not a summary of this tenant)."""
     return engine.get_summary(
@@ -248,7 +248,7 @@ def get_summary(
 
 @router.patch("/v1/summaries/{summary_id}", tags=["summaries"])
 def update_summary(
-    summary_id: str, body: UpdateSummary, engine: EngineDep, tenancy: TenancyDep
+    summary_id: str, body: UpdateSummary, engine: MemoryDep, tenancy: TenancyDep
 ) -> MemoryItem:
     """Change a summary's text and/or metadata; its history keeps the old text."""
     scope = tenancy.scope(body.user_id, body.scope_id)
@@ -259,21 +259,21 @@ def update_summary(
     "/v1/summaries/{summary_id}", status_code=204, response_class=Response, tags=["summaries"]
 )
 def delete_summary(
-    summary_id: str, query: Annotated[TenantQuery, Query()], engine: EngineDep, tenancy: TenancyDep
+    summary_id: str, query: Annotated[TenantQuery, Query()], engine: MemoryDep, tenancy: TenancyDep
 ) -> None:
     """Delete a summary; its history keeps the delete."""
     engine.delete_summary(summary_id, **tenancy.scope(query.user_id, query.scope_id).model_dump())
 
 
 @router.post("/v1/chunks/update", tags=["summaries"])
-def update_chunks(body: SessionRequest, engine: EngineDep, tenancy: TenancyDep) -> ChunkResult:
+def update_chunks(body: SessionRequest, engine: MemoryDep, tenancy: TenancyDep) -> ChunkResult:
     """Run a chunking pass over a session now (WilmerAI memory generation) and report it."""
     scope = tenancy.scope(body.user_id, body.scope_id)
     return engine.update_chunks(body.session_id, **scope.model_dump())
 
 
 @router.post("/v1/chunks/reset", tags=["summaries"])
-def reset_chunks(body: SessionRequest, engine: EngineDep, tenancy: TenancyDep) -> Invalidated:
+def reset_chunks(body: SessionRequest, engine: MemoryDep, tenancy: TenancyDep) -> Invalidated:
     """Forget a session's chunks: the next pass re-chunks it in consolidation mode."""
     scope = tenancy.scope(body.user_id, body.scope_id)
     return Invalidated(invalidated=engine.reset_chunks(body.session_id, **scope.model_dump()))
@@ -281,7 +281,7 @@ def reset_chunks(body: SessionRequest, engine: EngineDep, tenancy: TenancyDep) -
 
 # context and access ------------------------------------------------------------------------
 @router.post("/v1/context", tags=["context"])
-def context(body: ContextRequest, engine: EngineDep, tenancy: TenancyDep) -> ContextResult:
+def context(body: ContextRequest, engine: MemoryDep, tenancy: TenancyDep) -> ContextResult:
     """A ready-to-paste context block for `query` within `token_budget` tokens: profile,
     variables, the session's summary, relevant memories, graph and recent turns, each line
     citing its id, plus the same parts as structured items."""
@@ -298,14 +298,14 @@ def context(body: ContextRequest, engine: EngineDep, tenancy: TenancyDep) -> Con
 
 
 @router.post("/v1/episodes/touch", tags=["context"])
-def touch_episodes(body: TouchEpisodes, engine: EngineDep, tenancy: TenancyDep) -> Touched:
+def touch_episodes(body: TouchEpisodes, engine: MemoryDep, tenancy: TenancyDep) -> Touched:
     """One more access, now, for each episode (nexusAI `POST /episodes/touch`)."""
     scope = tenancy.scope(body.user_id, body.scope_id)
     return Touched(touched=engine.touch_episodes(body.episode_ids, **scope.model_dump()))
 
 
 @router.post("/v1/memories/touch", tags=["context"])
-def touch_memories(body: TouchMemories, engine: EngineDep, tenancy: TenancyDep) -> Touched:
+def touch_memories(body: TouchMemories, engine: MemoryDep, tenancy: TenancyDep) -> Touched:
     """One more access, now, for each memory and its source episodes."""
     scope = tenancy.scope(body.user_id, body.scope_id)
     return Touched(touched=engine.touch_memories(body.memory_ids, **scope.model_dump()))
@@ -314,7 +314,7 @@ def touch_memories(body: TouchMemories, engine: EngineDep, tenancy: TenancyDep) 
 # consolidation -------------------------------------------------------------------------------
 @router.get("/v1/consolidation/candidates", tags=["consolidation"])
 def consolidation_candidates(
-    query: Annotated[CandidatesQuery, Query()], engine: EngineDep, tenancy: TenancyDep
+    query: Annotated[CandidatesQuery, Query()], engine: MemoryDep, tenancy: TenancyDep
 ) -> ConsolidationCandidates:
     """A session's episodes scored for consolidation, most eligible first; observe-only."""
     scope = tenancy.scope(query.user_id, query.scope_id)
@@ -329,7 +329,7 @@ def consolidation_candidates(
 
 @router.post("/v1/consolidation", tags=["consolidation"], responses=no_llm)
 def consolidate(
-    body: ConsolidateRequest, engine: EngineDep, tenancy: TenancyDep
+    body: ConsolidateRequest, engine: MemoryDep, tenancy: TenancyDep
 ) -> ConsolidationReport:
     """What consolidating a session's low-value old episodes changes; `run: true` does it
     (one transaction, reversible) and needs an LLM."""
@@ -347,7 +347,7 @@ def consolidate(
 
 @router.post("/v1/consolidation/jobs", status_code=202, tags=["consolidation"])
 def schedule_consolidation(
-    body: ScheduleConsolidation, engine: EngineDep, tenancy: TenancyDep
+    body: ScheduleConsolidation, engine: MemoryDep, tenancy: TenancyDep
 ) -> Queued:
     """Queue a consolidation run as a durable job; its result is the run's report."""
     scope = tenancy.scope(body.user_id, body.scope_id)
@@ -359,7 +359,7 @@ def schedule_consolidation(
 
 @router.post("/v1/consolidation/{consolidation_id}/revert", tags=["consolidation"])
 def revert_consolidation(
-    consolidation_id: str, body: RevertConsolidation, engine: EngineDep, tenancy: TenancyDep
+    consolidation_id: str, body: RevertConsolidation, engine: MemoryDep, tenancy: TenancyDep
 ) -> Reverted:
     """Undo a consolidation pass from its record."""
     scope = tenancy.scope(body.user_id, body.scope_id)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
-from omoide.api.deps import EngineDep, TenancyDep
+from omoide.api.deps import MemoryDep, TenancyDep
 from omoide.api.models import (
     ERROR_RESPONSES,
     Added,
@@ -24,7 +24,7 @@ router = APIRouter(prefix="/v1/memories", tags=["memories"], responses=ERROR_RES
 
 
 @router.post("", status_code=201)
-def add_memories(body: AddMemories, engine: EngineDep, tenancy: TenancyDep) -> Added:
+def add_memories(body: AddMemories, engine: MemoryDep, tenancy: TenancyDep) -> Added:
     """Store each message (or the one `text`) as a memory, embedded before the reply.
 
     With a `session_id` the session is created if needed and the messages are also kept
@@ -46,7 +46,7 @@ def add_memories(body: AddMemories, engine: EngineDep, tenancy: TenancyDep) -> A
 
 
 @router.post("/search")
-def search_memories(body: SearchMemories, engine: EngineDep, tenancy: TenancyDep) -> SearchResult:
+def search_memories(body: SearchMemories, engine: MemoryDep, tenancy: TenancyDep) -> SearchResult:
     """Hybrid (keyword + vector) search of one tenant's memories, best first.
 
     `degraded: true` with a warning means a signal was unavailable (e.g. the embedder is down)
@@ -65,7 +65,7 @@ def search_memories(body: SearchMemories, engine: EngineDep, tenancy: TenancyDep
 
 @router.get("")
 def list_memories(
-    query: Annotated[MemoryListQuery, Query()], engine: EngineDep, tenancy: TenancyDep
+    query: Annotated[MemoryListQuery, Query()], engine: MemoryDep, tenancy: TenancyDep
 ) -> Page:
     """One page of a tenant's memories, newest first; `total` counts every match."""
     scope = tenancy.scope(query.user_id, query.scope_id)
@@ -76,7 +76,7 @@ def list_memories(
 
 @router.delete("")
 def delete_scope(
-    query: Annotated[ScopeDeleteQuery, Query()], engine: EngineDep, tenancy: TenancyDep
+    query: Annotated[ScopeDeleteQuery, Query()], engine: MemoryDep, tenancy: TenancyDep
 ) -> Deleted:
     """Delete everything of one tenant: memories, sessions, history and jobs.
 
@@ -89,7 +89,7 @@ def delete_scope(
 
 @router.get("/{memory_id}")
 def get_memory(
-    memory_id: str, query: Annotated[TenantQuery, Query()], engine: EngineDep, tenancy: TenancyDep
+    memory_id: str, query: Annotated[TenantQuery, Query()], engine: MemoryDep, tenancy: TenancyDep
 ) -> MemoryItem:
     """One memory by id (404 if it is not in this tenant). Without `user_id` and `scope_id`
     the id names its own tenant (one the key may reach)."""
@@ -99,7 +99,7 @@ def get_memory(
 
 @router.patch("/{memory_id}")
 def update_memory(
-    memory_id: str, body: UpdateMemory, engine: EngineDep, tenancy: TenancyDep
+    memory_id: str, body: UpdateMemory, engine: MemoryDep, tenancy: TenancyDep
 ) -> MemoryItem:
     """Change a memory's text and/or metadata; the old text is kept in its history. Without
     `user_id` and `scope_id` the id names its own tenant."""
@@ -109,7 +109,7 @@ def update_memory(
 
 @router.delete("/{memory_id}", status_code=204, response_class=Response)
 def delete_memory(
-    memory_id: str, query: Annotated[TenantQuery, Query()], engine: EngineDep, tenancy: TenancyDep
+    memory_id: str, query: Annotated[TenantQuery, Query()], engine: MemoryDep, tenancy: TenancyDep
 ) -> None:
     """Delete one memory with its vector; its history records the delete. Without `user_id`
     and `scope_id` the id names its own tenant."""
@@ -119,7 +119,7 @@ def delete_memory(
 
 @router.get("/{memory_id}/history")
 def memory_history(
-    memory_id: str, query: Annotated[TenantQuery, Query()], engine: EngineDep, tenancy: TenancyDep
+    memory_id: str, query: Annotated[TenantQuery, Query()], engine: MemoryDep, tenancy: TenancyDep
 ) -> list[HistoryEntry]:
     """Every change of one memory (ADD, UPDATE, DELETE), oldest first. Without `user_id` and
     `scope_id` the id names its own tenant (a deleted memory's too)."""

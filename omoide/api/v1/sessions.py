@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from omoide.api.deps import EngineDep, TenancyDep
+from omoide.api.deps import MemoryDep, TenancyDep
 from omoide.api.models import (
     ERROR_RESPONSES,
     Added,
@@ -33,7 +33,7 @@ conflict: dict[int | str, dict[str, Any]] = {
 
 
 @router.post("", status_code=201, responses=conflict)
-def create_session(body: CreateSession, engine: EngineDep, tenancy: TenancyDep) -> Session:
+def create_session(body: CreateSession, engine: MemoryDep, tenancy: TenancyDep) -> Session:
     """Create a session (409 if this tenant already has one with that id)."""
     scope = tenancy.scope(body.user_id, body.scope_id)
     return engine.create_session(
@@ -47,7 +47,7 @@ def create_session(body: CreateSession, engine: EngineDep, tenancy: TenancyDep) 
 
 @router.get("")
 def list_sessions(
-    query: Annotated[PageQuery, Query()], engine: EngineDep, tenancy: TenancyDep
+    query: Annotated[PageQuery, Query()], engine: MemoryDep, tenancy: TenancyDep
 ) -> SessionPage:
     """One page of a tenant's sessions, newest first; `total` counts them all."""
     scope = tenancy.scope(query.user_id, query.scope_id)
@@ -59,7 +59,7 @@ def list_sessions(
 
 # The episode routes come first: `{session_id:path}` would otherwise swallow "/episodes".
 @router.post("/{session_id:path}/episodes", status_code=201)
-def add_episode(session_id: str, body: AddEpisode, engine: EngineDep, tenancy: TenancyDep) -> Added:
+def add_episode(session_id: str, body: AddEpisode, engine: MemoryDep, tenancy: TenancyDep) -> Added:
     """Add an exchange to a session (created if needed); each message becomes a memory."""
     scope = tenancy.scope(body.user_id, body.scope_id)
     items = engine.add(
@@ -74,7 +74,7 @@ def add_episode(session_id: str, body: AddEpisode, engine: EngineDep, tenancy: T
 
 @router.get("/{session_id:path}/episodes")
 def list_episodes(
-    session_id: str, query: Annotated[PageQuery, Query()], engine: EngineDep, tenancy: TenancyDep
+    session_id: str, query: Annotated[PageQuery, Query()], engine: MemoryDep, tenancy: TenancyDep
 ) -> EpisodePage:
     """One page of a session's episodes, oldest first; `total` counts them all."""
     scope = tenancy.scope(query.user_id, query.scope_id)
@@ -86,7 +86,7 @@ def list_episodes(
 
 @router.get("/{session_id:path}")
 def get_session(
-    session_id: str, query: Annotated[TenantQuery, Query()], engine: EngineDep, tenancy: TenancyDep
+    session_id: str, query: Annotated[TenantQuery, Query()], engine: MemoryDep, tenancy: TenancyDep
 ) -> Session:
     """One session by its id."""
     return engine.get_session(
@@ -96,7 +96,7 @@ def get_session(
 
 @router.patch("/{session_id:path}")
 def update_session(
-    session_id: str, body: UpdateSession, engine: EngineDep, tenancy: TenancyDep
+    session_id: str, body: UpdateSession, engine: MemoryDep, tenancy: TenancyDep
 ) -> Session:
     """Change only the fields given; omitted (or null) fields keep their value."""
     scope = tenancy.scope(body.user_id, body.scope_id)
@@ -111,7 +111,7 @@ def update_session(
 
 @router.delete("/{session_id:path}")
 def delete_session(
-    session_id: str, query: Annotated[TenantQuery, Query()], engine: EngineDep, tenancy: TenancyDep
+    session_id: str, query: Annotated[TenantQuery, Query()], engine: MemoryDep, tenancy: TenancyDep
 ) -> Deleted:
     """Delete a session with its episodes and every memory from it; returns that count."""
     scope = tenancy.scope(query.user_id, query.scope_id)

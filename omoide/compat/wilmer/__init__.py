@@ -18,8 +18,8 @@ from omoide.compat.wilmer.discussions import DiscussionService
 from omoide.compat.wilmer.exporter import WilmerExporter
 from omoide.compat.wilmer.importer import WilmerImporter
 from omoide.compat.wilmer.quality import QualityMemoryService
-from omoide.engine.embedding import Embedding
 from omoide.engine.memories import MemoryService
+from omoide.engine.shared.embedding import Embedding
 from omoide.llm import LLM
 from omoide.memory import Memory
 from omoide.store.protocol import Store

@@ -4,7 +4,7 @@ A WilmerAI ``discussionId`` is an omoide session. What each WilmerAI node maps t
 
 - ``QualityMemory`` -> ``quality_memory``: stores the turns of the resent conversation that
   are not stored yet (found by overlap: a resent or front-truncated history adds nothing), then
-  applies the trigger rules (``omoide.engine.chunking.plan_chunks``) with the request's
+  applies the trigger rules (``omoide.engine.chunks.chunking.plan_chunks``) with the request's
   options. File style (``use_vector=False``) writes ``chunk`` memories through the session's
   chunk ledger (with an LLM a summary, without one the messages verbatim) and, with an LLM,
   rolls the session summary forward. Vector style writes one ``semantic`` memory per object the

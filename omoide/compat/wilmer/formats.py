@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from omoide.engine.chunking import ChunkMessage, Ledger
+from omoide.engine.chunks.chunking import ChunkMessage, Ledger
 from omoide.store.protocol import NewMemory
 from omoide.types import MemoryType
 

@@ -27,7 +27,7 @@ from omoide.compat.wilmer.formats import (
 )
 from omoide.compat.wilmer.layout import Discussion, discover, read_records, rel
 from omoide.compat.wilmer.vectordb import read_vector_db
-from omoide.engine.embedding import Embedding, index
+from omoide.engine.shared.embedding import Embedding, index
 from omoide.errors import InvalidInput, OmoideError
 from omoide.store.protocol import ChunkCursor, NewChunk, NewMemory, SessionPatch, Store, Tx
 from omoide.types import DEFAULT_ID, MemoryItem, MemoryType, Scope, SearchFilters, now_ms

@@ -20,10 +20,16 @@ from omoide.compat.wilmer.formats import (
     vector_memory,
     wilmer_hash,
 )
-from omoide.engine.chunking import ChunkConfig, ChunkMessage, Ledger, chunk_tokens, plan_chunks
-from omoide.engine.chunks import MAX_CHUNKS_PER_PASS, chunk_messages, ledger_of
-from omoide.engine.embedding import Embedding, index
+from omoide.engine.chunks.chunking import (
+    ChunkMessage,
+    Ledger,
+    chunk_tokens,
+    plan_chunks,
+)
+from omoide.engine.chunks.service import MAX_CHUNKS_PER_PASS, chunk_messages, ledger_of
 from omoide.engine.memories import MemoryService
+from omoide.engine.shared.embedding import Embedding, index
+from omoide.engine.shared.knowledge import ChunkConfig
 from omoide.errors import Conflict, FeatureDisabled, NotFound
 from omoide.extract import summarize
 from omoide.llm import LLM

@@ -1,0 +1,275 @@
+"""Chunk memories and session summaries: the WilmerAI memory file, as durable jobs.
+
+When an ``add`` stores an episode, its transaction also checks the trigger rules
+(``chunking.plan_chunks``) and, if a chunk is due, enqueues one ``chunk`` job for
+the session (never two waiting at once). The job makes the chunks: with an LLM each chunk's
+text is a summary of its messages (at most ``maxResponseSizeInTokens``); without one it is the
+messages verbatim, one ``role: content`` line each, so chunking works offline. Chunks are
+memories of type ``chunk``, embedded and searchable, each recorded in the ledger with the hash
+of its last message, so no message is chunked twice. With ``summary_trigger="chunk"`` the job
+also rolls the session's summary forward (the extraction pipeline's summary step, fed the
+chunks' messages) and links it to the last chunk by id and hash.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from omoide.engine.chunks.chunking import (
+    ChunkMessage,
+    Ledger,
+    chunk_tokens,
+    message_hash,
+    plan_chunks,
+)
+from omoide.engine.extraction import steps
+from omoide.engine.shared.embedding import Embedding, index
+from omoide.engine.shared.job_signal import JobSignal
+from omoide.engine.shared.knowledge import KnowledgeConfig
+from omoide.errors import BackendError, Conflict, NotFound, OmoideError
+from omoide.extract import summarize
+from omoide.jobs.kinds import CHUNK, ChunkPayload
+from omoide.jobs.queue import enqueue, has_pending
+from omoide.llm import LLM
+from omoide.llm.protocol import MeteredLLM
+from omoide.store.protocol import ChunkCursor, NewChunk, NewMemory, SessionMessage, Store, Tx
+from omoide.types import (
+    DEFAULT_ID,
+    ChunkResult,
+    Job,
+    MemoryType,
+    Message,
+    Scope,
+    now_ms,
+)
+
+log = logging.getLogger("omoide.chunks")
+
+# A backlog (a long session chunked for the first time, or after a reset) is chunked a pass at
+# a time, each pass a job of its own, so one job's LLM calls stay bounded.
+MAX_CHUNKS_PER_PASS = 20
+
+
+class ChunkTrigger:
+    """Decides, in the transaction that stored an episode, whether a chunk job is due."""
+
+    def __init__(self, knowledge: KnowledgeConfig) -> None:
+        self._knowledge = knowledge
+
+    def queue(self, tx: Tx, scope: Scope, session_id: str) -> int | None:
+        """Enqueue a chunk job for the session if one is due and none waits; its id."""
+        if not self._knowledge.chunks_enabled:
+            return None
+        payload = ChunkPayload(session_id=session_id)
+        if has_pending(tx.jobs, scope, CHUNK, payload):
+            return None
+        exists, cursor = tx.ledger.chunk_state(scope, session_id)
+        messages = tx.ledger.session_messages(scope, session_id, cursor)
+        decision = plan_chunks(
+            chunk_messages(messages), ledger_of(exists, cursor), self._knowledge.chunks
+        )
+        if not decision.triggered:
+            return None
+        return enqueue(tx.jobs, scope, CHUNK, payload)
+
+
+class ChunkService:
+    """Chunk passes (as ``chunk`` jobs), and resetting a session's chunks."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedding: Embedding,
+        llm: LLM | None,
+        signal: JobSignal,
+        deps: steps.StepDeps,
+        knowledge: KnowledgeConfig,
+        *,
+        actor: str,
+        max_text_chars: int,
+    ) -> None:
+        self._store = store
+        self._embedding = embedding
+        self._llm = llm
+        self._signal = signal
+        self._deps = deps
+        self._knowledge = knowledge
+        self._actor = actor
+        self._max_text_chars = max_text_chars
+
+    def update_chunks(
+        self,
+        session_id: str,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        timeout: float = 60.0,
+    ) -> ChunkResult:
+        """Run a chunking pass over a session now, through a durable job, and report it.
+
+        A pass makes the chunks the trigger rules allow (at most ``MAX_CHUNKS_PER_PASS``; a
+        further pass is queued for the rest) and gives the session chunk state (standard mode
+        from then on), as WilmerAI's first memory check creates its file.
+
+            >>> m.update_chunks("chat-1", user_id="alice").chunks
+            ['3f2a...']
+        """
+        scope = Scope(user_id=user_id, scope_id=scope_id)
+        self._store.sessions.get_session(scope, session_id)  # NotFound before queueing anything
+        with self._store.transaction() as tx:
+            job_id = enqueue(tx.jobs, scope, CHUNK, ChunkPayload(session_id=session_id, now=True))
+        self._signal.wait([job_id], timeout)
+        job = self._store.jobs.get_job(job_id)
+        if job.result is None or "mode" not in job.result:
+            raise BackendError(
+                f"chunk job {job_id} is {job.state.value}: {job.last_error or 'not finished'}"
+            )
+        return ChunkResult.model_validate(job.result)
+
+    def reset_chunks(
+        self, session_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
+    ) -> list[str]:
+        """Forget a session's chunks (WilmerAI: delete the memory file): the chunk memories
+        are invalidated (kept in their history), the ledger and chunk state are cleared, and
+        the next pass re-chunks the whole session in consolidation mode (tokens only).
+        Returns the invalidated chunk ids."""
+        scope = Scope(user_id=user_id, scope_id=scope_id)
+        with self._store.transaction() as tx:
+            return tx.ledger.reset_chunks(scope, session_id, self._actor)
+
+    def run_jobs(self, batch: Sequence[tuple[Job, ChunkPayload]]) -> dict[int, BaseException]:
+        """The ``chunk`` handler: one pass per job, finished with its writes."""
+        errors: dict[int, BaseException] = {}
+        for job, payload in batch:
+            scope = Scope(user_id=job.user_id, scope_id=job.scope_id)
+            try:
+                result = self._chunk_pass(scope, payload.session_id, job)
+            except NotFound:
+                with self._store.transaction() as tx:
+                    tx.jobs.finish_job(job.id, {"skipped": "the session was deleted"})
+            except OmoideError as exc:
+                errors[job.id] = exc
+            else:
+                log.debug("chunk job %s: %s", job.id, result.reason)
+        return errors
+
+    def _chunk_pass(self, scope: Scope, session_id: str, job: Job) -> ChunkResult:
+        exists, cursor = self._store.ledger.chunk_state(scope, session_id)
+        messages = self._store.ledger.session_messages(scope, session_id, cursor)
+        hashed = chunk_messages(messages)
+        origin = {c.hash: m for c, m in zip(hashed, messages, strict=True)}
+        decision = plan_chunks(hashed, ledger_of(exists, cursor), self._knowledge.chunks)
+        due, later = decision.chunks[:MAX_CHUNKS_PER_PASS], decision.chunks[MAX_CHUNKS_PER_PASS:]
+        result = ChunkResult(
+            session_id=session_id,
+            mode=decision.mode,
+            pending=len(decision.pending) + sum(len(chunk) for chunk in later),
+            reason=decision.reason + (f"; {len(later)} more chunks queued" if later else ""),
+        )
+        llm = MeteredLLM(self._llm) if self._llm is not None else None
+        new = [self._new_chunk(session_id, c, origin, decision.mode, llm) for c in due]
+        summary = self._rolling_summary(scope, session_id, job, due, llm)
+        vectors = self._embedding.try_embed([c.memory.text for c in new]) if new else None
+        with self._store.transaction() as tx:
+            if tx.ledger.chunk_state(scope, session_id)[1] != cursor:
+                raise Conflict(f"session {session_id!r} was chunked meanwhile")
+            items = tx.ledger.record_chunks(scope, session_id, new, self._actor)
+            index(tx, scope, [i.id for i in items], vectors)
+            if summary is not None and items:
+                ctx, apply = summary
+                ctx.metadata["last_chunk_id"] = items[-1].id
+                apply(tx)
+                written = tx.memories.last_in_session(scope, session_id, MemoryType.SUMMARY)
+                result.summary_id = written.id if written else None
+            if llm is not None:
+                used = llm.usage
+                tx.variables.add_usage(
+                    scope, used.prompt_tokens, used.completion_tokens, used.requests, now_ms()
+                )
+            result.chunks = [i.id for i in items]
+            follow_up = ChunkPayload(session_id=session_id)
+            if later and not has_pending(tx.jobs, scope, CHUNK, follow_up):
+                enqueue(tx.jobs, scope, CHUNK, follow_up)  # a backlog goes a pass at a time
+            tx.jobs.finish_job(job.id, result.model_dump())
+        return result
+
+    def _new_chunk(
+        self,
+        session_id: str,
+        chunk: list[ChunkMessage],
+        origin: dict[str, SessionMessage],
+        mode: str,
+        llm: MeteredLLM | None,
+    ) -> NewChunk:
+        last = origin[chunk[-1].hash]
+        memory = NewMemory(
+            text=self._chunk_text(llm, chunk),
+            type=MemoryType.CHUNK,
+            session_id=session_id,
+            metadata={
+                "chunk_hash": chunk[-1].hash,
+                "first_hash": chunk[0].hash,
+                "messages": len(chunk),
+                "mode": mode,
+                "summarized": llm is not None,
+            },
+            source_episodes=list(dict.fromkeys(origin[m.hash].episode_id for m in chunk)),
+            valid_from_ms=last.created_ms,
+        )
+        cursor = ChunkCursor(chunk[-1].hash, last.created_ms, last.seq, last.index)
+        return NewChunk(
+            memory=memory, cursor=cursor, messages=len(chunk), tokens=chunk_tokens(chunk)
+        )
+
+    def _chunk_text(self, llm: MeteredLLM | None, chunk: list[ChunkMessage]) -> str:
+        messages = [Message(role=m.role, content=m.content) for m in chunk]
+        if llm is None:
+            text = "\n".join(f"{m.role}: {m.content}" for m in messages)
+        else:
+            words = max(20, int(self._knowledge.chunks.max_response_size_in_tokens / 1.35))
+            text = summarize(llm, messages, None, max_words=words)
+        return text[: self._max_text_chars]
+
+    def _rolling_summary(
+        self,
+        scope: Scope,
+        session_id: str,
+        job: Job,
+        chunks: list[list[ChunkMessage]],
+        llm: MeteredLLM | None,
+    ) -> tuple[steps.Context, steps.Apply] | None:
+        """The extraction pipeline's summary step over the new chunks' messages, when the
+        summary follows chunks and an LLM is configured."""
+        if not chunks or llm is None or self._knowledge.summary_trigger != "chunk":
+            return None
+        messages = [Message(role=m.role, content=m.content) for chunk in chunks for m in chunk]
+        ctx = steps.Context(
+            job=job,
+            scope=scope,
+            messages=messages,
+            steps=["summary"],
+            session_id=session_id,
+            at_ms=now_ms(),
+            metadata={"summary_kind": "rolling", "last_chunk_hash": chunks[-1][-1].hash},
+        )
+        return ctx, steps.summary(self._deps, ctx, llm)
+
+
+def chunk_messages(messages: list[SessionMessage]) -> list[ChunkMessage]:
+    return [
+        ChunkMessage(
+            hash=message_hash(m.episode_id, m.index, m.role, m.content),
+            content=m.content,
+            role=m.role,
+            key=(m.created_ms, m.seq, m.index),
+        )
+        for m in messages
+    ]
+
+
+def ledger_of(exists: bool, cursor: ChunkCursor | None) -> Ledger:
+    if cursor is None:
+        return Ledger(exists=exists)
+    key = (cursor.created_ms, cursor.seq, cursor.index)
+    return Ledger(exists=exists, last_hash=cursor.last_hash, last_key=key)

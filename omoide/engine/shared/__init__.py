@@ -1,0 +1,1 @@
+"""What every service uses: embedding, job signals, events, input checks, knowledge settings."""

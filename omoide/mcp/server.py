@@ -1,0 +1,263 @@
+"""The MCP server (official ``mcp`` SDK): JiuwenMemory's tools plus omoide's own, over any engine.
+
+``build_server(resolve)`` registers the tools; ``resolve(ctx)`` says who is calling (the engine,
+the key's tenancy, the default ids). Over stdio that is fixed for the process; over streamable
+HTTP (``omoide.mcp.http``) it comes from the HTTP request the call arrived in, after the API's
+own authentication, so a tenant-bound key's tenant is the tool calls' tenant.
+
+A failure the caller can fix (unknown id, a user the key may not touch, a bad argument) comes
+back as a tool error (``is_error``) carrying omoide's message; anything else is logged and
+reported without internals.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from omoide.api.errors import client_message, status_for
+from omoide.errors import OmoideError
+from omoide.mcp import tools
+from omoide.mcp.tools import Caller
+
+Resolver = Callable[[Context[Any, Any]], Caller]
+R = TypeVar("R")
+
+INSTRUCTIONS = """Long-term memory for this agent (omoide). Before answering about the user or
+past conversations, call search_memories and search_history_summaries (or get_context for one
+ready-made block); after a conversation turn worth keeping, call add_messages. Ids are per
+tenant: user_id and scope_id default to the server's defaults (or to the API key's tenant)."""
+
+UserId = Annotated[
+    str | None, Field(description="The user; omitted: the server's default (or the key's user).")
+]
+ScopeId = Annotated[str | None, Field(description="The scope; omitted: the server's default.")]
+Num = Annotated[int, Field(ge=1, le=1000, description="How many results at most.")]
+Threshold = Annotated[float, Field(description="Minimum cosine similarity of a result.")]
+Result = dict[str, Any]
+
+TOOL_NAMES = (
+    "add_messages",
+    "search_memories",
+    "search_history_summaries",
+    "get_memories",
+    "update_memory",
+    "delete_memory",
+    "delete_all_memories",
+    "get_variables",
+    "update_variables",
+    "delete_variables",
+    "health_check",
+    "get_context",
+    "graph_neighborhood",
+    "list_sessions",
+)
+
+
+class Tools:
+    """The tool functions; the SDK reads their signatures and docstrings as the tool schemas."""
+
+    def __init__(self, resolve: Resolver) -> None:
+        self._resolve = resolve
+
+    def _run(self, ctx: Context[Any, Any], fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+        try:
+            return fn(self._resolve(ctx), *args, **kwargs)
+        except OmoideError as exc:
+            raise ToolError(client_message(exc, status_for(exc), None)) from exc
+
+    def add_messages(
+        self,
+        messages: Annotated[
+            list[dict[str, Any]], Field(description='[{"role": "user", "content": "..."}, ...]')
+        ],
+        ctx: Context[Any, Any],
+        user_id: UserId = None,
+        scope_id: ScopeId = None,
+        infer: bool = True,
+        session_id: str | None = None,
+    ) -> Result:
+        """Store messages and extract long-term memories (profile, facts, episodes, summary)
+        from them. infer=false stores them without extraction. Replies when extraction ended."""
+        return self._run(ctx, tools.add_messages, messages, user_id, scope_id, infer, session_id)
+
+    def search_memories(
+        self,
+        query: str,
+        ctx: Context[Any, Any],
+        num: Num = 5,
+        threshold: Threshold = 0.3,
+        user_id: UserId = None,
+        scope_id: ScopeId = None,
+    ) -> Result:
+        """Search what is known about the user (profile, facts, episodes), most similar first.
+        Pair it with search_history_summaries for the fullest recall."""
+        ids = {"user_id": user_id, "scope_id": scope_id}
+        return self._run(ctx, tools.search_memories, query, num, threshold, **ids)
+
+    def search_history_summaries(
+        self,
+        query: str,
+        ctx: Context[Any, Any],
+        num: Num = 3,
+        threshold: Threshold = 0.3,
+        user_id: UserId = None,
+        scope_id: ScopeId = None,
+    ) -> Result:
+        """Search summaries of past conversations (topics and conclusions), most similar first."""
+        ids = {"user_id": user_id, "scope_id": scope_id}
+        return self._run(ctx, tools.search_summaries, query, num, threshold, **ids)
+
+    def get_memories(
+        self,
+        ctx: Context[Any, Any],
+        page_size: Annotated[int, Field(ge=1, le=1000)] = 10,
+        page_idx: Annotated[int, Field(ge=1)] = 1,
+        memory_type: str = "unknown",
+        user_id: UserId = None,
+        scope_id: ScopeId = None,
+    ) -> Result:
+        """One page of memories, newest first. memory_type: unknown (all), user_profile,
+        semantic_memory, episodic_memory, summary or variable."""
+        args = (page_size, page_idx, memory_type, user_id, scope_id)
+        return self._run(ctx, tools.get_memories, *args)
+
+    def update_memory(
+        self,
+        mem_id: str,
+        memory: str,
+        ctx: Context[Any, Any],
+        user_id: UserId = None,
+        scope_id: ScopeId = None,
+    ) -> Result:
+        """Replace a memory's text (the old text stays in its history); var:<name> sets that
+        variable."""
+        ids = {"user_id": user_id, "scope_id": scope_id}
+        return self._run(ctx, tools.update_memory, mem_id, memory, **ids)
+
+    def delete_memory(
+        self, mem_id: str, ctx: Context[Any, Any], user_id: UserId = None, scope_id: ScopeId = None
+    ) -> Result:
+        """Delete one memory by its mem_id (var:<name> deletes that variable)."""
+        ids = {"user_id": user_id, "scope_id": scope_id}
+        return self._run(ctx, tools.delete_memory, mem_id, **ids)
+
+    def delete_all_memories(
+        self,
+        ctx: Context[Any, Any],
+        scope_id: ScopeId = None,
+        confirm: bool = False,
+        user_id: Annotated[
+            str | None, Field(description="Only this user's; omitted: every user's in the scope.")
+        ] = None,
+    ) -> Result:
+        """DANGEROUS, cannot be undone: delete every memory, session and variable in a scope.
+        Refused (status 'aborted') unless confirm is true."""
+        return self._run(ctx, tools.delete_all_memories, scope_id, confirm, user_id)
+
+    def get_variables(
+        self,
+        ctx: Context[Any, Any],
+        names: list[str] | None = None,
+        user_id: UserId = None,
+        scope_id: ScopeId = None,
+    ) -> Result:
+        """The user's variables by name (all when names is omitted); unknown names are absent."""
+        ids = {"user_id": user_id, "scope_id": scope_id}
+        return self._run(ctx, tools.get_variables, names, **ids)
+
+    def update_variables(
+        self,
+        variables: Annotated[dict[str, Any], Field(description='{"city": "Shenzhen", ...}')],
+        ctx: Context[Any, Any],
+        user_id: UserId = None,
+        scope_id: ScopeId = None,
+    ) -> Result:
+        """Set variables; a value is coerced to the type its variable already has."""
+        ids = {"user_id": user_id, "scope_id": scope_id}
+        return self._run(ctx, tools.update_variables, variables, **ids)
+
+    def delete_variables(
+        self,
+        names: list[str],
+        ctx: Context[Any, Any],
+        user_id: UserId = None,
+        scope_id: ScopeId = None,
+    ) -> Result:
+        """Delete variables by name; deleted lists the names that existed."""
+        ids = {"user_id": user_id, "scope_id": scope_id}
+        return self._run(ctx, tools.delete_variables, names, **ids)
+
+    def health_check(self, ctx: Context[Any, Any]) -> Result:
+        """Whether the memory service is ready: store, embedder and LLM status."""
+        return self._run(ctx, tools.health_check)
+
+    def get_context(
+        self,
+        query: str,
+        ctx: Context[Any, Any],
+        token_budget: Annotated[int, Field(ge=100, le=200_000)] = 2000,
+        session_id: str | None = None,
+        user_id: UserId = None,
+        scope_id: ScopeId = None,
+    ) -> Result:
+        """A ready-to-paste context block for the query within token_budget tokens: profile,
+        variables, the session's summary, relevant memories, graph facts and recent turns."""
+        ids = {"user_id": user_id, "scope_id": scope_id}
+        return self._run(ctx, tools.get_context, query, token_budget, session_id, **ids)
+
+    def graph_neighborhood(
+        self,
+        entity: Annotated[str, Field(description="An entity's name (any case) or id.")],
+        ctx: Context[Any, Any],
+        depth: Annotated[int, Field(ge=0, le=6)] = 1,
+        user_id: UserId = None,
+        scope_id: ScopeId = None,
+    ) -> Result:
+        """Entities within depth relationships of one entity, with the relationships."""
+        ids = {"user_id": user_id, "scope_id": scope_id}
+        return self._run(ctx, tools.graph_neighborhood, entity, depth, **ids)
+
+    def list_sessions(
+        self,
+        ctx: Context[Any, Any],
+        limit: Annotated[int, Field(ge=1, le=1000)] = 20,
+        offset: Annotated[int, Field(ge=0)] = 0,
+        user_id: UserId = None,
+        scope_id: ScopeId = None,
+    ) -> Result:
+        """The user's conversations (sessions), newest first; total counts them all."""
+        ids = {"user_id": user_id, "scope_id": scope_id}
+        return self._run(ctx, tools.list_sessions, limit, offset, **ids)
+
+
+def build_server(resolve: Resolver, log_level: str = "WARNING") -> MCPServer[Any]:
+    """An ``MCPServer`` named ``omoide`` with every tool of ``TOOL_NAMES``."""
+    from omoide._version import __version__
+
+    level = log_level.upper() if log_level.upper() in _LEVELS else "WARNING"
+    # MCPServer() calls logging.basicConfig (a rich handler on the root logger) when the root
+    # has no handler yet; logging is the application's to configure, so give it one meanwhile.
+    root, placeholder = logging.getLogger(), logging.NullHandler()
+    root.addHandler(placeholder)
+    try:
+        server: MCPServer[Any] = MCPServer(
+            "omoide",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            log_level=level,  # type: ignore[arg-type]  # checked against _LEVELS above
+        )
+    finally:
+        root.removeHandler(placeholder)
+    handlers = Tools(resolve)
+    for name in TOOL_NAMES:
+        server.add_tool(getattr(handlers, name), name=name, structured_output=True)
+    return server
+
+
+_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")

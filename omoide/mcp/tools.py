@@ -1,0 +1,290 @@
+"""What each MCP tool does, as plain functions of a ``Caller`` (engine + tenancy + defaults).
+
+The tools keep JiuwenMemory's MCP names, arguments and reply shapes (``{"results": [...],
+"count": n}`` for searches and pages, ``{"status": ...}`` for writes), so its MCP users switch by
+changing the server they point at. Memory types and ``var:<name>`` ids mean what they mean on
+the JiuwenMemory REST routes (``omoide.compat.jiuwen.routes``).
+
+Ids are cleaned the way JiuwenMemory's MCP server cleans them: trimmed, ``/`` and ``\\``
+replaced by ``_``, cut to 128 characters; an empty id means the default.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from omoide.api.deps import Tenancy
+from omoide.compat.jiuwen.common import (
+    UNKNOWN,
+    VARIABLE,
+    WIRE_NAMES,
+    long_term,
+    memory_type,
+    stored_types,
+)
+from omoide.compat.jiuwen.routes import VAR_PREFIX
+from omoide.errors import InvalidInput, NotFound
+from omoide.memory import Memory
+from omoide.types import DEFAULT_ID, MemoryType, Message, Scope, SearchFilters
+
+MAX_ID = 128
+SESSION = "mcp"  # the session add_messages writes to when none is named
+ADD_WAIT_S = 30.0  # add_messages replies when extraction finished, or after this long
+RECIPE = "vector"  # cosine scores, so `threshold` means what it meant in JiuwenMemory
+
+
+def clean_id(value: str | None) -> str | None:
+    """JiuwenMemory's id rule; ``None`` for an empty id.
+
+    >>> clean_id("  team/alpha\\\\x "), clean_id("   "), len(clean_id("a" * 300) or "")
+    ('team_alpha_x', None, 128)
+    """
+    if value is None:
+        return None
+    cleaned = value.strip().replace("\\", "_").replace("/", "_")[:MAX_ID]
+    return cleaned or None
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who calls: the engine, the key's tenancy, and the deployment's default ids."""
+
+    engine: Memory
+    tenancy: Tenancy
+    default_user_id: str = DEFAULT_ID
+    default_scope_id: str = DEFAULT_ID
+
+    def scope(self, user_id: str | None, scope_id: str | None) -> Scope:
+        """The tenant of a call. A bound key fixes the user (naming another is ``Forbidden``);
+        otherwise an omitted id is the deployment's default."""
+        user, scope = clean_id(user_id), clean_id(scope_id)
+        default_scope = clean_id(self.default_scope_id) or DEFAULT_ID
+        bound = self.tenancy.bound
+        if bound is None:
+            default_user = clean_id(self.default_user_id) or DEFAULT_ID
+            return Scope(user_id=user or default_user, scope_id=scope or default_scope)
+        if scope is None and bound.scope_id is None:
+            scope = default_scope
+        return self.tenancy.scope(user, scope)
+
+    def tenant(self, user_id: str | None, scope_id: str | None) -> dict[str, Any]:
+        return self.scope(user_id, scope_id).model_dump()
+
+
+def _kind(name: str) -> str:
+    """Upstream's type name (``semantic_memory``...; omoide's short names are aliases)."""
+    return memory_type(name)
+
+
+def _wire(kind: MemoryType) -> str:
+    return WIRE_NAMES.get(kind, kind.value)
+
+
+def _llm_off(caller: Caller) -> bool:
+    # Without an LLM nothing is extracted: the stored turns are the episodes then.
+    return caller.engine.llm is None
+
+
+def add_messages(
+    caller: Caller,
+    messages: list[dict[str, Any]],
+    user_id: str | None,
+    scope_id: str | None,
+    infer: bool,
+    session_id: str | None,
+) -> dict[str, Any]:
+    if not isinstance(messages, list) or not messages:
+        raise InvalidInput("messages must be a non-empty list of {role, content} objects")
+    parsed = [
+        Message(role=str(m.get("role") or "user"), content=str(m.get("content", "")))
+        for m in messages
+    ]
+    result = caller.engine.add_messages(
+        [m for m in parsed if m.content.strip()] or parsed,
+        **caller.tenant(user_id, scope_id),
+        session_id=session_id or SESSION,
+        enable_long_term_mem=infer,
+        wait=infer,
+        timeout=ADD_WAIT_S,
+    )
+    return {
+        "status": "added",
+        "infer": infer,
+        "added": [item.id for item in result.items],
+        "extraction": result.extraction.model_dump(mode="json"),
+        "extracted": [_hit(item.id, item.text, _wire(item.type)) for item in result.extracted],
+    }
+
+
+def _hit(mem_id: str, content: str, kind: str, **extra: Any) -> dict[str, Any]:
+    return {"mem_id": mem_id, "content": content, "type": kind, **extra}
+
+
+def search(
+    caller: Caller,
+    query: str,
+    types: list[MemoryType],
+    num: int,
+    threshold: float,
+    user_id: str | None,
+    scope_id: str | None,
+) -> dict[str, Any]:
+    result = caller.engine.search(
+        query,
+        **caller.tenant(user_id, scope_id),
+        filters=SearchFilters(types=types),
+        limit=num,
+        threshold=threshold,
+        recipe=RECIPE,
+    )
+    hits = [
+        _hit(h.memory.id, h.memory.text, _wire(h.memory.type), score=h.score) for h in result.hits
+    ]
+    return {"results": hits, "count": len(hits), "warnings": result.warnings}
+
+
+def search_memories(caller: Caller, query: str, num: int, threshold: float, **ids: Any) -> Any:
+    return search(caller, query, long_term(_llm_off(caller)), num, threshold, **ids)
+
+
+def search_summaries(caller: Caller, query: str, num: int, threshold: float, **ids: Any) -> Any:
+    return search(caller, query, [MemoryType.SUMMARY], num, threshold, **ids)
+
+
+def get_memories(
+    caller: Caller,
+    page_size: int,
+    page_idx: int,
+    kind_name: str,
+    user_id: str | None,
+    scope_id: str | None,
+) -> dict[str, Any]:
+    """One page, newest first; variables (``var:<name>``) after the memories, by name."""
+    if page_size < 1 or page_idx < 1:
+        raise InvalidInput("page_size and page_idx must be at least 1")
+    tenant = caller.tenant(user_id, scope_id)
+    kind = _kind(kind_name)
+    offset = (page_idx - 1) * page_size
+    items: list[dict[str, Any]] = []
+    total = 0
+    if types := stored_types(kind, _llm_off(caller)):
+        page = caller.engine.get_all(
+            **tenant, filters=SearchFilters(types=types), limit=page_size, offset=offset
+        )
+        items = [
+            _hit(m.id, m.text, _wire(m.type), timestamp=m.created_at.isoformat())
+            for m in page.items
+        ]
+        total = page.total
+    if kind in (VARIABLE, UNKNOWN):
+        variables = sorted(caller.engine.get_variables(None, **tenant).items())
+        start, room = max(0, offset - total), page_size - len(items)
+        for name, value in variables[start : start + room]:
+            text = value if isinstance(value, str) else json.dumps(value)
+            items.append(_hit(f"{VAR_PREFIX}{name}", f"{name}: {text}", VARIABLE, timestamp=None))
+        total += len(variables)
+    return {"results": items, "count": len(items), "total": total, "page_idx": page_idx}
+
+
+def update_memory(caller: Caller, mem_id: str, memory: str, **ids: Any) -> dict[str, Any]:
+    tenant = caller.tenant(**ids)
+    if mem_id.startswith(VAR_PREFIX):
+        name = mem_id.removeprefix(VAR_PREFIX)
+        if name not in caller.engine.get_variables([name], **tenant):
+            raise NotFound(f"variable {name!r} not found", id=mem_id)
+        caller.engine.update_variables({name: memory}, **tenant)
+    else:
+        caller.engine.update(mem_id, memory, **tenant)
+    return {"status": "updated", "mem_id": mem_id}
+
+
+def delete_memory(caller: Caller, mem_id: str, **ids: Any) -> dict[str, Any]:
+    tenant = caller.tenant(**ids)
+    if mem_id.startswith(VAR_PREFIX):
+        name = mem_id.removeprefix(VAR_PREFIX)
+        if not caller.engine.delete_variables([name], **tenant):
+            raise NotFound(f"variable {name!r} not found", id=mem_id)
+    else:
+        caller.engine.delete(mem_id, **tenant)
+    return {"status": "deleted", "mem_id": mem_id}
+
+
+def delete_all_memories(
+    caller: Caller, scope_id: str | None, confirm: bool, user_id: str | None
+) -> dict[str, Any]:
+    """Everything under a scope: of every user (JiuwenMemory's meaning) for a full-access
+    caller who names no user, else of the one user. Refused unless ``confirm`` is true."""
+    if confirm is not True:
+        return {
+            "status": "aborted",
+            "reason": "confirm must be true to delete all memories in a scope "
+            "(this cannot be undone)",
+            "scope_id": caller.scope(None, scope_id).scope_id,
+        }
+    if caller.tenancy.bound is None and clean_id(user_id) is None:
+        scope = caller.scope(None, scope_id).scope_id
+        return {
+            "status": "deleted",
+            "scope_id": scope,
+            "deleted": caller.engine.delete_scope_id(scope),
+        }
+    tenant = caller.tenant(user_id, scope_id)
+    deleted = caller.engine.delete_all(**tenant)
+    return {"status": "deleted", **tenant, "deleted": deleted}
+
+
+def health_check(caller: Caller) -> dict[str, Any]:
+    report = caller.engine.health()
+    parts = ("store", "embedder", "llm")
+    down = {name for name in parts if report.get(name, {}).get("status") == "down"}
+    status = "down" if "store" in down else "degraded" if down else "healthy"
+    return {"status": status, "ready": "store" not in down, **report}
+
+
+# variables -----------------------------------------------------------------------------------
+def get_variables(caller: Caller, names: list[str] | None, **ids: Any) -> dict[str, Any]:
+    return {"variables": caller.engine.get_variables(names, **caller.tenant(**ids))}
+
+
+def update_variables(caller: Caller, variables: dict[str, Any], **ids: Any) -> dict[str, Any]:
+    if not isinstance(variables, dict) or not variables:
+        raise InvalidInput("variables must be a non-empty object of name: value")
+    written = caller.engine.update_variables(variables, **caller.tenant(**ids))
+    return {"status": "updated", "variables": written}
+
+
+def delete_variables(caller: Caller, names: list[str], **ids: Any) -> dict[str, Any]:
+    return {"deleted": caller.engine.delete_variables(names, **caller.tenant(**ids))}
+
+
+# omoide's own ----------------------------------------------------------------------------------
+def get_context(
+    caller: Caller, query: str, token_budget: int, session_id: str | None, **ids: Any
+) -> dict[str, Any]:
+    result = caller.engine.context(
+        query, **caller.tenant(**ids), session_id=session_id, token_budget=token_budget
+    )
+    return result.model_dump(mode="json")
+
+
+def graph_neighborhood(caller: Caller, entity: str, depth: int, **ids: Any) -> dict[str, Any]:
+    """``entity`` is an entity's name (any case) or id; a name is looked up first."""
+    tenant = caller.tenant(**ids)
+    wanted = entity.strip().casefold()
+    if not wanted:
+        raise InvalidInput("entity must be an entity name or id")
+    found = caller.engine.search_entities(entity, **tenant, limit=20).hits
+    named = [h.entity for h in found if h.entity.name.casefold() == wanted]
+    entity_id = named[0].id if named else entity.strip()
+    return caller.engine.neighborhood(entity_id, depth, **tenant).model_dump(mode="json")
+
+
+def list_sessions(caller: Caller, limit: int, offset: int, **ids: Any) -> dict[str, Any]:
+    items, total = caller.engine.list_sessions(**caller.tenant(**ids), limit=limit, offset=offset)
+    return {
+        "results": [s.model_dump(mode="json") for s in items],
+        "count": len(items),
+        "total": total,
+    }

@@ -1,0 +1,1 @@
+"""The composition root: the FastAPI app built from the routers the settings enable; ``serve``."""
