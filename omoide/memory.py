@@ -24,8 +24,10 @@ from omoide.config import Settings, load_settings
 from omoide.embed import Embedder
 from omoide.engine import Engine, ExtractionRequest, KnowledgeConfig, Services
 from omoide.engine.chunks.service import ChunkService
+from omoide.engine.consolidation.dreaming import DreamingService
 from omoide.engine.consolidation.service import ConsolidationService
 from omoide.engine.context import ContextService
+from omoide.engine.expiry import ExpiryService
 from omoide.engine.graph import GraphService
 from omoide.engine.maintenance import MaintenanceService
 from omoide.engine.memories import MemoryService
@@ -413,6 +415,30 @@ class Memory:
     update_project = _Delegate("projects", ProjectService.update_project)
 
     delete_project = _Delegate("projects", ProjectService.delete_project)
+
+    # expiry of unused memories (admin tasks, one at a time per owner) -------------------
+    refresh_expiry = _Delegate("expiry", ExpiryService.refresh)
+
+    expired_by_user = _Delegate("expiry", ExpiryService.by_user)
+
+    delete_expired = _Delegate("expiry", ExpiryService.delete)
+
+    latest_expiry_task = _Delegate("expiry", ExpiryService.latest)
+
+    expiry_progress = _Delegate("expiry", ExpiryService.progress)
+
+    # dreaming: scheduled consolidation sweeps per tenant ---------------------------------
+    start_dreaming = _Delegate("dreaming", DreamingService.start)
+
+    stop_dreaming = _Delegate("dreaming", DreamingService.stop)
+
+    dreaming_status = _Delegate("dreaming", DreamingService.status)
+
+    get_scope_config = _Delegate("dreaming", DreamingService.get_scope_config)
+
+    set_scope_config = _Delegate("dreaming", DreamingService.set_scope_config)
+
+    delete_scope_config = _Delegate("dreaming", DreamingService.delete_scope_config)
 
     # summaries ---------------------------------------------------------------------------
     list_summaries = _Delegate("summaries", SummaryService.list_summaries)

@@ -1,4 +1,4 @@
-"""Dependencies, declared once as ``Annotated`` aliases: the memory (and its services) and the
+"""Dependencies, declared once as ``Annotated`` aliases: the memory and the
 caller's tenant."""
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from omoide.config import TenantKey
-from omoide.engine import Services
 from omoide.errors import Forbidden, NotFound
 from omoide.memory import Memory
 from omoide.types import DEFAULT_ID, Scope
@@ -17,10 +16,6 @@ from omoide.types import DEFAULT_ID, Scope
 def get_memory(request: Request) -> Memory:
     memory: Memory = request.app.state.memory
     return memory
-
-
-def get_services(request: Request) -> Services:
-    return get_memory(request).engine.services
 
 
 class Tenancy:
@@ -78,5 +73,4 @@ def get_tenancy(request: Request) -> Tenancy:
 
 
 MemoryDep = Annotated[Memory, Depends(get_memory)]
-ServicesDep = Annotated[Services, Depends(get_services)]
 TenancyDep = Annotated[Tenancy, Depends(get_tenancy)]

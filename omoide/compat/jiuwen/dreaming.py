@@ -22,7 +22,7 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from omoide.api.deps import ServicesDep, TenancyDep
+from omoide.api.deps import MemoryDep, TenancyDep
 from omoide.compat.jiuwen.common import DEFAULT, JiuwenRoute, failing_as, resolve_scope
 from omoide.engine.consolidation.dreaming import DreamingStatus
 from omoide.types import JobState, Scope
@@ -119,7 +119,7 @@ def _entry(status: DreamingStatus) -> dict[str, Any]:
 
 @router.post("/start_dreaming")
 def start_dreaming(
-    body: StartDreamingRequest, services: ServicesDep, tenancy: TenancyDep
+    body: StartDreamingRequest, memory: MemoryDep, tenancy: TenancyDep
 ) -> dict[str, Any]:
     """Sweep the tenant's sessions every `interval_seconds` (the first one interval from now):
     each sweep consolidates the sessions with at least `min_session_rounds` open episodes.
@@ -127,7 +127,7 @@ def start_dreaming(
     with failing_as("Error starting dreaming"):
         scope = tenancy.scope(body.user_id, body.scope_id)
         settings = body.model_dump(exclude={"scope_id", "user_id", "enabled", "interval_seconds"})
-        started = services.dreaming.start(
+        started = memory.start_dreaming(
             scope, enabled=body.enabled, interval_s=body.interval_seconds, settings=settings
         )
     return {"started": started, "scope_id": scope.scope_id, "user_id": scope.user_id}
@@ -135,7 +135,7 @@ def start_dreaming(
 
 @router.post("/stop_dreaming")
 def stop_dreaming(
-    body: StopDreamingRequest, services: ServicesDep, tenancy: TenancyDep
+    body: StopDreamingRequest, memory: MemoryDep, tenancy: TenancyDep
 ) -> dict[str, Any]:
     """Stop the schedules of `user_id` and `scope_id` (either omitted: any; both: all)."""
     with failing_as("Error stopping dreaming"):
@@ -143,13 +143,13 @@ def stop_dreaming(
         if tenancy.bound is not None:
             scope = tenancy.scope(user_id, scope_id)  # another tenant: 403
             user_id, scope_id = scope.user_id, tenancy.bound.scope_id or scope_id
-        services.dreaming.stop(user_id, scope_id)
+        memory.stop_dreaming(user_id, scope_id)
     return {"success": True, "scope_id": body.scope_id, "user_id": body.user_id}
 
 
 @router.get("/dreaming/status")
 def dreaming_status(
-    services: ServicesDep,
+    memory: MemoryDep,
     tenancy: TenancyDep,
     user_id: str | None = None,
     scope_id: str | None = None,
@@ -161,37 +161,37 @@ def dreaming_status(
         if tenancy.bound is not None:
             scope = tenancy.scope(user_id, scope_id)
             user_id, scope_id = scope.user_id, tenancy.bound.scope_id or scope_id
-        found = services.dreaming.status(user_id, scope_id)
+        found = memory.dreaming_status(user_id, scope_id)
     return {"orchestrators": [_entry(s) for s in found]}
 
 
 @router.post("/set_scope_config")
 def set_scope_config(
-    body: SetScopeConfigRequest, services: ServicesDep, tenancy: TenancyDep
+    body: SetScopeConfigRequest, memory: MemoryDep, tenancy: TenancyDep
 ) -> dict[str, Any]:
     """Store the tenant's scope config (a JSON object, kept as given, replacing the old)."""
     check_value(body.config, "config")
     with failing_as("Error setting scope config"):
-        services.dreaming.set_scope_config(_tenant(tenancy, body), body.config)
+        memory.set_scope_config(_tenant(tenancy, body), body.config)
     return {"success": True}
 
 
 @router.post("/get_scope_config")
 def get_scope_config(
-    body: ScopeConfigRequest, services: ServicesDep, tenancy: TenancyDep
+    body: ScopeConfigRequest, memory: MemoryDep, tenancy: TenancyDep
 ) -> dict[str, Any]:
     """The tenant's scope config, or `null`."""
     with failing_as("Error getting scope config"):
-        return {"config": services.dreaming.get_scope_config(_tenant(tenancy, body))}
+        return {"config": memory.get_scope_config(_tenant(tenancy, body))}
 
 
 @router.post("/delete_scope_config")
 def delete_scope_config(
-    body: ScopeConfigRequest, services: ServicesDep, tenancy: TenancyDep
+    body: ScopeConfigRequest, memory: MemoryDep, tenancy: TenancyDep
 ) -> dict[str, Any]:
     """Delete the tenant's scope config; `success` false when there was none."""
     with failing_as("Error deleting scope config"):
-        return {"success": services.dreaming.delete_scope_config(_tenant(tenancy, body))}
+        return {"success": memory.delete_scope_config(_tenant(tenancy, body))}
 
 
 def _tenant(tenancy: TenancyDep, body: ScopeConfigRequest) -> Scope:

@@ -24,7 +24,7 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from omoide.api.deps import ServicesDep, Tenancy, TenancyDep
+from omoide.api.deps import MemoryDep, Tenancy, TenancyDep
 from omoide.compat.jiuwen.common import JiuwenRoute, failing_as, resolve_scope
 from omoide.engine.expiry import ADMIN, USER_TASKS, Owner, Progress, Submitted
 from omoide.errors import InvalidInput, NotFound
@@ -148,24 +148,22 @@ def _submitted(outcome: Submitted, task_type: str, accepted: str) -> JSONRespons
 
 
 @router.post("/refresh", status_code=202, responses={200: {"description": "Skipped."}})
-def refresh(body: RefreshRequest, services: ServicesDep, tenancy: TenancyDep) -> JSONResponse:
+def refresh(body: RefreshRequest, memory: MemoryDep, tenancy: TenancyDep) -> JSONResponse:
     """Count the expired memories (30 days) as a background task: 202 with its `task_id`, or
     200 `skipped` when one is running or ran in the last 5 minutes (unless `force`)."""
     with failing_as("Error refreshing memory metadata"):
-        outcome = services.expiry.refresh(owner(tenancy), 30, force=body.force)
+        outcome = memory.refresh_expiry(owner(tenancy), 30, force=body.force)
     return _submitted(outcome, "refresh_meta", "metadata refresh task submitted")
 
 
 @router.post("/expired_memorys")
-def expired_memorys(
-    body: ExpiredRequest, services: ServicesDep, tenancy: TenancyDep
-) -> dict[str, Any]:
+def expired_memorys(body: ExpiredRequest, memory: MemoryDep, tenancy: TenancyDep) -> dict[str, Any]:
     """The users with the most memories unused for `inactive_days_threshold` days, counted
     now (`top_users`, at most `limit`, each with at least `min_expired_count`)."""
     with failing_as("Error getting expired memories"):
         who = owner(tenancy)
-        users = services.expiry.by_user(who, body.inactive_days_threshold)
-        latest = services.expiry.latest(who, "expiry_refresh")
+        users = memory.expired_by_user(who, body.inactive_days_threshold)
+        latest = memory.latest_expiry_task(who, "expiry_refresh")
     state = STATES[latest.state] if latest else "none"
     top = [
         {
@@ -196,9 +194,7 @@ def expired_memorys(
     status_code=202,
     responses={200: {"description": "Skipped, or nothing to delete."}},
 )
-def batch_delete(
-    body: BatchDeleteRequest, services: ServicesDep, tenancy: TenancyDep
-) -> JSONResponse:
+def batch_delete(body: BatchDeleteRequest, memory: MemoryDep, tenancy: TenancyDep) -> JSONResponse:
     """Delete the memories unused for `inactive_days_threshold` days of `user_ids` (or, with
     `all_expired`, of every user that has some) as a background task: 202 with its
     `task_id`; `dry_run` counts them without deleting (see the task's `result_summary`)."""
@@ -209,7 +205,7 @@ def batch_delete(
         users = None if body.all_expired else body.user_ids
         for user_id in body.user_ids or []:  # named beside all_expired too
             tenancy.scope(user_id, body.scope_id)  # another tenant's user: 403
-        outcome = services.expiry.delete(
+        outcome = memory.delete_expired(
             who, body.inactive_days_threshold, users, dry_run=body.dry_run, force=body.force
         )
     message = f"batch delete task submitted for {outcome.users} users"
@@ -218,19 +214,19 @@ def batch_delete(
 
 @router.get("/task_status", responses={404: {"description": "No such task."}})
 def task_status(
-    services: ServicesDep, tenancy: TenancyDep, task_id: str | None = None
+    memory: MemoryDep, tenancy: TenancyDep, task_id: str | None = None
 ) -> dict[str, Any]:
     """A task's state and progress (`processed_users` of `total_users`, `deleted_count`);
     without `task_id`, the newest task. 404 for a task that does not exist (or is not yours)."""
     with failing_as("Error getting task status"):
         who = owner(tenancy)
         if task_id is None:
-            latest = services.expiry.latest(who)
+            latest = memory.latest_expiry_task(who)
             if latest is None:
                 return {"status": "success", "task": None, "message": "no task yet"}
             task_id = str(latest.id)
         # isdigit alone takes "²" (int() refuses it: a 500) and U+0661 (an Arabic-Indic 1)
         if not (task_id.isascii() and task_id.isdigit()) or len(task_id) > 18:
             raise NotFound(f"task {task_id} not found", id=task_id)
-        progress = services.expiry.progress(who, int(task_id))
+        progress = memory.expiry_progress(who, int(task_id))
     return {"status": "success", "task": task_view(progress)}

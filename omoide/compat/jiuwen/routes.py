@@ -39,7 +39,7 @@ import logging
 from fastapi import APIRouter, Response
 from pydantic import ValidationError
 
-from omoide.api.deps import MemoryDep, ServicesDep, TenancyDep
+from omoide.api.deps import MemoryDep, TenancyDep
 from omoide.compat.jiuwen import dreaming as dreaming_routes
 from omoide.compat.jiuwen import messages as message_routes
 from omoide.compat.jiuwen import meta as meta_routes
@@ -81,7 +81,6 @@ from omoide.compat.jiuwen.models import (
     UpdateVariablesRequest,
     Variables,
 )
-from omoide.engine import ExtractionRequest
 from omoide.errors import InvalidInput, NotFound
 from omoide.memory import Memory
 from omoide.types import ExtractionStatus, MemoryItem, MemoryType, Message, Scope, SearchFilters
@@ -107,7 +106,7 @@ def _llm_off(engine: Memory) -> bool:
 
 
 @router.post("/add_messages/")
-def add_messages(body: AddMessagesRequest, services: ServicesDep, tenancy: TenancyDep) -> Added:
+def add_messages(body: AddMessagesRequest, memory: MemoryDep, tenancy: TenancyDep) -> Added:
     """Store the messages in session `session_id` and extract long-term memories (and
     `mem_variables`) from them.
 
@@ -123,19 +122,17 @@ def add_messages(body: AddMessagesRequest, services: ServicesDep, tenancy: Tenan
         if not messages:  # upstream accepts an empty list: nothing to store, nothing to do
             status = ExtractionStatus(state="off", reason="no message has content")
             return Added(message="Messages added successfully", extraction=status)
-        wanted = ExtractionRequest(
-            long_term=body.enable_long_term_mem,
-            user_profile=body.enable_user_profile,
-            semantic=body.enable_semantic_memory,
-            episodic=body.enable_episodic_memory,
-            summary=body.enable_summary_memory,
-        )
-        result = services.ingest.add_messages(
+        result = memory.add_messages(
             messages,
             **scope.model_dump(),
             session_id=body.session_id or DEFAULT,
             mem_variables=variables,
-            extraction=wanted,
+            enable_long_term_mem=body.enable_long_term_mem,
+            enable_user_profile=body.enable_user_profile,
+            enable_semantic_memory=body.enable_semantic_memory,
+            enable_episodic_memory=body.enable_episodic_memory,
+            enable_summary_memory=body.enable_summary_memory,
+            enable_graph=True,
             wait=True,
             timeout=ADD_WAIT_S,
             timestamp=body.timestamp,
