@@ -156,6 +156,7 @@ def build_services(
     trigger = ChunkTrigger(knowledge)
     events = MemoryEvents()
     memories = MemoryService(
+        store.memories,
         store,
         embedding,
         signal,
@@ -165,7 +166,7 @@ def build_services(
         events=events,
     )
     search = SearchService(
-        store,
+        store.memories,
         embedding,
         recipe=recipe,
         max_text_chars=max_text_chars,
@@ -174,15 +175,18 @@ def build_services(
         build_vocabulary=config.word_table_build,
     )
     mirror = _mirror(store, memories, events, config.mirror_root)
-    graph = GraphService(store, embedding)
+    graph = GraphService(store.graph, store, embedding)
     deps = StepDeps(store, embedding, search, actor, max_text_chars)
     trigger_kind: Literal["episode", "chunk"] = knowledge.summary_trigger
-    consolidation = ConsolidationService(store, embedding, llm, signal, knowledge)
+    consolidation = ConsolidationService(
+        store.sessions, store.ledger, store, embedding, llm, signal, knowledge
+    )
     return Services(
         memories=memories,
         search=search,
         ingest=IngestService(
-            store,
+            store.memories,
+            store.jobs,
             memories,
             signal,
             llm_enabled=llm is not None,
@@ -190,9 +194,11 @@ def build_services(
             max_text_chars=max_text_chars,
             max_messages=config.max_messages,
         ),
-        sessions=SessionService(store),
-        projects=ProjectService(store),
+        sessions=SessionService(store.sessions, store),
+        projects=ProjectService(store.sessions, store),
         summaries=SummaryService(
+            store.memories,
+            store.sessions,
             store,
             embedding,
             memories,
@@ -201,10 +207,23 @@ def build_services(
             max_text_chars=max_text_chars,
             events=events,
         ),
-        variables=VariableService(store),
+        variables=VariableService(store.variables, store),
         graph=graph,
-        context=ContextService(store, search, graph, knowledge, max_text_chars=max_text_chars),
+        context=ContextService(
+            store.memories,
+            store.sessions,
+            store.graph,
+            store.variables,
+            store,
+            search,
+            graph,
+            knowledge,
+            max_text_chars=max_text_chars,
+        ),
         chunks=ChunkService(
+            store.sessions,
+            store.jobs,
+            store.ledger,
             store,
             embedding,
             llm,
@@ -215,14 +234,39 @@ def build_services(
             max_text_chars=max_text_chars,
         ),
         consolidation=consolidation,
-        extraction=ExtractionService(store, llm, deps, max_llm_calls=max_llm_calls),
-        maintenance=MaintenanceService(
-            store, embedding, graph, signal, llm_health=llm_health or LLMHealth(llm)
+        extraction=ExtractionService(
+            store.memories,
+            store.sessions,
+            store.jobs,
+            store,
+            llm,
+            deps,
+            max_llm_calls=max_llm_calls,
         ),
-        scopes=ScopeService(store),
-        transfer=TransferService(store, embedding, signal, key=config.encryption_key),
-        expiry=ExpiryService(store, signal, actor=actor, events=events),
-        dreaming=DreamingService(store, consolidation, llm, signal),
+        maintenance=MaintenanceService(
+            store.memories,
+            store.jobs,
+            store.admin,
+            store,
+            store.location,
+            embedding,
+            graph,
+            signal,
+            llm_health=llm_health or LLMHealth(llm),
+        ),
+        scopes=ScopeService(store.memories, store.graph, store),
+        transfer=TransferService(store.admin, store, embedding, signal, key=config.encryption_key),
+        expiry=ExpiryService(store.jobs, store.ledger, store, signal, actor=actor, events=events),
+        dreaming=DreamingService(
+            store.sessions,
+            store.jobs,
+            store.ledger,
+            store.schedules,
+            store,
+            consolidation,
+            llm,
+            signal,
+        ),
         events=events,
         mirror=mirror,
     )
@@ -234,7 +278,7 @@ def _mirror(
     """The markdown mirror (``INDEX_BACKEND=file``), subscribed to the memory events."""
     if root is None:
         return None
-    mirror = MarkdownMirror(store, memories, root)
+    mirror = MarkdownMirror(store.memories, memories, root)
     events.on_written(mirror.on_written)
     events.on_reading(mirror.before_read)
     return mirror

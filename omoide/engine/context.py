@@ -28,7 +28,11 @@ from omoide.engine.search.service import SearchService
 from omoide.engine.shared.knowledge import KnowledgeConfig
 from omoide.errors import InvalidInput, NotFound
 from omoide.retrieval.context import Line, Packer, load_counter
-from omoide.store.protocol import Store
+from omoide.store.ports.graph import GraphReads
+from omoide.store.ports.memories import MemoryReads
+from omoide.store.ports.sessions import SessionReads
+from omoide.store.ports.variables import VariableReads
+from omoide.store.protocol import Transactions
 from omoide.types import (
     DEFAULT_ID,
     ContextItem,
@@ -77,14 +81,22 @@ class _Gathered:
 class ContextService:
     def __init__(
         self,
-        store: Store,
+        memory_reads: MemoryReads,
+        session_reads: SessionReads,
+        graph_reads: GraphReads,
+        variable_reads: VariableReads,
+        transactions: Transactions,
         search: SearchService,
         graph: GraphService,
         knowledge: KnowledgeConfig,
         *,
         max_text_chars: int,
     ) -> None:
-        self._store = store
+        self._memory_reads = memory_reads
+        self._session_reads = session_reads
+        self._graph_reads = graph_reads
+        self._variable_reads = variable_reads
+        self._transactions = transactions
         self._search = search
         self._graph = graph
         self._knowledge = knowledge
@@ -150,7 +162,7 @@ class ContextService:
     def _touch(self, scope: Scope, memory_ids: list[str], episode_ids: list[str]) -> int:
         if not memory_ids and not episode_ids:
             return 0
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             return tx.ledger.touch(scope, memory_ids, episode_ids, now_ms())
 
     def _touch_selected(self, scope: Scope, result: ContextResult) -> None:
@@ -170,19 +182,19 @@ class ContextService:
         project = None
         if session_id is not None:
             try:  # an isolated project's session sees its own project only
-                project = self._store.sessions.get_session(scope, session_id).project
+                project = self._session_reads.get_session(scope, session_id).project
             except NotFound:
                 session_id = None  # nothing stored yet: no floor, no summary
         if session_id is not None:
             if turns:
                 only = SearchFilters(session_id=session_id, types=[MemoryType.RAW], project=project)
-                found.recent = self._store.memories.latest_memories(scope, only, turns)
+                found.recent = self._memory_reads.latest_memories(scope, only, turns)
             only = SearchFilters(session_id=session_id, types=[MemoryType.SUMMARY], project=project)
-            latest = self._store.memories.latest_memories(scope, only, 1)
+            latest = self._memory_reads.latest_memories(scope, only, 1)
             found.summary = latest[0] if latest else None
         only = SearchFilters(types=[MemoryType.USER_PROFILE], project=project)
-        found.profile = self._store.memories.latest_memories(scope, only, PROFILE_MAX)
-        found.variables = self._store.variables.get_variables(scope, None)
+        found.profile = self._memory_reads.latest_memories(scope, only, PROFILE_MAX)
+        found.variables = self._variable_reads.get_variables(scope, None)
         hits = self._search.search(
             query,
             user_id=scope.user_id,
@@ -197,7 +209,7 @@ class ContextService:
         found.named = self._graph.entities_named(scope, query, GRAPH_ENTITIES, contained=False)
         if found.named:
             ids = [e.id for e in found.named]
-            found.graph = self._store.graph.neighbors(scope, ids, GRAPH_EDGES * 2)
+            found.graph = self._graph_reads.neighbors(scope, ids, GRAPH_EDGES * 2)
         return found
 
 

@@ -32,7 +32,9 @@ from omoide.jobs.kinds import (
 )
 from omoide.jobs.queue import enqueue
 from omoide.jobs.worker import LEASE_MS
-from omoide.store.protocol import Store, TenantActivity
+from omoide.store.ports.jobs import JobQueue
+from omoide.store.ports.ledger import LedgerReads
+from omoide.store.protocol import TenantActivity, Transactions
 from omoide.types import Job, JobState, Scope, now_ms
 
 ADMIN = Scope(user_id="__omoide_admin__", scope_id="__expiry__")
@@ -99,9 +101,18 @@ class Progress:
 
 class ExpiryService:
     def __init__(
-        self, store: Store, signal: JobSignal, *, actor: str, events: MemoryEvents | None = None
+        self,
+        jobs: JobQueue,
+        ledger_reads: LedgerReads,
+        transactions: Transactions,
+        signal: JobSignal,
+        *,
+        actor: str,
+        events: MemoryEvents | None = None,
     ) -> None:
-        self._store = store
+        self._jobs = jobs
+        self._ledger_reads = ledger_reads
+        self._transactions = transactions
         self._signal = signal
         self._actor = actor
         # told after each user's deletes commit (e.g. so the markdown mirror drops them)
@@ -124,7 +135,7 @@ class ExpiryService:
 
     def latest(self, owner: Owner, kind: str | None = None) -> Job | None:
         """The owner's newest task (of ``kind``), or None."""
-        for job in self._store.jobs.list_jobs(owner.tasks, None, RECENT, 0):
+        for job in self._jobs.list_jobs(owner.tasks, None, RECENT, 0):
             if job.kind in KINDS and kind in (None, job.kind) and owner.sees(job):
                 return job
         return None
@@ -133,7 +144,7 @@ class ExpiryService:
         """A task's state and counts; ``NotFound`` for an unknown id, another kind's job or
         another owner's task."""
         try:
-            job = self._store.jobs.get_job(job_id)
+            job = self._jobs.get_job(job_id)
         except NotFound:
             job = None
         if job is None or job.kind not in KINDS or not owner.sees(job):
@@ -175,7 +186,7 @@ class ExpiryService:
         wanted = None if user_ids is None else set(user_ids)
         tenants = [
             Tenant(user_id=a.scope.user_id, scope_id=a.scope.scope_id)
-            for a in self._store.ledger.tenant_activity(cutoff, owner.user_id, owner.scope_id)
+            for a in self._ledger_reads.tenant_activity(cutoff, owner.user_id, owner.scope_id)
             if a.inactive and (wanted is None or a.scope.user_id in wanted)
         ]
         users = len({t.user_id for t in tenants})
@@ -188,12 +199,12 @@ class ExpiryService:
 
     def _steps(self, job_id: int) -> list[dict[str, Any]]:
         """What each user step of a delete job recorded, in order."""
-        found = self._store.jobs.job_steps(job_id).values()
+        found = self._jobs.job_steps(job_id).values()
         return [json.loads(step.get("detail") or "{}") for step in found]
 
     def _activity(self, owner: Owner, days: int) -> list[TenantActivity]:
         cutoff = now_ms() - days * DAY_MS
-        return self._store.ledger.tenant_activity(cutoff, owner.user_id, owner.scope_id)
+        return self._ledger_reads.tenant_activity(cutoff, owner.user_id, owner.scope_id)
 
     def _guard(self, owner: Owner, kind: JobKind[Any]) -> Submitted | None:
         job = self.latest(owner, kind.name)
@@ -206,10 +217,10 @@ class ExpiryService:
         return None
 
     def _enqueue(self, owner: Owner, kind: JobKind[Any], payload: Any) -> Job:
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             job_id = enqueue(tx.jobs, owner.tasks, kind, payload)
         self._signal.wake()
-        return self._store.jobs.get_job(job_id)
+        return self._jobs.get_job(job_id)
 
     # handlers ---------------------------------------------------------------------------
     def run_refresh_jobs(
@@ -217,7 +228,7 @@ class ExpiryService:
     ) -> dict[int, BaseException]:
         """The ``expiry_refresh`` handler: the job's result is the counts."""
         for job, payload in batch:
-            rows = self._store.ledger.tenant_activity(
+            rows = self._ledger_reads.tenant_activity(
                 payload.before_ms, payload.user_id, payload.scope_id
             )
             result = {
@@ -226,7 +237,7 @@ class ExpiryService:
                 "expired": sum(r.inactive for r in rows),
                 "inactive_days_threshold": payload.days,
             }
-            with self._store.transaction() as tx:
+            with self._transactions.transaction() as tx:
                 tx.jobs.finish_job(job.id, result)
         return {}
 
@@ -257,7 +268,7 @@ class ExpiryService:
             "dry_run": payload.dry_run,
             "details": steps,
         }
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             tx.jobs.finish_job(job.id, result)
 
     def _delete_user(
@@ -266,13 +277,13 @@ class ExpiryService:
         """One user's expired memories, chosen just before the transaction that deletes them
         and records the user's step (a memory used in between is still deleted)."""
         chosen = {
-            t.scope_id: self._store.ledger.inactive_memories(
+            t.scope_id: self._ledger_reads.inactive_memories(
                 Scope(user_id=user_id, scope_id=t.scope_id), payload.before_ms, 1_000_000
             )
             for t in tenants
         }
         step = f"user:{user_id}"
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             if not tx.jobs.claim_step(job.id, step, LEASE_MS):
                 return  # done by an earlier run of this job
             deleted = 0

@@ -15,7 +15,8 @@ from omoide.engine.shared.embedding import Embedding
 from omoide.errors import EmbedderError, InvalidInput, NotFound, OmoideError
 from omoide.jobs.kinds import EMBED_ENTITIES, EmbedEntitiesPayload
 from omoide.jobs.queue import enqueue
-from omoide.store.protocol import Store
+from omoide.store.ports.graph import GraphReads
+from omoide.store.protocol import Transactions
 from omoide.types import (
     DEFAULT_ID,
     Entity,
@@ -35,8 +36,11 @@ MAX_NODES = 500
 
 
 class GraphService:
-    def __init__(self, store: Store, embedding: Embedding) -> None:
-        self._store = store
+    def __init__(
+        self, graph_reads: GraphReads, transactions: Transactions, embedding: Embedding
+    ) -> None:
+        self._graph_reads = graph_reads
+        self._transactions = transactions
         self._embedding = embedding
 
     def neighborhood(
@@ -60,7 +64,7 @@ class GraphService:
         _check_graph_args(depth, max_nodes)
         check_text(entity_id, 256, what="entity id")
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        return self._store.graph.neighborhood(scope, entity_id, depth, max_nodes)
+        return self._graph_reads.neighborhood(scope, entity_id, depth, max_nodes)
 
     def neighbors(
         self,
@@ -78,7 +82,7 @@ class GraphService:
             raise InvalidInput("at most 1000 entity ids at once")
         _check_graph_args(1, max_nodes)
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        return self._store.graph.neighbors(scope, [str(i) for i in entity_ids], max_nodes)
+        return self._graph_reads.neighbors(scope, [str(i) for i in entity_ids], max_nodes)
 
     def search_entities(
         self,
@@ -112,7 +116,7 @@ class GraphService:
     ) -> list[Entity]:
         """Entities whose name occurs in ``text`` as whole words (ignoring case), and with
         ``contained`` those whose name contains ``text``; most mentioned first."""
-        found = self._store.graph.find_entities(scope, text, limit * 5, contained=contained)
+        found = self._graph_reads.find_entities(scope, text, limit * 5, contained=contained)
         folded = text.casefold().strip()
         named = [
             e
@@ -134,18 +138,18 @@ class GraphService:
         """One page of the tenant's entities, most recently mentioned first, and the total."""
         check_limit(limit, offset)
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        return self._store.graph.list_entities(scope, type, limit, offset)
+        return self._graph_reads.list_entities(scope, type, limit, offset)
 
     def get_entity(
         self, entity_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> Entity:
-        return self._store.graph.get_entity(Scope(user_id=user_id, scope_id=scope_id), entity_id)
+        return self._graph_reads.get_entity(Scope(user_id=user_id, scope_id=scope_id), entity_id)
 
     def delete_entity(
         self, entity_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> None:
         """Delete an entity, its relationships, provenance and vector in one transaction."""
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             tx.graph.delete_entity(Scope(user_id=user_id, scope_id=scope_id), entity_id)
 
     def upsert_entity(
@@ -167,7 +171,7 @@ class GraphService:
         check_text(source, 64, what="entity source")
         scope = Scope(user_id=user_id, scope_id=scope_id)
         vectors = self._embedding.try_embed([entity_text(name.strip(), type.strip())])
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             entity = tx.graph.upsert_entity(
                 scope, name.strip(), type.strip(), now_ms(), episode_id, source
             )
@@ -196,7 +200,7 @@ class GraphService:
             check_text(notes, 10_000, what="relationship notes")
         notes = notes if notes and notes.strip() else None
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             return tx.graph.upsert_relationship(
                 scope, from_id, to_id, label.strip(), notes, now_ms()
             )
@@ -213,7 +217,7 @@ class GraphService:
         """The tenant's relationships, or those of one entity (either direction), and the total."""
         check_limit(limit, offset)
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        return self._store.graph.list_relationships(scope, entity_id, limit, offset)
+        return self._graph_reads.list_relationships(scope, entity_id, limit, offset)
 
     def _similar_entities(
         self,
@@ -236,15 +240,15 @@ class GraphService:
         except EmbedderError as exc:
             if exc.fields.get("mismatch"):
                 raise
-            found, _ = self._store.graph.list_entities(scope, None, limit, 0, mentioned_in=query)
+            found, _ = self._graph_reads.list_entities(scope, None, limit, 0, mentioned_in=query)
             hits = [EntityHit(entity=e, score=1.0) for e in found]
             warning = f"entity vectors unavailable, name matches only: {exc}"
             return EntitySearchResult(hits=hits, degraded=True, warnings=[warning])
         hits = []
-        for entity_id, score in self._store.graph.entity_vector_search(scope, vector, limit):
+        for entity_id, score in self._graph_reads.entity_vector_search(scope, vector, limit):
             try:
                 hits.append(
-                    EntityHit(entity=self._store.graph.get_entity(scope, entity_id), score=score)
+                    EntityHit(entity=self._graph_reads.get_entity(scope, entity_id), score=score)
                 )
             except NotFound:
                 continue  # deleted between the scan and the read
@@ -269,12 +273,12 @@ class GraphService:
         entities = []
         for entity_id in entity_ids:
             try:
-                entities.append(self._store.graph.get_entity(scope, entity_id))
+                entities.append(self._graph_reads.get_entity(scope, entity_id))
             except NotFound:
                 continue  # deleted before its embedding arrived
         texts = [entity_text(e.name, e.type) for e in entities]
         vectors = self._embedding.embed(texts) if texts else None
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             for row, entity in enumerate(entities):
                 assert vectors is not None
                 tx.graph.put_entity_vector(scope, entity.id, vectors[row])
@@ -283,9 +287,9 @@ class GraphService:
     def reembed(self, batch: int) -> int:
         """Re-embed every entity of every tenant (reindex); return the count."""
         done = 0
-        for chunk in self._store.graph.iter_entity_texts(batch):
+        for chunk in self._graph_reads.iter_entity_texts(batch):
             vectors = self._embedding.embed([text for _, _, text in chunk])
-            with self._store.transaction() as tx:
+            with self._transactions.transaction() as tx:
                 for (scope, entity_id, _), vector in zip(chunk, vectors, strict=True):
                     tx.graph.put_entity_vector(scope, entity_id, vector)
             done += len(chunk)

@@ -21,7 +21,9 @@ from omoide.engine.shared.job_signal import JobSignal
 from omoide.errors import FeatureDisabled, InvalidInput
 from omoide.extract import MemVariable
 from omoide.jobs.kinds import EXTRACT, ExtractPayload
-from omoide.store.protocol import NewMemory, Store
+from omoide.store.ports.jobs import JobQueue
+from omoide.store.ports.memories import MemoryReads
+from omoide.store.protocol import NewMemory
 from omoide.types import (
     DEFAULT_ID,
     AddInput,
@@ -77,7 +79,8 @@ _SWITCH = {
 class IngestService:
     def __init__(
         self,
-        store: Store,
+        memory_reads: MemoryReads,
+        jobs: JobQueue,
         memories: MemoryService,
         signal: JobSignal,
         *,
@@ -86,7 +89,8 @@ class IngestService:
         max_text_chars: int,
         max_messages: int = 1_000,
     ) -> None:
-        self._store = store
+        self._memory_reads = memory_reads
+        self._jobs = jobs
         self._memories = memories
         self._signal = signal
         self._llm_enabled = llm_enabled
@@ -249,7 +253,7 @@ class IngestService:
         return payload, ExtractionStatus(state="pending")
 
     def _status(self, job_id: int) -> ExtractionStatus:
-        job = self._store.jobs.get_job(job_id)
+        job = self._jobs.get_job(job_id)
         result = job.result or {}
         partial = job.state is JobState.DONE and result.get("outcome") == "partial"
         return ExtractionStatus(
@@ -261,7 +265,7 @@ class IngestService:
 
     def _extracted(self, scope: Scope, job_id: int) -> list[MemoryItem]:
         filters = SearchFilters(metadata={"extraction_job": job_id})
-        items, _ = self._store.memories.list_memories(scope, filters, 1000, 0)
+        items, _ = self._memory_reads.list_memories(scope, filters, 1000, 0)
         return items
 
 

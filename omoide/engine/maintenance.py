@@ -20,7 +20,10 @@ from omoide.engine.shared.job_signal import JobSignal
 from omoide.errors import EmbedderError, OmoideError
 from omoide.jobs.kinds import EMBED, EmbedPayload
 from omoide.jobs.queue import enqueue
-from omoide.store.protocol import Store, Tx
+from omoide.store.ports.admin import AdminReads
+from omoide.store.ports.jobs import JobQueue
+from omoide.store.ports.memories import MemoryReads
+from omoide.store.protocol import Transactions, Tx
 from omoide.types import Job, JobState, MemoryItem, Scope
 from omoide.validate import check_limit
 
@@ -35,14 +38,22 @@ class MaintenanceService:
 
     def __init__(
         self,
-        store: Store,
+        memory_reads: MemoryReads,
+        jobs: JobQueue,
+        admin_reads: AdminReads,
+        transactions: Transactions,
+        location: str,
         embedding: Embedding,
         graph: GraphService,
         signal: JobSignal,
         *,
         llm_health: LLMHealth,
     ) -> None:
-        self._store = store
+        self._memory_reads = memory_reads
+        self._jobs = jobs
+        self._admin_reads = admin_reads
+        self._transactions = transactions
+        self._location = location
         self._embedding = embedding
         self._graph = graph
         self._signal = signal
@@ -61,7 +72,7 @@ class MaintenanceService:
             scope = Scope(user_id=job.user_id, scope_id=job.scope_id)
             try:
                 loaded.append(
-                    (job, scope, self._store.memories.get_memories(scope, payload.memory_ids))
+                    (job, scope, self._memory_reads.get_memories(scope, payload.memory_ids))
                 )
             except OmoideError as exc:
                 errors[job.id] = exc
@@ -70,7 +81,7 @@ class MaintenanceService:
             if job.id in errors:
                 continue
             try:
-                with self._store.transaction() as tx:
+                with self._transactions.transaction() as tx:
                     for item, vector in zip(items, vectors[job.id], strict=True):
                         # Only over the text it was computed from: an update() since then
                         # stored (or queued) the new text's vector, which must stay.
@@ -121,13 +132,13 @@ class MaintenanceService:
         offset: int = 0,
     ) -> list[Job]:
         check_limit(limit, offset)
-        return self._store.jobs.list_jobs(scope, state, limit, offset)
+        return self._jobs.list_jobs(scope, state, limit, offset)
 
     def job_counts(self, *, scope: Scope | None = None) -> dict[str, int]:
-        return self._store.jobs.job_counts(scope)
+        return self._jobs.job_counts(scope)
 
     def retry_job(self, job_id: int, *, scope: Scope | None = None) -> Job:
-        job = self._store.jobs.retry_job(scope, job_id)
+        job = self._jobs.retry_job(scope, job_id)
         self._signal.wake()
         return job
 
@@ -141,21 +152,21 @@ class MaintenanceService:
         """
         dim = int(self._embedding.embed_unchecked(["probe"]).shape[1])
         target = f"{self._embedding.name}:{dim}"
-        with self._store.transaction() as tx:
-            if self._store.admin.get_meta(META_REBUILD) != target:
+        with self._transactions.transaction() as tx:
+            if self._admin_reads.get_meta(META_REBUILD) != target:
                 tx.memories.clear_staged_vectors()  # staged by another embedder: start over
                 tx.admin.set_meta(META_REBUILD, target)
-        total = self._store.admin.stats()["memories"]
+        total = self._admin_reads.stats()["memories"]
         done = 0
-        for chunk in self._store.memories.iter_memory_texts(batch, unstaged=True):
+        for chunk in self._memory_reads.iter_memory_texts(batch, unstaged=True):
             vectors = self._embedding.embed_unchecked([text for _, _, text in chunk])
-            with self._store.transaction() as tx:
+            with self._transactions.transaction() as tx:
                 for (scope, memory_id, text), vector in zip(chunk, vectors, strict=True):
                     tx.memories.stage_vector(scope, memory_id, vector, text)
             done += len(chunk)
             if progress:
                 progress(done, max(total, done))
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             _queue_embeds(tx, tx.memories.swap_staged_vectors())
             self._embedding.record_signature(tx, dim)
             tx.admin.set_meta(META_REBUILD, "")
@@ -182,11 +193,11 @@ class MaintenanceService:
         return out
 
     def _store_health(self, *, recheck: bool) -> dict[str, Any]:
-        admin = self._store.admin
+        admin = self._admin_reads
         try:
             report: dict[str, Any] = {
                 "status": "ok",
-                "location": self._store.location,
+                "location": self._location,
                 "schema_version": admin.schema_version(),
             }
             problems = admin.integrity(recheck=recheck, max_seconds=PROBE_CHECK_S)
@@ -204,11 +215,11 @@ class MaintenanceService:
         return report
 
     def _embedder_health(self, probe: bool) -> dict[str, Any]:
-        model = self._store.admin.get_meta(META_MODEL)
+        model = self._admin_reads.get_meta(META_MODEL)
         embedder: dict[str, Any] = {
             "name": self._embedding.name,
             "database_model": model,
-            "dimension": self._store.admin.get_meta(META_DIM),
+            "dimension": self._admin_reads.get_meta(META_DIM),
             "status": "ok" if self._embedding.checked else "not loaded",
         }
         if probe:
@@ -229,7 +240,7 @@ class MaintenanceService:
         """Memories vector search cannot find: written while the embedder was down (their
         ``embed`` jobs pending or failed) or left by an interrupted reindex."""
         try:
-            missing = self._store.memories.unembedded_count()
+            missing = self._memory_reads.unembedded_count()
         except OmoideError as exc:
             return {"status": "down", "error": str(exc)}
         if not missing:

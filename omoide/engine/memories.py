@@ -19,7 +19,8 @@ from omoide.engine.shared.job_signal import JobSignal
 from omoide.errors import InvalidInput, NotFound
 from omoide.jobs.kinds import CHUNK, EMBED, EXTRACT, ExtractPayload
 from omoide.jobs.queue import enqueue
-from omoide.store.protocol import LatestTurn, Neighbour, NewMemory, Store, Tx
+from omoide.store.ports.memories import MemoryReads
+from omoide.store.protocol import LatestTurn, Neighbour, NewMemory, Transactions, Tx
 from omoide.types import (
     DEFAULT_ID,
     HistoryEntry,
@@ -49,7 +50,8 @@ class MemoryService:
 
     def __init__(
         self,
-        store: Store,
+        memory_reads: MemoryReads,
+        transactions: Transactions,
         embedding: Embedding,
         signal: JobSignal,
         trigger: ChunkTrigger,
@@ -58,7 +60,8 @@ class MemoryService:
         max_text_chars: int,
         events: MemoryEvents | None = None,
     ) -> None:
-        self._store = store
+        self._memory_reads = memory_reads
+        self._transactions = transactions
         self._events = events or MemoryEvents()
         self._embedding = embedding
         self._signal = signal
@@ -94,7 +97,7 @@ class MemoryService:
         check_writable(scope, records, episode)
         vectors = self._embedding.try_embed([r.text for r in records])
         jobs: dict[str, int] = {}
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             sessions = sorted({r.session_id for r in records if r.session_id})
             tx.sessions.ensure_sessions(scope, sessions)
             source: list[str] = []
@@ -122,7 +125,7 @@ class MemoryService:
             self._signal.wake()
         self._events.written(scope, {r.type for r in records})
         if vectors is None:
-            return self._store.memories.get_memories(scope, [i.id for i in items]), jobs
+            return self._memory_reads.get_memories(scope, [i.id for i in items]), jobs
         return [i.model_copy(update={"embedded": True}) for i in items], jobs
 
     def insert(self, tx: Tx, scope: Scope, record: NewMemory, source: list[str]) -> MemoryItem:
@@ -194,7 +197,7 @@ class MemoryService:
         scope = Scope(user_id=user_id, scope_id=scope_id)
         check_scope(scope)
         vectors = self._embedding.try_embed([text]) if text is not None else None
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             item = tx.memories.update_memory(scope, memory_id, text, metadata, self._actor)
             if text is not None:
                 index(tx, scope, [memory_id], vectors)
@@ -207,21 +210,21 @@ class MemoryService:
     ) -> None:
         """Delete one memory with its vector and index rows; its history records the delete."""
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             tx.memories.delete_memory(scope, memory_id, self._actor)
         self._events.written(scope)
 
     def delete_all(self, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID) -> int:
         """Delete everything of one tenant (memories, sessions, history, jobs); return the count."""
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             deleted = tx.admin.delete_scope(scope)
         self._events.written(scope)
         return deleted
 
     def reset(self) -> None:
         """Delete every tenant's data and the recorded embedding model. Irreversible."""
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             tx.admin.delete_everything()
         self._embedding.forget_signature()
 
@@ -229,7 +232,7 @@ class MemoryService:
     def get(
         self, memory_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> MemoryItem:
-        found = self._store.memories.get_memories(
+        found = self._memory_reads.get_memories(
             Scope(user_id=user_id, scope_id=scope_id), [memory_id]
         )
         if not found:
@@ -250,7 +253,7 @@ class MemoryService:
         check_filters(filters)
         scope = Scope(user_id=user_id, scope_id=scope_id)
         self._events.reading(scope)
-        items, total = self._store.memories.list_memories(
+        items, total = self._memory_reads.list_memories(
             scope, filters or SearchFilters(), limit, offset
         )
         return Page(items=items, total=total, limit=limit, offset=offset)
@@ -262,12 +265,12 @@ class MemoryService:
         versions (memories linked by ``supersedes``): ADD, then one UPDATE per new version
         (with the old and the new text), then DELETE if it was invalidated.
         """
-        return self._store.memories.history(Scope(user_id=user_id, scope_id=scope_id), memory_id)
+        return self._memory_reads.history(Scope(user_id=user_id, scope_id=scope_id), memory_id)
 
     def owner(self, memory_id: str) -> Scope:
         """The tenant of memory ``memory_id`` (deleted ones too, through their history), in
         any tenant: for operations that name only an id. ``NotFound`` if no tenant has it."""
-        scope = self._store.memories.owner(memory_id)
+        scope = self._memory_reads.owner(memory_id)
         if scope is None:
             raise NotFound(f"memory {memory_id!r} not found", id=memory_id)
         return scope

@@ -23,7 +23,8 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from omoide.errors import Conflict, InvalidInput
-from omoide.store.protocol import Store
+from omoide.store.ports.sessions import SessionReads
+from omoide.store.protocol import Transactions
 from omoide.types import DEFAULT_ID, Project, Scope
 from omoide.validate import check_limit, check_text
 
@@ -43,8 +44,9 @@ PROJECT_FIELDS = ("name", "description", "colour", "icon", "isolated", "notes", 
 
 
 class ProjectService:
-    def __init__(self, store: Store) -> None:
-        self._store = store
+    def __init__(self, session_reads: SessionReads, transactions: Transactions) -> None:
+        self._session_reads = session_reads
+        self._transactions = transactions
 
     def add_project(
         self,
@@ -57,7 +59,7 @@ class ProjectService:
         """A new project (``Conflict`` if the tenant has one of that name); ``fields`` are any
         of description, colour, icon, isolated, notes and system_prompt."""
         checked = _check_fields({"name": name, **fields})
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             return tx.sessions.insert_project(
                 Scope(user_id=user_id, scope_id=scope_id), name, checked
             )
@@ -78,16 +80,16 @@ class ProjectService:
         if description is not None:
             fields["description"] = description
         try:
-            with self._store.transaction() as tx:
+            with self._transactions.transaction() as tx:
                 return tx.sessions.insert_project(scope, name, {"name": name, **fields})
         except Conflict:
-            with self._store.transaction() as tx:
+            with self._transactions.transaction() as tx:
                 return tx.sessions.update_project(scope, name, fields)
 
     def get_project(
         self, name: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> Project:
-        return self._store.sessions.get_project(Scope(user_id=user_id, scope_id=scope_id), name)
+        return self._session_reads.get_project(Scope(user_id=user_id, scope_id=scope_id), name)
 
     def list_projects(
         self,
@@ -99,7 +101,7 @@ class ProjectService:
     ) -> tuple[list[Project], int]:
         """One page of the tenant's projects by name, and the total."""
         check_limit(limit, offset)
-        return self._store.sessions.list_projects(
+        return self._session_reads.list_projects(
             Scope(user_id=user_id, scope_id=scope_id), limit, offset
         )
 
@@ -114,7 +116,7 @@ class ProjectService:
         """Change only the fields given (``name`` renames it; its sessions follow). A field
         outside the allowlist is ``InvalidInput``; renaming onto a taken name is ``Conflict``."""
         checked = _check_fields(fields)
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             return tx.sessions.update_project(
                 Scope(user_id=user_id, scope_id=scope_id), name, checked
             )
@@ -136,7 +138,7 @@ class ProjectService:
         if sessions not in (None, "detach", "delete"):
             raise InvalidInput(f"sessions must be 'detach' or 'delete', got {sessions!r}")
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        project = self._store.sessions.get_project(scope, name)
+        project = self._session_reads.get_project(scope, name)
         members = self._members(scope, name)
         if sessions is None and project.isolated and members:
             raise Conflict(
@@ -144,7 +146,7 @@ class ProjectService:
                 "would let every search of the tenant see them; choose sessions=delete "
                 "(delete them with their memories) or sessions=detach (keep them, shared)"
             )
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             deleted = 0
             for member in members if sessions == "delete" else []:
                 tx.sessions.delete_session(scope, member)
@@ -160,7 +162,7 @@ class ProjectService:
         found: list[str] = []
         offset = 0
         while True:
-            page, total = self._store.sessions.list_sessions(scope, 500, offset)
+            page, total = self._session_reads.list_sessions(scope, 500, offset)
             found += [s.id for s in page if s.project == name]
             offset += len(page)
             if not page or offset >= total:

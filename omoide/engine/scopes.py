@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from omoide.store.protocol import Store
+from omoide.store.ports.graph import GraphReads
+from omoide.store.ports.memories import MemoryReads
+from omoide.store.protocol import Transactions
 from omoide.types import Scope
 from omoide.validate import check_text
 
@@ -27,22 +29,26 @@ class ScopeService:
     ``scope_id`` holds only variables or sessions, with no memory or entity, is not found.
     """
 
-    def __init__(self, store: Store) -> None:
-        self._store = store
+    def __init__(
+        self, memory_reads: MemoryReads, graph_reads: GraphReads, transactions: Transactions
+    ) -> None:
+        self._memory_reads = memory_reads
+        self._graph_reads = graph_reads
+        self._transactions = transactions
 
     def delete_scope_id(self, scope_id: str) -> int:
         """Delete the ``scope_id`` of every user (memories, sessions, history, jobs, variables,
         entities), in one transaction; return the number of memories deleted."""
         check_text(scope_id, 256, what="scope_id")
         users = sorted(self._users_in_scope(scope_id))
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             return sum(tx.admin.delete_scope(Scope(user_id=u, scope_id=scope_id)) for u in users)
 
     def _users_in_scope(self, scope_id: str) -> set[str]:
         return {scope.user_id for scope in self._tenants(_SCAN_BATCH) if scope.scope_id == scope_id}
 
     def _tenants(self, batch: int) -> Iterator[Scope]:
-        for chunk in self._store.memories.iter_memory_texts(batch):
+        for chunk in self._memory_reads.iter_memory_texts(batch):
             yield from (scope for scope, _, _ in chunk)
-        for chunk in self._store.graph.iter_entity_texts(batch):
+        for chunk in self._graph_reads.iter_entity_texts(batch):
             yield from (scope for scope, _, _ in chunk)

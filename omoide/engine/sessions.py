@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from omoide.store.protocol import SessionPatch, Store
+from omoide.store.ports.sessions import SessionReads
+from omoide.store.protocol import SessionPatch, Transactions
 from omoide.types import DEFAULT_ID, Episode, Scope, Session
 from omoide.validate import check_limit, check_text, check_value
 
 
 class SessionService:
-    def __init__(self, store: Store) -> None:
-        self._store = store
+    def __init__(self, session_reads: SessionReads, transactions: Transactions) -> None:
+        self._session_reads = session_reads
+        self._transactions = transactions
 
     def create_session(
         self,
@@ -25,7 +27,7 @@ class SessionService:
     ) -> Session:
         check_text(session_id, 512, what="session id")
         _check_fields(user_id, scope_id, name, project, metadata)
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             return tx.sessions.create_session(
                 Scope(user_id=user_id, scope_id=scope_id), session_id, name, project, metadata or {}
             )
@@ -33,7 +35,7 @@ class SessionService:
     def get_session(
         self, session_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> Session:
-        return self._store.sessions.get_session(
+        return self._session_reads.get_session(
             Scope(user_id=user_id, scope_id=scope_id), session_id
         )
 
@@ -46,7 +48,7 @@ class SessionService:
         offset: int = 0,
     ) -> tuple[list[Session], int]:
         check_limit(limit, offset)
-        return self._store.sessions.list_sessions(
+        return self._session_reads.list_sessions(
             Scope(user_id=user_id, scope_id=scope_id), limit, offset
         )
 
@@ -63,7 +65,7 @@ class SessionService:
         """Change only the fields given."""
         _check_fields(user_id, scope_id, name, project, metadata)
         patch = SessionPatch(name=name, project=project, metadata=metadata)
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             return tx.sessions.update_session(
                 Scope(user_id=user_id, scope_id=scope_id), session_id, patch
             )
@@ -72,7 +74,7 @@ class SessionService:
         self, session_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> int:
         """Delete a session, its episodes and every memory derived from them."""
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             return tx.sessions.delete_session(Scope(user_id=user_id, scope_id=scope_id), session_id)
 
     def list_episodes(
@@ -86,13 +88,13 @@ class SessionService:
     ) -> tuple[list[Episode], int]:
         check_limit(limit, offset)
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        return self._store.sessions.list_episodes(scope, session_id, limit, offset)
+        return self._session_reads.list_episodes(scope, session_id, limit, offset)
 
     # episodes --------------------------------------------------------------------------
     def get_episode(
         self, episode_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> Episode:
-        return self._store.sessions.get_episode(
+        return self._session_reads.get_episode(
             Scope(user_id=user_id, scope_id=scope_id), episode_id
         )
 
@@ -101,7 +103,7 @@ class SessionService:
     ) -> int:
         """Delete an episode and the memories only it supports (their vectors and index rows
         with them), in one transaction; return how many memories were deleted."""
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             return tx.sessions.delete_episode(Scope(user_id=user_id, scope_id=scope_id), episode_id)
 
 

@@ -16,7 +16,9 @@ from omoide.engine.shared.embedding import Embedding, index
 from omoide.engine.shared.events import MemoryEvents
 from omoide.engine.shared.job_signal import JobSignal
 from omoide.errors import NotFound
-from omoide.store.protocol import NewMemory, Store
+from omoide.store.ports.memories import MemoryReads
+from omoide.store.ports.sessions import SessionReads
+from omoide.store.protocol import NewMemory, Transactions
 from omoide.types import DEFAULT_ID, MemoryItem, MemoryType, Page, Scope, SearchFilters
 from omoide.validate import check_limit, check_text, check_value
 
@@ -24,7 +26,9 @@ from omoide.validate import check_limit, check_text, check_value
 class SummaryService:
     def __init__(
         self,
-        store: Store,
+        memory_reads: MemoryReads,
+        session_reads: SessionReads,
+        transactions: Transactions,
         embedding: Embedding,
         memories: MemoryService,
         signal: JobSignal,
@@ -34,7 +38,9 @@ class SummaryService:
         events: MemoryEvents | None = None,
     ) -> None:
         self._events = events or MemoryEvents()
-        self._store = store
+        self._memory_reads = memory_reads
+        self._session_reads = session_reads
+        self._transactions = transactions
         self._embedding = embedding
         self._memories = memories
         self._signal = signal
@@ -56,11 +62,11 @@ class SummaryService:
         the rolling summary has superseded."""
         check_limit(limit, offset)
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        self._store.sessions.get_session(scope, session_id)
+        self._session_reads.get_session(scope, session_id)
         filters = SearchFilters(
             session_id=session_id, types=[MemoryType.SUMMARY], include_invalid=include_history
         )
-        items, total = self._store.memories.list_memories(scope, filters, limit, offset)
+        items, total = self._memory_reads.list_memories(scope, filters, limit, offset)
         return Page(items=items, total=total, limit=limit, offset=offset)
 
     def get_summary(
@@ -93,7 +99,7 @@ class SummaryService:
             metadata={"summary_kind": "manual", **(metadata or {})},
         )
         vectors = self._embedding.try_embed([text])
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             tx.sessions.ensure_session(scope, session_id)
             item = tx.memories.insert_memory(scope, new, self._actor)
             index(tx, scope, [item.id], vectors)

@@ -11,7 +11,8 @@ from typing import Any
 
 from omoide.errors import InvalidInput
 from omoide.extract import coerce
-from omoide.store.protocol import Store
+from omoide.store.ports.variables import VariableReads
+from omoide.store.protocol import Transactions
 from omoide.types import DEFAULT_ID, Scope, TokenUsage, VariableValue, now_ms
 from omoide.validate import check_text
 
@@ -24,8 +25,9 @@ _PYTHON_TYPES: tuple[tuple[type, str], ...] = (
 
 
 class VariableService:
-    def __init__(self, store: Store) -> None:
-        self._store = store
+    def __init__(self, variable_reads: VariableReads, transactions: Transactions) -> None:
+        self._variable_reads = variable_reads
+        self._transactions = transactions
 
     # variables ----------------------------------------------------------------------------
     def get_variables(
@@ -42,7 +44,7 @@ class VariableService:
             {'city': 'Shenzhen'}
         """
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        return {v.name: v.value for v in self._store.variables.get_variables(scope, _names(names))}
+        return {v.name: v.value for v in self._variable_reads.get_variables(scope, _names(names))}
 
     def update_variables(
         self,
@@ -63,7 +65,7 @@ class VariableService:
             raise InvalidInput("variables must be a mapping of names to values")
         scope = Scope(user_id=user_id, scope_id=scope_id)
         names = _names(list(variables)) or []
-        known = {v.name: v.type for v in self._store.variables.get_variables(scope, names)}
+        known = {v.name: v.type for v in self._variable_reads.get_variables(scope, names)}
         typed: dict[str, tuple[VariableValue, str]] = {}
         for name, value in variables.items():
             type_ = (types or {}).get(name) or known.get(name) or _python_type(name, value)
@@ -71,7 +73,7 @@ class VariableService:
                 typed[name] = (coerce(value, type_), type_)
             except InvalidInput as exc:
                 raise InvalidInput(f"variable {name!r}: {exc.message}") from exc
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             tx.variables.set_variables(scope, typed, now_ms())
         return {name: value for name, (value, _) in typed.items()}
 
@@ -82,12 +84,12 @@ class VariableService:
         checked = _names(names)
         if checked is None:
             raise InvalidInput("names must be a list of variable names")
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             return tx.variables.delete_variables(Scope(user_id=user_id, scope_id=scope_id), checked)
 
     def token_usage(self, *, scope: Scope | None = None) -> TokenUsage:
         """LLM tokens spent on extraction for one tenant, or for all when ``scope`` is None."""
-        return self._store.variables.token_usage(scope)
+        return self._variable_reads.token_usage(scope)
 
 
 def _names(names: Sequence[str] | None) -> list[str] | None:

@@ -72,6 +72,7 @@ __all__ = [
     "SessionPatch",
     "Store",
     "TenantActivity",
+    "Transactions",
     "Tx",
 ]
 
@@ -126,6 +127,14 @@ class Tx(Protocol):
     @property
     def schedules(self) -> ScheduleWrites:
         """Dreaming schedules (and their claims) and scope configs."""
+        ...
+
+
+class Transactions(Protocol):
+    """What a service that writes needs besides its read ports: a unit of work."""
+
+    def transaction(self) -> AbstractContextManager[Tx]:
+        """See ``Store.transaction``."""
         ...
 
 

@@ -223,7 +223,16 @@ def test_a_short_interval_never_queues_a_sweep_behind_an_unfinished_one(
     server = start_server(api_key=KEY, tenant_keys=KEYS, engine=engine)
     store, services = server.engine.engine.store, server.engine.engine.services
     # the server's scheduler, but with no worker woken: its sweeps stay pending
-    dreaming = DreamingService(store, services.consolidation, None, JobSignal(store.jobs))
+    dreaming = DreamingService(
+        store.sessions,
+        store.jobs,
+        store.ledger,
+        store.schedules,
+        store,
+        services.consolidation,
+        None,
+        JobSignal(store.jobs),
+    )
     with server.http("bob-demo-key") as bob:
         body = {"user_id": "bob", "scope_id": "demo", "interval_seconds": 0.001}
         assert bob.post("/start_dreaming", json=body).status_code == 200

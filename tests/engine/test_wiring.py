@@ -34,7 +34,7 @@ def test_a_service_works_alone_over_its_collaborators(tmp_path: Path) -> None:
         with store.transaction() as tx:
             item = tx.memories.insert_memory(Scope(), NewMemory(text="jasmine tea"), "test")
             tx.memories.put_vector(Scope(), item.id, vector)
-        search = SearchService(store, embedding, recipe="hybrid", max_text_chars=1000)
+        search = SearchService(store.memories, embedding, recipe="hybrid", max_text_chars=1000)
         hits = search.search("jasmine tea").hits
         assert [h.memory.id for h in hits] == [item.id]
         search.close()
@@ -47,7 +47,7 @@ def test_create_project_creates_then_updates_through_the_one_project_api(
 ) -> None:
     store = seam.open_store(tmp_path / "projects.db")
     try:
-        projects = ProjectService(store)
+        projects = ProjectService(store.sessions, store)
         first = projects.create_project("garden", user_id="mei", description="veg")
         again = projects.create_project("garden", user_id="mei", isolated=True)
         assert (first.description, first.isolated) == ("veg", False)

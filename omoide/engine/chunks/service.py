@@ -33,7 +33,17 @@ from omoide.jobs.kinds import CHUNK, ChunkPayload
 from omoide.jobs.queue import enqueue, has_pending
 from omoide.llm import LLM
 from omoide.llm.protocol import MeteredLLM
-from omoide.store.protocol import ChunkCursor, NewChunk, NewMemory, SessionMessage, Store, Tx
+from omoide.store.ports.jobs import JobQueue
+from omoide.store.ports.ledger import LedgerReads
+from omoide.store.ports.sessions import SessionReads
+from omoide.store.protocol import (
+    ChunkCursor,
+    NewChunk,
+    NewMemory,
+    SessionMessage,
+    Transactions,
+    Tx,
+)
 from omoide.types import (
     DEFAULT_ID,
     ChunkResult,
@@ -79,7 +89,10 @@ class ChunkService:
 
     def __init__(
         self,
-        store: Store,
+        session_reads: SessionReads,
+        jobs: JobQueue,
+        ledger_reads: LedgerReads,
+        transactions: Transactions,
         embedding: Embedding,
         llm: LLM | None,
         signal: JobSignal,
@@ -89,7 +102,10 @@ class ChunkService:
         actor: str,
         max_text_chars: int,
     ) -> None:
-        self._store = store
+        self._session_reads = session_reads
+        self._jobs = jobs
+        self._ledger_reads = ledger_reads
+        self._transactions = transactions
         self._embedding = embedding
         self._llm = llm
         self._signal = signal
@@ -116,11 +132,11 @@ class ChunkService:
             ['3f2a...']
         """
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        self._store.sessions.get_session(scope, session_id)  # NotFound before queueing anything
-        with self._store.transaction() as tx:
+        self._session_reads.get_session(scope, session_id)  # NotFound before queueing anything
+        with self._transactions.transaction() as tx:
             job_id = enqueue(tx.jobs, scope, CHUNK, ChunkPayload(session_id=session_id, now=True))
         self._signal.wait([job_id], timeout)
-        job = self._store.jobs.get_job(job_id)
+        job = self._jobs.get_job(job_id)
         if job.result is None or "mode" not in job.result:
             raise BackendError(
                 f"chunk job {job_id} is {job.state.value}: {job.last_error or 'not finished'}"
@@ -135,7 +151,7 @@ class ChunkService:
         the next pass re-chunks the whole session in consolidation mode (tokens only).
         Returns the invalidated chunk ids."""
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             return tx.ledger.reset_chunks(scope, session_id, self._actor)
 
     def run_jobs(self, batch: Sequence[tuple[Job, ChunkPayload]]) -> dict[int, BaseException]:
@@ -146,7 +162,7 @@ class ChunkService:
             try:
                 result = self._chunk_pass(scope, payload.session_id, job)
             except NotFound:
-                with self._store.transaction() as tx:
+                with self._transactions.transaction() as tx:
                     tx.jobs.finish_job(job.id, {"skipped": "the session was deleted"})
             except OmoideError as exc:
                 errors[job.id] = exc
@@ -155,8 +171,8 @@ class ChunkService:
         return errors
 
     def _chunk_pass(self, scope: Scope, session_id: str, job: Job) -> ChunkResult:
-        exists, cursor = self._store.ledger.chunk_state(scope, session_id)
-        messages = self._store.ledger.session_messages(scope, session_id, cursor)
+        exists, cursor = self._ledger_reads.chunk_state(scope, session_id)
+        messages = self._ledger_reads.session_messages(scope, session_id, cursor)
         hashed = chunk_messages(messages)
         origin = {c.hash: m for c, m in zip(hashed, messages, strict=True)}
         decision = plan_chunks(hashed, ledger_of(exists, cursor), self._knowledge.chunks)
@@ -171,7 +187,7 @@ class ChunkService:
         new = [self._new_chunk(session_id, c, origin, decision.mode, llm) for c in due]
         summary = self._rolling_summary(scope, session_id, job, due, llm)
         vectors = self._embedding.try_embed([c.memory.text for c in new]) if new else None
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             if tx.ledger.chunk_state(scope, session_id)[1] != cursor:
                 raise Conflict(f"session {session_id!r} was chunked meanwhile")
             items = tx.ledger.record_chunks(scope, session_id, new, self._actor)

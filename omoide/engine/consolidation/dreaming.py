@@ -28,7 +28,11 @@ from omoide.errors import NotFound, OmoideError
 from omoide.jobs.kinds import DREAM_SWEEP, DreamSweepPayload
 from omoide.jobs.queue import enqueue
 from omoide.llm import LLM
-from omoide.store.protocol import Schedule, Store
+from omoide.store.ports.jobs import JobQueue
+from omoide.store.ports.ledger import LedgerReads
+from omoide.store.ports.schedules import ScheduleReads
+from omoide.store.ports.sessions import SessionReads
+from omoide.store.protocol import Schedule, Transactions
 from omoide.types import Job, JobState, Scope, now_ms
 
 CLAIM_BATCH = 50
@@ -44,12 +48,20 @@ class DreamingStatus:
 class DreamingService:
     def __init__(
         self,
-        store: Store,
+        session_reads: SessionReads,
+        jobs: JobQueue,
+        ledger_reads: LedgerReads,
+        schedule_reads: ScheduleReads,
+        transactions: Transactions,
         consolidation: ConsolidationService,
         llm: LLM | None,
         signal: JobSignal,
     ) -> None:
-        self._store = store
+        self._session_reads = session_reads
+        self._jobs = jobs
+        self._ledger_reads = ledger_reads
+        self._schedule_reads = schedule_reads
+        self._transactions = transactions
         self._consolidation = consolidation
         self._llm = llm
         self._signal = signal
@@ -63,23 +75,23 @@ class DreamingService:
         now = now_ms()
         interval = max(1, round(interval_s * 1000))
         schedule = Schedule(scope, enabled, interval, now + interval, dict(settings))
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             tx.schedules.put_schedule(schedule, now)
         return enabled
 
     def stop(self, user_id: str | None, scope_id: str | None) -> int:
         """Disable the matching schedules (None: any); how many were running."""
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             return tx.schedules.disable_schedules(user_id, scope_id, now_ms())
 
     def status(self, user_id: str | None, scope_id: str | None) -> list[DreamingStatus]:
         """The matching schedules with the job of each one's last sweep."""
         out = []
-        for schedule in self._store.schedules.list_schedules(user_id, scope_id):
+        for schedule in self._schedule_reads.list_schedules(user_id, scope_id):
             job = None
             if schedule.last_job_id is not None:
                 try:
-                    job = self._store.jobs.get_job(schedule.last_job_id)
+                    job = self._jobs.get_job(schedule.last_job_id)
                 except NotFound:
                     job = None
             out.append(DreamingStatus(schedule, job))
@@ -89,11 +101,11 @@ class DreamingService:
         """Claim the due schedules and enqueue their sweeps; how many. A read first, so an
         idle scheduler never takes the write lock."""
         now = now_ms()
-        due = self._store.schedules.next_due()
+        due = self._schedule_reads.next_due()
         if due is None or due > now:
             return 0
         enqueued = 0
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             for schedule in tx.schedules.claim_due(now, CLAIM_BATCH):
                 # a sweep still queued or running is not queued behind again: a short
                 # interval (1 ms is valid) would otherwise add a job every poll, unbounded
@@ -112,21 +124,21 @@ class DreamingService:
         if job_id is None:
             return False
         try:
-            job = self._store.jobs.get_job(job_id)
+            job = self._jobs.get_job(job_id)
         except NotFound:
             return False
         return job.state in (JobState.PENDING, JobState.RUNNING)
 
     # scope configs ----------------------------------------------------------------------
     def get_scope_config(self, scope: Scope) -> dict[str, Any] | None:
-        return self._store.schedules.get_scope_config(scope)
+        return self._schedule_reads.get_scope_config(scope)
 
     def set_scope_config(self, scope: Scope, config: dict[str, Any]) -> None:
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             tx.schedules.set_scope_config(scope, config, now_ms())
 
     def delete_scope_config(self, scope: Scope) -> bool:
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             return tx.schedules.delete_scope_config(scope)
 
     # the sweep --------------------------------------------------------------------------
@@ -142,7 +154,7 @@ class DreamingService:
             except OmoideError as exc:
                 errors[job.id] = exc
                 continue
-            with self._store.transaction() as tx:
+            with self._transactions.transaction() as tx:
                 tx.jobs.finish_job(job.id, report)
         return errors
 
@@ -187,10 +199,10 @@ class DreamingService:
         chosen: list[str] = []
         scanned, offset = 0, 0
         while len(chosen) < payload.max_sessions_per_sweep:
-            page, total = self._store.sessions.list_sessions(scope, 100, offset)
+            page, total = self._session_reads.list_sessions(scope, 100, offset)
             for session in page:
                 scanned += 1
-                stats = self._store.ledger.episode_stats(scope, session.id)
+                stats = self._ledger_reads.episode_stats(scope, session.id)
                 if sum(1 for s in stats if not s.consolidated) >= payload.min_session_rounds:
                     chosen.append(session.id)
                     if len(chosen) == payload.max_sessions_per_sweep:

@@ -43,7 +43,9 @@ from omoide.jobs.kinds import (
 from omoide.jobs.queue import enqueue
 from omoide.llm import LLM, require_llm
 from omoide.llm.protocol import MeteredLLM
-from omoide.store.protocol import ConsolidationPlan, EpisodeStat, NewMemory, Store
+from omoide.store.ports.ledger import LedgerReads
+from omoide.store.ports.sessions import SessionReads
+from omoide.store.protocol import ConsolidationPlan, EpisodeStat, NewMemory, Transactions
 from omoide.types import (
     DEFAULT_ID,
     ConsolidationCandidate,
@@ -91,13 +93,17 @@ def score_episodes(
 class ConsolidationService:
     def __init__(
         self,
-        store: Store,
+        session_reads: SessionReads,
+        ledger_reads: LedgerReads,
+        transactions: Transactions,
         embedding: Embedding,
         llm: LLM | None,
         signal: JobSignal,
         knowledge: KnowledgeConfig,
     ) -> None:
-        self._store = store
+        self._session_reads = session_reads
+        self._ledger_reads = ledger_reads
+        self._transactions = transactions
         self._embedding = embedding
         self._llm = llm
         self._signal = signal
@@ -121,7 +127,7 @@ class ConsolidationService:
         floor = floor if min_session_episodes is None else min_session_episodes
         if age < 0 or floor < 1 or limit < 1:
             raise InvalidInput("min_age_days >= 0, min_session_episodes >= 1 and limit >= 1")
-        stats = self._store.ledger.episode_stats(scope, session_id)
+        stats = self._ledger_reads.episode_stats(scope, session_id)
         count = sum(1 for s in stats if not s.consolidated)
         out = ConsolidationCandidates(session_id=session_id, eligible=False, episode_count=count)
         if count < floor:
@@ -168,9 +174,9 @@ class ConsolidationService:
         chosen = [c for c in ranked.candidates if c.score <= ceiling]
         chosen = sorted(chosen[:batch], key=lambda c: (c.created_at, c.episode_id))
         episodes = _within(
-            [self._store.sessions.get_episode(scope, c.episode_id) for c in chosen], MAX_CHARS
+            [self._session_reads.get_episode(scope, c.episode_id) for c in chosen], MAX_CHARS
         )
-        plan = self._store.ledger.consolidation_plan(scope, [e.id for e in episodes])
+        plan = self._ledger_reads.consolidation_plan(scope, [e.id for e in episodes])
         report = report.model_copy(update=_plan_fields(plan))
         if not run or not episodes:
             return report
@@ -202,7 +208,7 @@ class ConsolidationService:
             valid_from_ms=dt_to_ms(episodes[0].created_at),
             created_at_ms=dt_to_ms(episodes[-1].created_at),
         )
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             if tx.ledger.consolidation_plan(scope, plan.episodes) != plan:
                 raise Conflict(f"session {session_id!r} changed since it was planned; run again")
             summary = tx.memories.insert_memory(scope, new, ACTOR)
@@ -223,7 +229,7 @@ class ConsolidationService:
         episodes open, its summary invalidated, its swept entities and relationships back.
         Returns ``{"memories", "entities", "summary_id"}``."""
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             restored = tx.ledger.revert_consolidation(scope, consolidation_id, ACTOR)
             if restored["memories"]:
                 enqueue(tx.jobs, scope, EMBED, EmbedPayload(memory_ids=restored["memories"]))
@@ -244,9 +250,9 @@ class ConsolidationService:
         """Queue a consolidation run of a session as a durable job; return its id. The job's
         result is the run's report."""
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        self._store.sessions.get_session(scope, session_id)
+        self._session_reads.get_session(scope, session_id)
         payload = ConsolidatePayload(session_id=session_id, max_score=max_score)
-        with self._store.transaction() as tx:
+        with self._transactions.transaction() as tx:
             job_id = enqueue(tx.jobs, scope, CONSOLIDATE, payload)
         self._signal.wake()
         return job_id
@@ -266,7 +272,7 @@ class ConsolidationService:
             except OmoideError as exc:
                 errors[job.id] = exc
             else:
-                with self._store.transaction() as tx:
+                with self._transactions.transaction() as tx:
                     tx.jobs.finish_job(job.id, report.model_dump(mode="json"))
         return errors
 

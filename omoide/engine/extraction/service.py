@@ -40,7 +40,9 @@ from omoide.jobs.worker import LEASE_MS, describe_error
 from omoide.llm import LLM, LLMRejected, require_llm
 from omoide.llm.protocol import Usage
 from omoide.store.ports.jobs import JobQueue
-from omoide.store.protocol import Store, Tx
+from omoide.store.ports.memories import MemoryReads
+from omoide.store.ports.sessions import SessionReads
+from omoide.store.protocol import Transactions, Tx
 from omoide.types import Job, JobState, Message, Scope, dt_to_ms, now_ms
 
 RENEW_EVERY_S = LEASE_MS / 4000  # a quarter of the lease: two renewals may fail in a row
@@ -50,9 +52,20 @@ class ExtractionService:
     """Runs ``extract`` jobs: ``steps.STEPS`` in order, within ``max_llm_calls`` per job."""
 
     def __init__(
-        self, store: Store, llm: LLM | None, deps: steps.StepDeps, *, max_llm_calls: int
+        self,
+        memory_reads: MemoryReads,
+        session_reads: SessionReads,
+        jobs: JobQueue,
+        transactions: Transactions,
+        llm: LLM | None,
+        deps: steps.StepDeps,
+        *,
+        max_llm_calls: int,
     ) -> None:
-        self._store = store
+        self._memory_reads = memory_reads
+        self._session_reads = session_reads
+        self._jobs = jobs
+        self._transactions = transactions
         self._llm = llm
         self._deps = deps
         self._max_llm_calls = max_llm_calls
@@ -65,19 +78,19 @@ class ExtractionService:
             try:
                 self._run(job, payload)
             except OmoideError as exc:
-                errors[job.id] = JobFailed(exc, job_result(self._store.jobs, job.id))
+                errors[job.id] = JobFailed(exc, job_result(self._jobs, job.id))
         return errors
 
     def _run(self, job: Job, payload: ExtractPayload) -> None:
         llm = require_llm(self._llm, "extraction")
         ctx = self._context(job, payload)
         if ctx is None:
-            with self._store.transaction() as tx:
+            with self._transactions.transaction() as tx:
                 tx.jobs.finish_job(
                     job.id, {"skipped": "the messages were deleted before extraction"}
                 )
             return
-        done = self._store.jobs.job_steps(job.id)
+        done = self._jobs.job_steps(job.id)
         spent = sum(int(record["calls"]) for record in done.values())
         limit = self._max_llm_calls
         for name in ctx.steps:
@@ -94,8 +107,8 @@ class ExtractionService:
     def _finish(self, job_id: int) -> None:
         """``done`` (outcome ``done`` or ``partial``), or ``failed`` when no step that ran
         succeeded: the failed steps' errors are the job's error."""
-        result = job_result(self._store.jobs, job_id)
-        with self._store.transaction() as tx:
+        result = job_result(self._jobs, job_id)
+        with self._transactions.transaction() as tx:
             if result["outcome"] == "failed":
                 failures = [
                     f"step {name}: {r['detail']}"
@@ -114,7 +127,7 @@ class ExtractionService:
         def renew() -> None:
             while not stop.wait(RENEW_EVERY_S):
                 try:
-                    if not self._store.jobs.renew_lease(job_id, LEASE_MS):
+                    if not self._jobs.renew_lease(job_id, LEASE_MS):
                         return  # no longer running: nothing to keep
                 except Exception:
                     continue
@@ -150,7 +163,7 @@ class ExtractionService:
                 prompt_tokens=usage.prompt_tokens,
                 completion_tokens=usage.completion_tokens,
             )
-            with self._store.transaction() as tx:
+            with self._transactions.transaction() as tx:
                 claimed = tx.jobs.claim_step(ctx.job.id, name, LEASE_MS)
                 if claimed:
                     if apply is not None:
@@ -163,13 +176,13 @@ class ExtractionService:
             raise
         finally:
             if not committed and llm.usage.requests:
-                with self._store.transaction() as tx:  # failed calls cost tokens too
+                with self._transactions.transaction() as tx:  # failed calls cost tokens too
                     add_usage(tx, ctx.scope, llm.usage)
         return claimed or self._still_running(ctx.job.id)
 
     def _still_running(self, job_id: int) -> bool:
         try:
-            return self._store.jobs.get_job(job_id).state is JobState.RUNNING
+            return self._jobs.get_job(job_id).state is JobState.RUNNING
         except NotFound:
             return False
 
@@ -189,13 +202,13 @@ class ExtractionService:
         )
         try:
             if ctx.session_id is not None:
-                ctx.project = self._store.sessions.get_session(scope, ctx.session_id).project
+                ctx.project = self._session_reads.get_session(scope, ctx.session_id).project
             if ctx.episode_id is not None:
-                ctx.messages = self._store.sessions.get_episode(scope, ctx.episode_id).messages
+                ctx.messages = self._session_reads.get_episode(scope, ctx.episode_id).messages
                 return ctx
         except NotFound:
             return None
-        raw = self._store.memories.get_memories(scope, list(payload.memory_ids))
+        raw = self._memory_reads.get_memories(scope, list(payload.memory_ids))
         ctx.messages = [Message(role=m.metadata.get("role", "user"), content=m.text) for m in raw]
         return ctx if ctx.messages else None
 

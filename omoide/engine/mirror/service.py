@@ -45,7 +45,8 @@ from omoide.engine.mirror.files import (
 from omoide.engine.mirror.format import ID_COMMENT, Item, Malformed, item_markdown, parse, render
 from omoide.engine.mirror.watch import FileWatcher
 from omoide.errors import InvalidInput, NotFound, OmoideError
-from omoide.store.protocol import NewMemory, Store
+from omoide.store.ports.memories import MemoryReads
+from omoide.store.protocol import NewMemory
 from omoide.types import MemoryItem, MemoryType, Scope, SearchFilters
 
 log = logging.getLogger("omoide.mirror")
@@ -83,7 +84,7 @@ def canonical(text: str) -> str:
 class MarkdownMirror:
     def __init__(
         self,
-        store: Store,
+        memory_reads: MemoryReads,
         memories: MemoryService,
         root: Path,
         *,
@@ -95,7 +96,7 @@ class MarkdownMirror:
             raise InvalidInput(
                 "INDEX_BACKEND=file needs the files extra: pip install 'omoide[files]'"
             ) from None
-        self._store = store
+        self._memory_reads = memory_reads
         self._memories = memories
         self.root = root
         self._lock_timeout_s = lock_timeout_s
@@ -232,7 +233,7 @@ class MarkdownMirror:
                 return None
             if snapshot.get(item.memory_id) == item.text:
                 return None
-            current = _valid(self._store.memories.get_memories(scope, [item.memory_id]))
+            current = _valid(self._memory_reads.get_memories(scope, [item.memory_id]))
             if current is None:  # unknown here, or deleted meanwhile: the words are kept
                 self._add(scope, kind, item.text)
             elif canonical(current.text) != item.text:
@@ -311,7 +312,7 @@ class MarkdownMirror:
         found: list[MemoryItem] = []
         offset = 0
         while True:
-            page, total = self._store.memories.list_memories(
+            page, total = self._memory_reads.list_memories(
                 scope, SearchFilters(types=[kind]), PAGE, offset
             )
             found += page

@@ -21,7 +21,7 @@ from omoide.retrieval.fusion import Fused, adjust, fuse, fused_ids, signal_detai
 from omoide.retrieval.recipes import SearchRecipe, get_recipe
 from omoide.retrieval.rerank import feedback_terms
 from omoide.retrieval.terms import keyword_terms
-from omoide.store.protocol import Store
+from omoide.store.ports.memories import MemoryReads
 from omoide.types import (
     DEFAULT_ID,
     Scope,
@@ -41,7 +41,7 @@ class SearchService:
 
     def __init__(
         self,
-        store: Store,
+        memory_reads: MemoryReads,
         embedding: Embedding,
         *,
         recipe: str,
@@ -50,7 +50,7 @@ class SearchService:
         vocabulary_dir: Path | None = None,
         build_vocabulary: bool = True,
     ) -> None:
-        self._store = store
+        self._memory_reads = memory_reads
         self._events = events or MemoryEvents()
         self._embedding = embedding
         self._words = WordVectors(embedding, vocabulary_dir, build=build_vocabulary)
@@ -84,7 +84,7 @@ class SearchService:
         # The keyword query runs on another thread while this one embeds the query: SQLite,
         # torch and numpy all release the GIL, so the two overlap on two cores.
         terms = keyword_terms(query)
-        memories = self._store.memories
+        memories = self._memory_reads
         keyword: Future[list[tuple[str, float]]] | None = (
             self._pool.submit(memories.keyword_search, scope, terms, filters, fetch)
             if chosen.keyword
@@ -145,7 +145,7 @@ class SearchService:
         fused = fuse(effective, signals)
         if chosen.speaker_boost or chosen.date_boost:
             if missing := [f[0] for f in fused if f[0] not in said]:
-                said.update(self._store.memories.texts_and_times(scope, missing))
+                said.update(self._memory_reads.texts_and_times(scope, missing))
             fused = adjust(chosen, query, fused, said)
         return fused
 
@@ -163,7 +163,7 @@ class SearchService:
         """Add the keyword signal of the query's words and their neighbours among the top
         hits' words; the top hits' texts stay in ``said`` for the boosts."""
         ids = fused_ids(recipe, signals, recipe.expansion_docs)
-        said.update(self._store.memories.texts_and_times(scope, ids))
+        said.update(self._memory_reads.texts_and_times(scope, ids))
         top = [said[i][0] for i in ids if i in said]
         try:
             extra = expansion_terms(
@@ -176,7 +176,7 @@ class SearchService:
         except EmbedderError:
             return  # the query's vector came through; without word vectors, no expansion
         if extra:
-            memories = self._store.memories
+            memories = self._memory_reads
             signals["expansion"] = memories.keyword_search(scope, terms + extra, filters, fetch)
 
     def _feedback(
@@ -190,7 +190,7 @@ class SearchService:
         signals: dict[str, list[tuple[str, float]]],
     ) -> None:
         """Add the keyword signal of the query extended by the top hits' shared words."""
-        memories = self._store.memories
+        memories = self._memory_reads
         ids = fused_ids(recipe, signals, recipe.feedback_docs)
         top = memories.texts_and_times(scope, ids)
         texts = [top[i][0] for i in ids if i in top]  # best first: ties go to the better hit

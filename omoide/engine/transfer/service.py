@@ -31,8 +31,9 @@ from omoide.errors import Conflict, InvalidInput
 from omoide.jobs.kinds import EMBED, EMBED_ENTITIES, EmbedEntitiesPayload, EmbedPayload
 from omoide.jobs.queue import enqueue
 from omoide.store import files
+from omoide.store.ports.admin import AdminReads
 from omoide.store.ports.transfer import ADDED_IN, RECORD_KINDS
-from omoide.store.protocol import Store, Tx
+from omoide.store.protocol import Transactions, Tx
 from omoide.types import Scope
 
 FORMAT = "omoide-export"
@@ -66,14 +67,16 @@ def _line(data: Record) -> str:
 class TransferService:
     def __init__(
         self,
-        store: Store,
+        admin_reads: AdminReads,
+        transactions: Transactions,
         embedding: Embedding,
         signal: JobSignal,
         *,
         batch: int = BATCH,
         key: str | None = None,
     ) -> None:
-        self._store = store
+        self._admin_reads = admin_reads
+        self._transactions = transactions
         self._embedding = embedding
         self._signal = signal
         self._batch = batch
@@ -124,7 +127,7 @@ class TransferService:
     ) -> TransferReport:
         report = TransferReport()
         out.write(_line(self._header(user_id, scope_id)))
-        for kind, records in self._store.admin.export_records(user_id, scope_id, self._batch):
+        for kind, records in self._admin_reads.export_records(user_id, scope_id, self._batch):
             for record in records:
                 out.write(_line({"kind": kind, **record}))
             report.records[kind] = report.records.get(kind, 0) + len(records)
@@ -145,7 +148,7 @@ class TransferService:
             header = self._read_header(lines)
             signature = self._check_model(header, reembed)
             for kind, records, consumed in self._batches(lines, int(header["version"])):
-                with self._store.transaction() as tx:
+                with self._transactions.transaction() as tx:
                     if signature is not None:
                         self._adopt(tx, signature)
                         signature = None
@@ -159,8 +162,8 @@ class TransferService:
         return report
 
     def _header(self, user_id: str | None, scope_id: str | None) -> Record:
-        model = self._store.admin.get_meta(META_MODEL)
-        dim = self._store.admin.get_meta(META_DIM)
+        model = self._admin_reads.get_meta(META_MODEL)
+        dim = self._admin_reads.get_meta(META_DIM)
         embedding = None if model is None else {"model": model, "dim": int(dim or 0)}
         return {
             "kind": "header",
@@ -191,8 +194,8 @@ class TransferService:
         theirs = header.get("embedding")
         if theirs is None or reembed:
             return None
-        ours = self._store.admin.get_meta(META_MODEL)
-        ours_dim = self._store.admin.get_meta(META_DIM)
+        ours = self._admin_reads.get_meta(META_MODEL)
+        ours_dim = self._admin_reads.get_meta(META_DIM)
         if ours is None:
             if theirs["model"] != self._embedding.name:
                 self._mismatch(theirs, f"the configured embedder {self._embedding.name}")
