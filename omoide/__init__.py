@@ -1,6 +1,7 @@
 """omoide: long-term memory for LLM applications and agents."""
 
 from omoide._version import __version__
+from omoide.async_client import AsyncClient
 from omoide.client import Client
 from omoide.errors import (
     BackendError,
@@ -51,6 +52,7 @@ from omoide.types import (
 
 __all__ = [
     "AddResult",
+    "AsyncClient",
     "BackendError",
     "ChunkResult",
     "Client",

@@ -16,14 +16,14 @@ HTTP errors come back as the omoide exceptions: ``NotFound`` (404), ``Unauthoriz
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import quote
+import inspect
+from collections.abc import Callable
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 import httpx
-from pydantic import BaseModel, TypeAdapter
 
+from omoide import calls
+from omoide.calls import Call
 from omoide.errors import (
     BackendError,
     Conflict,
@@ -34,26 +34,10 @@ from omoide.errors import (
     Unauthorized,
 )
 from omoide.interface import MemoryAPI
-from omoide.types import (
-    DEFAULT_ID,
-    AddInput,
-    Episode,
-    HistoryEntry,
-    Job,
-    JobState,
-    MemoryItem,
-    MemoryType,
-    Page,
-    Scope,
-    SearchFilters,
-    SearchResult,
-    Session,
-)
-
-if TYPE_CHECKING:
-    from omoide.extract import MemVariable
 
 T = TypeVar("T")
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 _STATUS = {400: InvalidInput, 401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict}
 
 
@@ -85,24 +69,66 @@ def error_from_response(response: httpx.Response) -> OmoideError:
     return cls(message, **fields)
 
 
-def _ids(user_id: str | None, scope_id: str | None) -> dict[str, str | None]:
-    return {"user_id": user_id, "scope_id": scope_id}
+class _Send(Generic[_P, T]):
+    """A ``Client`` method that sends the ``Call`` one ``omoide.calls`` function builds: the
+    function's signature and docstring, with nothing to keep in step by hand."""
+
+    def __init__(self, build: Callable[_P, Call[T]]) -> None:
+        self._build = build
+        self.__doc__ = build.__doc__
+        self._unbound = as_method(build, lambda client, call: client._send(call))
+
+    @overload
+    def __get__(self, obj: None, owner: type[Any]) -> Callable[Concatenate[Any, _P], T]: ...
+    @overload
+    def __get__(self, obj: Client, owner: type[Any]) -> Callable[_P, T]: ...
+    def __get__(
+        self, obj: Client | None, owner: type[Any]
+    ) -> Callable[Concatenate[Any, _P], T] | Callable[_P, T]:
+        if obj is None:
+            return self._unbound
+        build = self._build
+
+        def send(*args: _P.args, **kwargs: _P.kwargs) -> T:
+            return obj._send(build(*args, **kwargs))
+
+        send.__doc__ = self.__doc__
+        return send
 
 
-def _scope(scope: Scope | None) -> dict[str, str | None]:
-    return {} if scope is None else _ids(scope.user_id, scope.scope_id)
+def as_method(
+    build: Callable[_P, Call[T]], send: Callable[[Any, Call[T]], _R]
+) -> Callable[Concatenate[Any, _P], _R]:
+    """``build`` as an unbound method (``self`` first) for ``help()`` and ``inspect``."""
+
+    def method(client: Any, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        return send(client, build(*args, **kwargs))
+
+    signature = inspect.signature(build)
+    first = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    method.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[first, *signature.parameters.values()]
+    )
+    method.__name__ = method.__qualname__ = build.__name__
+    method.__doc__ = build.__doc__
+    return method
 
 
-def _path(*parts: str | int) -> str:
-    return "/" + "/".join(quote(str(p), safe="") for p in parts)
+def _failure(response: httpx.Response, call: Call[Any]) -> OmoideError | None:
+    if response.status_code >= 400 and response.status_code not in call.accept:
+        return error_from_response(response)
+    return None
 
 
-def _json(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", exclude_none=True)
-    if isinstance(value, list | tuple):
-        return [_json(v) for v in value]
-    return value
+def read_reply(response: httpx.Response, call: Call[T]) -> T:
+    """The method's return value from the response, or the omoide error it stands for."""
+    if (error := _failure(response, call)) is not None:
+        raise error
+    return call.read(None if response.status_code == 204 else response.json())
+
+
+def unreachable(base_url: str, exc: httpx.TransportError) -> BackendError:
+    return BackendError(f"cannot reach omoide at {base_url}: {exc}")
 
 
 class Client:
@@ -125,248 +151,41 @@ class Client:
             transport=transport,
         )
 
-    # plumbing -------------------------------------------------------------------------
-    def _call(
-        self,
-        method: str,
-        path: str,
-        *,
-        json: dict[str, Any] | None = None,
-        params: dict[str, Any] | None = None,
-        timeout: float | None = None,
-    ) -> Any:
-        """One request; ``None`` values are left out, so the server's defaults apply."""
-        query = {k: v for k, v in (params or {}).items() if v is not None}
-        body = None if json is None else {k: _json(v) for k, v in json.items() if v is not None}
+    def _send(self, call: Call[T]) -> T:
+        """One request; the reply read as ``call`` says, or raised as an omoide error."""
+        extra: dict[str, Any] = {} if call.timeout is None else {"timeout": call.timeout}
         try:
-            if timeout is None:
-                response = self._http.request(method, path, json=body, params=query)
-            else:
-                response = self._http.request(
-                    method, path, json=body, params=query, timeout=timeout
-                )
+            response = self._http.request(
+                call.method, call.path, json=call.body(), params=call.query(), **extra
+            )
         except httpx.TransportError as exc:
-            raise BackendError(f"cannot reach omoide at {self.base_url}: {exc}") from exc
-        if response.status_code >= 400:
-            raise error_from_response(response)
-        return None if response.status_code == 204 else response.json()
-
-    @staticmethod
-    def _parse(kind: type[T], data: Any) -> T:
-        return TypeAdapter(kind).validate_python(data)
+            raise unreachable(self.base_url, exc) from exc
+        return read_reply(response, call)
 
     # memories -------------------------------------------------------------------------
-    def add(
-        self,
-        messages: AddInput,
-        *,
-        user_id: str | None = None,
-        scope_id: str | None = None,
-        session_id: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        type: MemoryType = MemoryType.RAW,
-        infer: bool | None = None,
-        mem_variables: Sequence[MemVariable | dict[str, Any]] | None = None,
-        enable_long_term_mem: bool = True,
-        enable_user_profile: bool = True,
-        enable_semantic_memory: bool = True,
-        enable_episodic_memory: bool = True,
-        enable_summary_memory: bool = True,
-        enable_graph: bool = True,
-        wait: bool = False,
-        timeout: float = 60.0,
-        timestamp: datetime | None = None,
-    ) -> list[MemoryItem]:
-        """Store each message as a memory (see ``Memory.add``)."""
-        if not isinstance(messages, str | list):
-            raise InvalidInput("messages must be a string or a list of messages")
-        body = {
-            ("text" if isinstance(messages, str) else "messages"): messages,
-            **_ids(user_id, scope_id),
-            "session_id": session_id,
-            "metadata": metadata,
-            "type": MemoryType(type).value,
-            "infer": infer,
-            "mem_variables": None if mem_variables is None else list(mem_variables),
-            "enable_long_term_mem": enable_long_term_mem,
-            "enable_user_profile": enable_user_profile,
-            "enable_semantic_memory": enable_semantic_memory,
-            "enable_episodic_memory": enable_episodic_memory,
-            "enable_summary_memory": enable_summary_memory,
-            "enable_graph": enable_graph,
-            "wait": wait,
-            "timeout": timeout,
-            "timestamp": None if timestamp is None else timestamp.isoformat(),
-        }
-        wait_s = timeout + 30 if wait else None  # the server may hold the reply that long
-        data = self._call("POST", "/v1/memories", json=body, timeout=wait_s)
-        return self._parse(list[MemoryItem], data["items"])
-
-    def search(
-        self,
-        query: str,
-        *,
-        user_id: str | None = None,
-        scope_id: str | None = None,
-        filters: SearchFilters | None = None,
-        limit: int = 10,
-        threshold: float | None = None,
-        recipe: str | None = None,
-    ) -> SearchResult:
-        body: dict[str, Any] = {"query": query, **_ids(user_id, scope_id), "filters": filters}
-        body |= {"limit": limit, "threshold": threshold, "recipe": recipe}
-        return SearchResult.model_validate(self._call("POST", "/v1/memories/search", json=body))
-
-    def get(
-        self, memory_id: str, *, user_id: str | None = None, scope_id: str | None = None
-    ) -> MemoryItem:
-        data = self._call("GET", _path("v1", "memories", memory_id), params=_ids(user_id, scope_id))
-        return MemoryItem.model_validate(data)
-
-    def get_all(
-        self,
-        *,
-        user_id: str | None = None,
-        scope_id: str | None = None,
-        filters: SearchFilters | None = None,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> Page:
-        params = {**_ids(user_id, scope_id), "limit": limit, "offset": offset}
-        if filters is not None:
-            params["filters"] = filters.model_dump_json(exclude_none=True)
-        return Page.model_validate(self._call("GET", "/v1/memories", params=params))
-
-    def update(
-        self,
-        memory_id: str,
-        text: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        *,
-        user_id: str | None = None,
-        scope_id: str | None = None,
-    ) -> MemoryItem:
-        body = {"text": text, "metadata": metadata, **_ids(user_id, scope_id)}
-        data = self._call("PATCH", _path("v1", "memories", memory_id), json=body)
-        return MemoryItem.model_validate(data)
-
-    def delete(
-        self, memory_id: str, *, user_id: str | None = None, scope_id: str | None = None
-    ) -> None:
-        self._call("DELETE", _path("v1", "memories", memory_id), params=_ids(user_id, scope_id))
-
-    def delete_all(self, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID) -> int:
-        """Delete everything of one tenant; both ids are always sent (never implied)."""
-        return int(self._call("DELETE", "/v1/memories", params=_ids(user_id, scope_id))["deleted"])
-
-    def history(
-        self, memory_id: str, *, user_id: str | None = None, scope_id: str | None = None
-    ) -> list[HistoryEntry]:
-        path = _path("v1", "memories", memory_id, "history")
-        return self._parse(
-            list[HistoryEntry], self._call("GET", path, params=_ids(user_id, scope_id))
-        )
+    add = _Send(calls.add)
+    search = _Send(calls.search)
+    get = _Send(calls.get)
+    get_all = _Send(calls.get_all)
+    update = _Send(calls.update)
+    delete = _Send(calls.delete)
+    delete_all = _Send(calls.delete_all)
+    history = _Send(calls.history)
+    context = _Send(calls.context)
 
     # sessions and episodes ------------------------------------------------------------
-    def create_session(
-        self,
-        session_id: str,
-        *,
-        user_id: str | None = None,
-        scope_id: str | None = None,
-        name: str | None = None,
-        project: str | None = None,
-        metadata: dict[str, Any] | None = None,
-    ) -> Session:
-        body: dict[str, Any] = {"session_id": session_id, **_ids(user_id, scope_id)}
-        body |= {"name": name, "project": project, "metadata": metadata}
-        return Session.model_validate(self._call("POST", "/v1/sessions", json=body))
-
-    def get_session(
-        self, session_id: str, *, user_id: str | None = None, scope_id: str | None = None
-    ) -> Session:
-        path = _path("v1", "sessions", session_id)
-        return Session.model_validate(self._call("GET", path, params=_ids(user_id, scope_id)))
-
-    def list_sessions(
-        self,
-        *,
-        user_id: str | None = None,
-        scope_id: str | None = None,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> tuple[list[Session], int]:
-        params = {**_ids(user_id, scope_id), "limit": limit, "offset": offset}
-        data = self._call("GET", "/v1/sessions", params=params)
-        return self._parse(list[Session], data["items"]), int(data["total"])
-
-    def update_session(
-        self,
-        session_id: str,
-        *,
-        user_id: str | None = None,
-        scope_id: str | None = None,
-        name: str | None = None,
-        project: str | None = None,
-        metadata: dict[str, Any] | None = None,
-    ) -> Session:
-        body = {**_ids(user_id, scope_id), "name": name, "project": project, "metadata": metadata}
-        data = self._call("PATCH", _path("v1", "sessions", session_id), json=body)
-        return Session.model_validate(data)
-
-    def delete_session(
-        self, session_id: str, *, user_id: str | None = None, scope_id: str | None = None
-    ) -> int:
-        path = _path("v1", "sessions", session_id)
-        return int(self._call("DELETE", path, params=_ids(user_id, scope_id))["deleted"])
-
-    def list_episodes(
-        self,
-        session_id: str,
-        *,
-        user_id: str | None = None,
-        scope_id: str | None = None,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> tuple[list[Episode], int]:
-        params = {**_ids(user_id, scope_id), "limit": limit, "offset": offset}
-        data = self._call("GET", _path("v1", "sessions", session_id, "episodes"), params=params)
-        return self._parse(list[Episode], data["items"]), int(data["total"])
+    create_session = _Send(calls.create_session)
+    get_session = _Send(calls.get_session)
+    list_sessions = _Send(calls.list_sessions)
+    update_session = _Send(calls.update_session)
+    delete_session = _Send(calls.delete_session)
+    list_episodes = _Send(calls.list_episodes)
 
     # jobs and health ------------------------------------------------------------------
-    def list_jobs(
-        self,
-        *,
-        scope: Scope | None = None,
-        state: JobState | None = None,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> list[Job]:
-        params = {**_scope(scope), "limit": limit, "offset": offset}
-        params["state"] = None if state is None else JobState(state).value
-        return self._parse(list[Job], self._call("GET", "/v1/jobs", params=params)["items"])
-
-    def job_counts(self, *, scope: Scope | None = None) -> dict[str, int]:
-        data = self._call("GET", "/v1/jobs/stats", params=_scope(scope))
-        return {str(k): int(v) for k, v in data.items()}
-
-    def retry_job(self, job_id: int, *, scope: Scope | None = None) -> Job:
-        data = self._call("POST", _path("v1", "jobs", int(job_id), "retry"), params=_scope(scope))
-        return Job.model_validate(data)
-
-    def health(self, *, probe_embedder: bool = False) -> dict[str, Any]:
-        """The server's ``/health`` report: ``Memory.health`` plus an overall ``status``.
-
-        A server whose store is down answers 503 with the report; that is returned, not raised.
-        """
-        try:
-            response = self._http.get("/health", params={"probe": probe_embedder})
-        except httpx.TransportError as exc:
-            raise BackendError(f"cannot reach omoide at {self.base_url}: {exc}") from exc
-        if response.status_code not in (200, 503):
-            raise error_from_response(response)
-        report: dict[str, Any] = response.json()
-        return report
+    list_jobs = _Send(calls.list_jobs)
+    job_counts = _Send(calls.job_counts)
+    retry_job = _Send(calls.retry_job)
+    health = _Send(calls.health)
 
     # lifecycle ------------------------------------------------------------------------
     def close(self) -> None:

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from omoide.extract import MemVariable
 from omoide.types import (
     AddInput,
+    ContextResult,
     Episode,
     HistoryEntry,
     Job,
@@ -96,6 +97,18 @@ class MemoryAPI(Protocol):
     def history(
         self, memory_id: str, *, user_id: str = ..., scope_id: str = ...
     ) -> list[HistoryEntry]: ...
+    def context(
+        self,
+        query: str,
+        *,
+        user_id: str = ...,
+        scope_id: str = ...,
+        session_id: str | None = None,
+        token_budget: int = 2000,
+        recent_turns: int | None = None,
+        recipe: str | None = None,
+        track_access: bool = True,
+    ) -> ContextResult: ...
 
     # sessions and episodes
     def create_session(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -42,6 +43,8 @@ def scenario(m: Any) -> dict[str, Any]:
     out["get_all"] = m.get_all(user_id="alice", filters=SearchFilters(session_id=chat), limit=1)
     out["update"] = m.update(memory_id, "I like green tea", user_id="alice")
     out["history"] = m.history(memory_id, user_id="alice")
+    found = m.context("tea?", user_id="alice", token_budget=500, track_access=False)
+    out["context"] = re.sub(r"\[[0-9a-f]{32}\]", "[id]", found.text)  # token counts vary by id
     out["create_session"] = m.create_session(
         other, user_id="alice", name="n", project="p", metadata={"k": 1}
     )
@@ -92,7 +95,7 @@ def test_client_returns_what_memory_returns(server: Running, memory: Memory) -> 
 
 def test_client_has_the_memory_methods_with_the_same_parameters() -> None:
     shared = [
-        "add", "search", "get", "get_all", "update", "delete", "delete_all", "history",
+        "add", "search", "get", "get_all", "update", "delete", "delete_all", "history", "context",
         "create_session", "get_session", "list_sessions", "update_session", "delete_session",
         "list_episodes", "list_jobs", "job_counts", "retry_job", "health", "close",
     ]  # fmt: skip
