@@ -4,6 +4,8 @@ LLM: turns flushed from one conversation come back into another's prompt."""
 from __future__ import annotations
 
 import asyncio
+import gc
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,8 +27,15 @@ from tests.api.conftest import Running
 from tests.integrations.examples import example
 
 # LlamaIndex's default chat store (SQLAlchemy over aiosqlite in memory) never closes its
-# connections; that is its garbage, not a leak of omoide's.
+# connections; that is its garbage, not a leak of omoide's: collected here, under this filter,
+# rather than in whichever test the garbage collector next runs.
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+
+
+@pytest.fixture(autouse=True)
+def _collect_llamaindex_garbage() -> Iterator[None]:
+    yield
+    gc.collect()
 
 
 class ScriptedLLM(CustomLLM):
