@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install browser run test test-sqlite test-postgres lint fmt bench clean
+.PHONY: install browser run test test-sqlite test-postgres test-ts lint fmt bench clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,7 +30,7 @@ browser:
 
 # Both backends: the whole suite on SQLite (tests/store and tests/postgres run on PostgreSQL
 # there too), then the PostgreSQL pass.
-test: test-sqlite test-postgres
+test: test-sqlite test-postgres test-ts
 
 test-sqlite: install browser
 	$(VENV)/bin/python -m pytest -q
@@ -51,6 +51,13 @@ PG_SKIP := tests/store tests/postgres tests/llm tests/compat tests/ui tests/test
 	tests/test_embed_onnx.py
 test-postgres: install
 	$(VENV)/bin/python -m pytest -q -p tests.postgres.everywhere $(addprefix --ignore=,$(PG_SKIP))
+
+# The TypeScript client (clients/typescript): `npm test` starts a real `omoide serve` of this
+# checkout with the venv's python. Where node is not installed it says so and skips.
+test-ts: install
+	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then \
+		cd clients/typescript && npm ci --no-audit --no-fund && OMOIDE_PYTHON=$(CURDIR)/$(PY) npm test; \
+	else echo "test-ts: skipped: node/npm not found, the TypeScript client was not tested"; fi
 
 lint: install
 	$(VENV)/bin/ruff check omoide tests bench
