@@ -180,3 +180,17 @@ describe("retries", () => {
     }
   });
 });
+
+describe("examples/quickstart.ts (docs/integrations/typescript.md)", () => {
+  test("runs against the live server as a user would run it", async () => {
+    const { execFile } = await import("node:child_process");
+    const script = new URL("../dist-examples/quickstart.js", import.meta.url).pathname;
+    const env = { ...process.env, OMOIDE_URL: server.url, OMOIDE_API_KEY: KEY };
+    const stdout = await new Promise((done, fail) =>
+      execFile(process.execPath, [script], { env }, (error, out, err) => (error ? fail(new Error(err)) : done(out))),
+    );
+    assert.match(stdout, /^recalled: Mei loves jasmine tea$/m);
+    assert.match(stdout, /context:\n[\s\S]*Lisbon/);
+    assert.match(stdout, /^forgotten: /m);
+  });
+});
