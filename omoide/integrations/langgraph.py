@@ -19,16 +19,14 @@ search; a ``filter`` of top-level scalar values is an omoide metadata filter.
 
 Not supported yet: TTLs; filter operators (``$gt``, ``$ne``, ...) and nested or list values in
 a filter (``InvalidInput``); ``index=False`` still embeds the key as the memory's text (omoide
-embeds every memory); a namespace chooses no tenant (one store, one tenant); the async methods
-run the blocking ones in a worker thread.
+embeds every memory); a namespace chooses no tenant (one store, one tenant).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Generator, Iterable
+from typing import Any, TypeAlias, TypeVar, cast
 
 from langgraph.store.base import (
     BaseStore,
@@ -44,9 +42,10 @@ from langgraph.store.base import (
 )
 from langgraph.store.base.embed import get_text_at_path
 
+from omoide.async_client import AsyncClient
 from omoide.errors import InvalidInput
-from omoide.interface import MemoryAPI
-from omoide.types import DEFAULT_ID, MemoryItem, SearchFilters
+from omoide.integrations._calls import AnyMemory, call
+from omoide.types import DEFAULT_ID, MemoryItem, Page, SearchFilters, SearchResult
 
 TAG = "langgraph"  # every item the store writes carries it: the store's part of the tenant
 NAMESPACE = "langgraph.namespace"
@@ -54,6 +53,7 @@ KEY = "langgraph.key"
 VALUE = "langgraph.value"
 _SCALARS = (str, int, float, bool, type(None))
 _PAGE = 500
+_T = TypeVar("_T")
 
 
 def _level(i: int) -> str:
@@ -68,19 +68,27 @@ def _namespace_id(namespace: tuple[str, ...]) -> str:
     return json.dumps(list(namespace), ensure_ascii=False)
 
 
+Request: TypeAlias = tuple[str, tuple[Any, ...], dict[str, Any]]
+Steps: TypeAlias = Generator[Request, Any, _T]
+"""An operation as the omoide calls it makes: it yields ``(method, args, kwargs)`` and is sent
+each call's result, so the same code runs blocking (``batch``) and awaited (``abatch``)."""
+
+
 class OmoideStore(BaseStore):
     """LangGraph's key-value store over omoide's memories of one tenant.
 
-    ``memory`` is a ``Memory`` or a ``Client``. ``index_fields`` are the value's paths whose
-    text omoide embeds and indexes (LangGraph's ``index["fields"]`` syntax: ``"text"``,
-    ``"a.b[*]"``); ``None`` indexes the whole value as JSON. A ``put`` may name other fields.
+    ``memory`` is a ``Memory`` or a ``Client`` (``batch`` calls it; ``abatch`` runs it in a
+    worker thread), or an ``AsyncClient`` (``abatch`` awaits it; async graphs only).
+    ``index_fields`` are the value's paths whose text omoide embeds and indexes (LangGraph's
+    ``index["fields"]`` syntax: ``"text"``, ``"a.b[*]"``); ``None`` indexes the whole value as
+    JSON. A ``put`` may name other fields.
     """
 
     supports_ttl = False
 
     def __init__(
         self,
-        memory: MemoryAPI,
+        memory: AnyMemory,
         *,
         user_id: str = DEFAULT_ID,
         scope_id: str = DEFAULT_ID,
@@ -93,53 +101,67 @@ class OmoideStore(BaseStore):
     # BaseStore ---------------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run each operation in order: a later put in the batch sees an earlier one."""
-        return [self._run(op) for op in ops]
+        if isinstance(self.memory, AsyncClient):
+            raise InvalidInput("an OmoideStore over an AsyncClient has only the async methods")
+        return [self._blocking(self._run(op)) for op in ops]
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """``batch`` in a worker thread, so that the event loop keeps running."""
-        return await asyncio.to_thread(self.batch, list(ops))
+        """``batch`` without blocking the event loop."""
+        return [await self._awaited(self._run(op)) for op in ops]
 
-    def _run(self, op: Op) -> Result:
+    def _blocking(self, steps: Steps[_T]) -> _T:
+        try:
+            method, args, kwargs = next(steps)
+            while True:
+                reply = getattr(self.memory, method)(*args, **kwargs)
+                method, args, kwargs = steps.send(reply)
+        except StopIteration as done:
+            return cast(_T, done.value)
+
+    async def _awaited(self, steps: Steps[_T]) -> _T:
+        try:
+            method, args, kwargs = next(steps)
+            while True:
+                reply = await call(self.memory, method, *args, **kwargs)
+                method, args, kwargs = steps.send(reply)
+        except StopIteration as done:
+            return cast(_T, done.value)
+
+    def _run(self, op: Op) -> Steps[Result]:
         if isinstance(op, GetOp):
-            found = self._find(op.namespace, op.key)
+            found = yield from self._find(op.namespace, op.key)
             return None if found is None else _item(found)
         if isinstance(op, PutOp):
-            self._put(op)
+            yield from self._put(op)
             return None
         if isinstance(op, SearchOp):
-            return self._search(op)
+            return (yield from self._search(op))
         if isinstance(op, ListNamespacesOp):
-            return self._list_namespaces(op)
+            return (yield from self._list_namespaces(op))
         raise InvalidInput(f"unknown store operation: {type(op).__name__}")
 
     # operations --------------------------------------------------------------------------
-    def _find(self, namespace: tuple[str, ...], key: str) -> MemoryItem | None:
+    def _call(self, method: str, *args: Any, **kwargs: Any) -> Request:
+        return method, args, kwargs | {"user_id": self.user_id, "scope_id": self.scope_id}
+
+    def _find(self, namespace: tuple[str, ...], key: str) -> Steps[MemoryItem | None]:
         exact = {TAG: True, NAMESPACE: _namespace_id(namespace), KEY: key}
-        page = self.memory.get_all(
-            filters=SearchFilters(metadata=exact),
-            limit=1,
-            user_id=self.user_id,
-            scope_id=self.scope_id,
-        )
+        page: Page = yield self._call("get_all", filters=SearchFilters(metadata=exact), limit=1)
         return page.items[0] if page.items else None
 
-    def _put(self, op: PutOp) -> None:
-        found = self._find(op.namespace, op.key)
+    def _put(self, op: PutOp) -> Steps[None]:
+        found = yield from self._find(op.namespace, op.key)
         if op.value is None:
             if found is not None:
-                self.memory.delete(found.id, user_id=self.user_id, scope_id=self.scope_id)
+                yield self._call("delete", found.id)
             return
         value = dict(op.value)
         text = self._text(op.key, value, op.index)
         metadata = _metadata(op.namespace, op.key, value)
         if found is None:
-            self.memory.add(
-                text, metadata=metadata, infer=False, user_id=self.user_id, scope_id=self.scope_id
-            )
+            yield self._call("add", text, metadata=metadata, infer=False)
         else:
-            self.memory.update(
-                found.id, text, metadata, user_id=self.user_id, scope_id=self.scope_id
-            )
+            yield self._call("update", found.id, text, metadata)
 
     def _text(self, key: str, value: dict[str, Any], index: Any) -> str:
         if index is False:
@@ -150,38 +172,24 @@ class OmoideStore(BaseStore):
         texts = [t for path in fields for t in get_text_at_path(value, path) if t.strip()]
         return "\n".join(texts) or key
 
-    def _search(self, op: SearchOp) -> list[SearchItem]:
+    def _search(self, op: SearchOp) -> Steps[list[SearchItem]]:
         metadata: dict[str, Any] = {TAG: True}
         metadata |= {_level(i): part for i, part in enumerate(op.namespace_prefix)}
         metadata |= _value_filter(op.filter or {})
         filters = SearchFilters(metadata=metadata)
         if op.query:
             limit = op.offset + op.limit
-            hits = self.memory.search(
-                op.query, filters=filters, limit=limit, user_id=self.user_id, scope_id=self.scope_id
-            )
+            hits: SearchResult = yield self._call("search", op.query, filters=filters, limit=limit)
             return [_hit(h.memory, h.score) for h in hits.hits[op.offset : limit]]
-        page = self.memory.get_all(
-            filters=filters,
-            limit=op.limit,
-            offset=op.offset,
-            user_id=self.user_id,
-            scope_id=self.scope_id,
-        )
+        page: Page = yield self._call("get_all", filters=filters, limit=op.limit, offset=op.offset)
         return [_hit(m, None) for m in page.items]
 
-    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+    def _list_namespaces(self, op: ListNamespacesOp) -> Steps[list[tuple[str, ...]]]:
         found: set[tuple[str, ...]] = set()
         mine = SearchFilters(metadata={TAG: True})
         offset = 0
         while True:
-            page = self.memory.get_all(
-                filters=mine,
-                limit=_PAGE,
-                offset=offset,
-                user_id=self.user_id,
-                scope_id=self.scope_id,
-            )
+            page: Page = yield self._call("get_all", filters=mine, limit=_PAGE, offset=offset)
             found |= {tuple(json.loads(m.metadata[NAMESPACE])) for m in page.items}
             offset += len(page.items)
             if not page.items or offset >= page.total:

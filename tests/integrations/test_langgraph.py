@@ -13,9 +13,10 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.store.base import GetOp, PutOp
 
-from omoide import InvalidInput
+from omoide import AsyncClient, InvalidInput
 from omoide.integrations.langgraph import OmoideStore
 from omoide.interface import MemoryAPI
+from tests.api.conftest import Running
 from tests.integrations.examples import example
 
 
@@ -144,3 +145,26 @@ def test_react_agent_recalls_in_another_thread(backend: MemoryAPI) -> None:
     stored = backend.search("jasmine tea", user_id="mei").hits[0].memory
     assert stored.metadata["langgraph.namespace"] == '["memories", "mei"]'
     assert len(first["messages"]) == 4  # user, tool call, tool result, answer
+
+
+def test_async_methods_await_an_async_client(live: Running) -> None:
+    """Over an ``AsyncClient`` the store's async methods await omoide on the graph's loop."""
+
+    async def run() -> None:
+        async with AsyncClient(live.url) as memory:
+            store = OmoideStore(memory, user_id="mei")
+            await store.aput(("memories", "mei"), "tea", {"text": "Mei loves jasmine tea"})
+            await store.aput(("memories", "mei"), "city", {"text": "Mei lives in Lisbon"})
+            item = await store.aget(("memories", "mei"), "tea")
+            assert item is not None and item.value == {"text": "Mei loves jasmine tea"}
+            found = await store.asearch(("memories",), query="jasmine tea", limit=1)
+            assert [i.key for i in found] == ["tea"]
+            assert await store.alist_namespaces() == [("memories", "mei")]
+            await store.adelete(("memories", "mei"), "tea")
+            assert await store.aget(("memories", "mei"), "tea") is None
+            with pytest.raises(InvalidInput, match="only the async methods"):
+                store.get(("memories", "mei"), "city")
+
+    asyncio.run(run())
+    left = live.engine.get_all(user_id="mei").items
+    assert [m.metadata["langgraph.key"] for m in left] == ["city"]
