@@ -1,7 +1,7 @@
 """The OpenAPI document, finished: short schema names and the bearer security scheme.
 
 FastAPI names a model by its module path when two models share a name (``Added`` in
-``omoide.api.models`` and in ``compat.jiuwen_models`` became ``omoide__api__models__Added``).
+``omoide.api.models`` and in ``compat.jiuwen.models`` became ``omoide__api__models__Added``).
 Here the native model keeps the plain name and a compatibility model gets its interface's name
 in front (``JiuwenAdded``, ``WilmerSearchRequest``); every ``$ref`` follows.
 
@@ -53,7 +53,7 @@ def finish(schema: dict[str, Any]) -> None:
 def short_names(names: list[str]) -> dict[str, str]:
     """``{long: short}`` for every module-qualified name.
 
-    >>> names = ["omoide__api__models__Added", "omoide__api__compat__jiuwen_models__Added"]
+    >>> names = ["omoide__api__models__Added", "omoide__compat__jiuwen__models__Added"]
     >>> list(short_names(names).values())
     ['Added', 'JiuwenAdded']
     """
@@ -63,13 +63,21 @@ def short_names(names: list[str]) -> dict[str, str]:
         if "__" not in name:
             continue
         *modules, model = name.split("__")
-        interface = modules[-1].removesuffix("models").removesuffix("_")
+        interface = _interface(modules)
         short = _title(interface) + model
         if short in taken:  # fall back to every module segment but the package's own
             short = "".join(_title(m) for m in modules if m != "omoide") + model
         taken.add(short)
         renames[name] = short
     return renames
+
+
+def _interface(modules: list[str]) -> str:
+    """An emulated product's models are named for the product (``compat.<product>.*``);
+    a native module's for itself (``api.models`` -> none, ``api.v1.knowledge`` -> knowledge)."""
+    if "compat" in modules[:-1]:
+        return modules[modules.index("compat") + 1]
+    return modules[-1].removesuffix("models").removesuffix("_")
 
 
 def _title(segment: str) -> str:
