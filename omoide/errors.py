@@ -18,6 +18,8 @@ HTTP status mapping lives only in ``omoide.api.errors``; the CLI prints one line
 
 from __future__ import annotations
 
+from omoide.redact import redact
+
 
 class OmoideError(Exception):
     """Root of every error omoide raises on purpose."""
@@ -25,6 +27,8 @@ class OmoideError(Exception):
     code = "omoide_error"
 
     def __init__(self, message: str, **fields: object) -> None:
+        # A message quotes what failed (a URL, a DSN, a server's reply): never its secrets.
+        message = redact(message)
         super().__init__(message)
         self.message = message
         self.fields = fields

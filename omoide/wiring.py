@@ -11,7 +11,6 @@ compose the services over its own store, embedder and LLM.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -48,6 +47,7 @@ from omoide.engine.variables import VariableService
 from omoide.llm import LLM, build_llm
 from omoide.llm.probe import probe
 from omoide.observe import NO_OBSERVER, Observer
+from omoide.redact import redact
 from omoide.store import normalize_location, open_store
 from omoide.store.protocol import Store
 
@@ -91,7 +91,7 @@ def build_engine(
     workers.
     """
     location = normalize_location(path) if path is not None else settings.store_location
-    log.info("omoide store: %s", _without_password(location))
+    log.info("omoide store: %s", redact(str(location)))
     built = (
         build_llm(settings, timeout=settings.llm_timeout, observer=observer)
         if llm is None
@@ -282,9 +282,3 @@ def _mirror(
     events.on_written(mirror.on_written)
     events.on_reading(mirror.before_read)
     return mirror
-
-
-def _without_password(location: Path | str) -> str:
-    """The location for a log line: a URL's password is never printed."""
-    text = str(location)
-    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", text)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from omoide.api.deps import Tenancy
+from omoide.api.health import health_view
 from omoide.compat.jiuwen.common import (
     UNKNOWN,
     VARIABLE,
@@ -236,11 +237,9 @@ def delete_all_memories(
 
 
 def health_check(caller: Caller) -> dict[str, Any]:
-    report = caller.engine.health()
-    parts = ("store", "embedder", "llm")
-    down = {name for name in parts if report.get(name, {}).get("status") == "down"}
-    status = "down" if "store" in down else "degraded" if down else "healthy"
-    return {"status": status, "ready": "store" not in down, **report}
+    """What ``GET /health`` shows this caller's key (``omoide.api.health``)."""
+    view = health_view(caller.engine, caller.tenancy)
+    return {"ready": view["store"].get("status") != "down", **view}
 
 
 # variables -----------------------------------------------------------------------------------

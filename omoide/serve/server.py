@@ -20,6 +20,7 @@ import uvicorn
 
 from omoide.config import Settings
 from omoide.errors import InvalidInput, OmoideError
+from omoide.redact import redact_logs
 from omoide.serve.app import create_app
 from omoide.serve.transport import uvicorn_config
 from omoide.store.files import prepare_database, private_umask
@@ -86,6 +87,7 @@ def serve(settings: Settings) -> None:
         level=logging.getLevelName(level.upper()) if level != "trace" else logging.DEBUG,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    redact_logs()
     for warning in startup_warnings(settings):
         log.warning(warning)
     uvicorn.Server(uvicorn_config(create_app(settings), settings)).run()
