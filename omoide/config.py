@@ -193,6 +193,18 @@ class Settings(BaseSettings):
         description="Messages one add may carry. An add is one transaction, which holds the "
         "write lock of the database for every other writer (~1 ms per message).",
     )
+    max_waiting_per_tenant: int = Field(
+        4,
+        ge=1,
+        description="Requests of one tenant that may wait for their jobs at once (`wait: true`,"
+        " `/add_messages/`, MCP with infer): each holds a server thread; one more gets 429.",
+    )
+    max_waiting: int = Field(
+        16,
+        ge=1,
+        description="Requests of all tenants that may wait for their jobs at once; the server's"
+        " other threads stay free for requests that do not wait.",
+    )
     workers: int = Field(1, ge=0, le=32, description="Background job worker threads.")
     run_jobs: bool = Field(
         True,

@@ -102,7 +102,9 @@ def build_engine(
     key = settings.encryption_passphrase  # the store and exports are encrypted with it
     store = open_store(location, encryption_key=key)
     embedding = Embedding(store, embedder or build_embedder(settings), observer)
-    signal = JobSignal(store.jobs)
+    signal = JobSignal(
+        store.jobs, per_tenant=settings.max_waiting_per_tenant, total=settings.max_waiting
+    )
     config = ServiceConfig(
         knowledge=knowledge or knowledge_config(settings),
         recipe=settings.search_recipe,

@@ -9,6 +9,7 @@ memories it wrote. The job itself runs in ``omoide.engine.extraction.service``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -211,9 +212,10 @@ class IngestService:
             )
             for m in msgs
         ]
-        items, jobs = self._memories.write(scope, records, msgs, payload)
-        if wait and jobs:
-            self._signal.wait(list(jobs.values()), timeout)
+        with self._signal.waiting(scope, timeout) if wait else nullcontext():
+            items, jobs = self._memories.write(scope, records, msgs, payload)
+            if wait and jobs:
+                self._signal.wait(list(jobs.values()), timeout)
         extracted: list[MemoryItem] = []
         if EXTRACT.name in jobs:
             status = self._status(jobs[EXTRACT.name])

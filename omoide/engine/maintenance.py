@@ -191,7 +191,8 @@ class MaintenanceService:
             out["jobs"] = self.job_counts()
         except OmoideError as exc:
             out["jobs"] = {"error": str(exc)}
-        return _redacted(out)
+        cleaned: dict[str, Any] = _redacted(out)
+        return cleaned
 
     def _store_health(self, *, recheck: bool) -> dict[str, Any]:
         admin = self._admin_reads
