@@ -22,8 +22,8 @@ import pytest
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from omoide import Memory
-from omoide.api.app import create_app
 from omoide.embed.protocol import Embedder
+from omoide.serve.app import create_app
 from tests.api.conftest import KEY, LiveServer, make_settings
 from tests.fakes import FakeLLMServer
 
