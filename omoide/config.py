@@ -186,6 +186,12 @@ class Settings(BaseSettings):
     consolidation_batch: int = Field(50, ge=1, le=1000)
     max_body_bytes: int = Field(1_048_576, ge=1024)
     max_text_chars: int = Field(100_000, ge=1)
+    max_response_bytes: int = Field(
+        64 * 1024 * 1024,
+        ge=1024,
+        description="Largest response body sent whole (a page of memories); a larger one is a"
+        " 413 naming this limit. Exports stream and are not bound by it.",
+    )
     max_messages: int = Field(
         1_000,
         ge=1,

@@ -63,7 +63,7 @@ def url(tmp_path: Path, embedder: Embedder, fake_llm: FakeLLMServer) -> Iterator
         max_waiting=POOL - 1,
     )
     engine = Memory(tmp_path / "w.db", embedder=embedder, settings=settings, workers=1)
-    live = LiveServer(SmallPool(create_app(settings, engine=engine))).start()  # type: ignore[arg-type]
+    live = LiveServer(SmallPool(create_app(settings, memory=engine))).start()  # type: ignore[arg-type]
     try:
         yield live.url
     finally:
