@@ -165,6 +165,7 @@ def build_services(
         trigger,
         actor=actor,
         max_text_chars=max_text_chars,
+        max_messages=config.max_messages,
         events=events,
     )
     search = SearchService(
