@@ -37,7 +37,7 @@ from omoide.types import (
     SearchFilters,
     dt_to_ms,
 )
-from omoide.validate import to_messages
+from omoide.validate import check_ids, to_messages
 
 NO_LLM = "extraction needs an LLM: set OMOIDE_LLM_BASE_URL and OMOIDE_LLM_MODEL"
 
@@ -189,6 +189,7 @@ class IngestService:
         wait: bool,
         timeout: float,
     ) -> AddResult:
+        check_ids(scope.user_id, scope.scope_id)
         msgs = to_messages(messages, self._max_text_chars)
         if len(msgs) > self._max_messages:
             # One add is one transaction: every other writer waits for all of it (10,000

@@ -29,6 +29,7 @@ from omoide.compat.jiuwen.routes import VAR_PREFIX
 from omoide.errors import InvalidInput, NotFound
 from omoide.memory import Memory
 from omoide.types import DEFAULT_ID, MemoryType, Message, Scope, SearchFilters
+from omoide.validate import check_ids
 
 MAX_ID = 128
 SESSION = "mcp"  # the session add_messages writes to when none is named
@@ -61,6 +62,7 @@ class Caller:
         """The tenant of a call. A bound key fixes the user (naming another is ``Forbidden``);
         otherwise an omitted id is the deployment's default."""
         user, scope = clean_id(user_id), clean_id(scope_id)
+        check_ids(user, scope)
         default_scope = clean_id(self.default_scope_id) or DEFAULT_ID
         bound = self.tenancy.bound
         if bound is None:
