@@ -100,6 +100,8 @@ def build_engine(
     chosen = llm if llm is not None else built
     log.info("omoide LLM: %s", chosen.name if chosen else "none (extraction disabled)")
     key = settings.encryption_passphrase  # the store and exports are encrypted with it
+    if key is not None and settings.file_mirror_root is not None:
+        log.warning(ENCRYPTED_BUT_FILES, settings.file_mirror_root)
     store = open_store(location, encryption_key=key)
     embedding = Embedding(store, embedder or build_embedder(settings), observer)
     signal = JobSignal(
@@ -273,6 +275,12 @@ def build_services(
         events=events,
         mirror=mirror,
     )
+
+
+ENCRYPTED_BUT_FILES = (
+    "encryption at rest is on, but INDEX_BACKEND=file also writes every memory as plaintext"
+    " markdown under %s: protect that directory, or leave INDEX_BACKEND unset"
+)
 
 
 def _mirror(

@@ -45,6 +45,11 @@ def startup_warnings(settings: Settings) -> list[str]:
             f"answering requests for any Host name on {settings.host}: set OMOIDE_ALLOWED_HOSTS"
             " to the names clients use"
         )
+    if settings.encryption_passphrase is not None and settings.file_mirror_root is not None:
+        warnings.append(
+            "encryption at rest is on, but INDEX_BACKEND=file also writes every memory as"
+            f" plaintext markdown under {settings.file_mirror_root}"
+        )
     return warnings
 
 
