@@ -21,7 +21,15 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
@@ -283,6 +291,18 @@ class Settings(BaseSettings):
                 return json.loads(value)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"not valid JSON: {exc}") from exc
+        return value
+
+    @field_validator("tenant_keys", mode="after")
+    @classmethod
+    def _no_key_twice(cls, value: dict[str, TenantKey], info: ValidationInfo) -> Any:
+        """A key that is also the full-access key would get full access, silently."""
+        full = info.data.get("api_key")
+        if full is not None and full.get_secret_value() in value:
+            raise ValueError(
+                "a tenant-bound key is also OMOIDE_API_KEY, which would give it full access:"
+                " use different keys"
+            )
         return value
 
     @field_validator("encryption_codec", mode="after")

@@ -90,6 +90,20 @@ def _llm_off(caller: Caller) -> bool:
     return caller.engine.llm is None
 
 
+def _message(index: int, raw: Any) -> Message:
+    """One message; a non-string role or content is refused (``str()`` stored a Python repr
+    such as ``{'a': 1}`` as if the user had said it)."""
+    if not isinstance(raw, dict):
+        raise InvalidInput(f"messages[{index}] must be a {{role, content}} object")
+    role, content = raw.get("role") or "user", raw.get("content", "")
+    for name, value in (("role", role), ("content", content)):
+        if not isinstance(value, str):
+            raise InvalidInput(
+                f"messages[{index}].{name} must be a string, got {type(value).__name__}"
+            )
+    return Message(role=role, content=content)
+
+
 def add_messages(
     caller: Caller,
     messages: list[dict[str, Any]],
@@ -100,10 +114,7 @@ def add_messages(
 ) -> dict[str, Any]:
     if not isinstance(messages, list) or not messages:
         raise InvalidInput("messages must be a non-empty list of {role, content} objects")
-    parsed = [
-        Message(role=str(m.get("role") or "user"), content=str(m.get("content", "")))
-        for m in messages
-    ]
+    parsed = [_message(index, m) for index, m in enumerate(messages)]
     result = caller.engine.add_messages(
         [m for m in parsed if m.content.strip()] or parsed,
         **caller.tenant(user_id, scope_id),
