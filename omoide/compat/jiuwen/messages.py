@@ -19,7 +19,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Annotated
 
@@ -274,7 +274,7 @@ def _csv(
         end = start
 
 
-def _csv_line(cells: list[object]) -> str:
+def _csv_line(cells: Sequence[object]) -> str:
     out = io.StringIO()
     csv.writer(out).writerow([_inert(cell) for cell in cells])
     return out.getvalue()
