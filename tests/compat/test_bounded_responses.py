@@ -27,16 +27,21 @@ def _turns(count: int, text: str = "turn {i:04d} " + "x" * 60) -> list[dict[str,
     ]
 
 
-def test_a_page_past_the_byte_limit_is_a_413_naming_it(start_server: StartServer) -> None:
+def test_a_page_past_the_byte_limit_is_refused_naming_it(start_server: StartServer) -> None:
     server = start_server(max_response_bytes=LIMIT)
     server.engine.add(_turns(120), **TENANT, session_id="s1", infer=False)
     with server.http() as http:
         small = http.get("/v1/memories", params=TENANT | {"limit": 5})
         assert small.status_code == 200 and len(small.json()["items"]) == 5
+        # read a part at a time, refused before the whole page is in memory
         big = http.get("/v1/memories", params=TENANT | {"limit": 120})
-        assert big.status_code == 413, big.status_code
+        assert big.status_code == 422, big.status_code
         assert "OMOIDE_MAX_RESPONSE_BYTES" in big.json()["detail"]
-        assert big.json()["error"]["code"] == "response_too_large"
+        # any other route's whole response is refused before it is sent
+        episodes = http.get("/v1/sessions/s1/episodes", params=TENANT)
+        assert episodes.status_code == 413, episodes.status_code
+        assert "OMOIDE_MAX_RESPONSE_BYTES" in episodes.json()["detail"]
+        assert episodes.json()["error"]["code"] == "response_too_large"
         assert http.get("/health").status_code == 200
 
 
