@@ -110,6 +110,9 @@ def test_a_bound_key_sees_nothing_of_the_markdown_files_of_others(
     server = start_server(engine=engine, api_key=KEY, tenant_keys=TENANT_KEYS)
     note = NewMemory(text="bob-private-note", type=MemoryType.SEMANTIC)
     engine.add_many([note], user_id="bob-the-other", scope_id="bobs-scope")
+    mirror = engine.engine.services.mirror
+    assert mirror is not None
+    mirror.stop()  # no watcher: the read below checks the files itself, no race with a thread
     [bobs] = list((root / "memories" / "bob-the-other").rglob("*.md"))
     bobs.write_text(bobs.read_text("utf-8") + "\nnot a list item\n", "utf-8")
     engine.get_all(user_id="bob-the-other", scope_id="bobs-scope")  # finds the problem
