@@ -21,7 +21,15 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
@@ -186,12 +194,30 @@ class Settings(BaseSettings):
     consolidation_batch: int = Field(50, ge=1, le=1000)
     max_body_bytes: int = Field(1_048_576, ge=1024)
     max_text_chars: int = Field(100_000, ge=1)
+    max_response_bytes: int = Field(
+        64 * 1024 * 1024,
+        ge=1024,
+        description="Largest response body sent whole (a page of memories); a larger one is a"
+        " 413 naming this limit. Exports stream and are not bound by it.",
+    )
     max_messages: int = Field(
         1_000,
         ge=1,
         le=1_000_000,
         description="Messages one add may carry. An add is one transaction, which holds the "
         "write lock of the database for every other writer (~1 ms per message).",
+    )
+    max_waiting_per_tenant: int = Field(
+        4,
+        ge=1,
+        description="Requests of one tenant that may wait for their jobs at once (`wait: true`,"
+        " `/add_messages/`, MCP with infer): each holds a server thread; one more gets 429.",
+    )
+    max_waiting: int = Field(
+        16,
+        ge=1,
+        description="Requests of all tenants that may wait for their jobs at once; the server's"
+        " other threads stay free for requests that do not wait.",
     )
     workers: int = Field(1, ge=0, le=32, description="Background job worker threads.")
     run_jobs: bool = Field(
@@ -265,6 +291,18 @@ class Settings(BaseSettings):
                 return json.loads(value)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"not valid JSON: {exc}") from exc
+        return value
+
+    @field_validator("tenant_keys", mode="after")
+    @classmethod
+    def _no_key_twice(cls, value: dict[str, TenantKey], info: ValidationInfo) -> Any:
+        """A key that is also the full-access key would get full access, silently."""
+        full = info.data.get("api_key")
+        if full is not None and full.get_secret_value() in value:
+            raise ValueError(
+                "a tenant-bound key is also OMOIDE_API_KEY, which would give it full access:"
+                " use different keys"
+            )
         return value
 
     @field_validator("encryption_codec", mode="after")

@@ -6,6 +6,7 @@
     ├── Conflict            a unique key already taken (e.g. a session external id)
     ├── Unauthorized        missing or wrong API key (HTTP 401)
     ├── Forbidden           a tenant-bound key used on another tenant (HTTP 403)
+    ├── Busy                too many waiting requests of one tenant (HTTP 429, Retry-After)
     ├── FeatureDisabled     a feature that needs something not configured (an LLM)
     ├── MigrationError      the database schema cannot be used by this code
     └── BackendError        a dependency failed; ``retryable`` says whether to try again
@@ -18,6 +19,8 @@ HTTP status mapping lives only in ``omoide.api.errors``; the CLI prints one line
 
 from __future__ import annotations
 
+from omoide.redact import redact
+
 
 class OmoideError(Exception):
     """Root of every error omoide raises on purpose."""
@@ -25,6 +28,8 @@ class OmoideError(Exception):
     code = "omoide_error"
 
     def __init__(self, message: str, **fields: object) -> None:
+        # A message quotes what failed (a URL, a DSN, a server's reply): never its secrets.
+        message = redact(message)
         super().__init__(message)
         self.message = message
         self.fields = fields
@@ -58,6 +63,17 @@ class Forbidden(OmoideError):
     """The key is valid but bound to another tenant."""
 
     code = "forbidden"
+
+
+class Busy(OmoideError):
+    """A caller asked to wait for its jobs while its tenant (or the whole server) already has
+    as many waiting requests as allowed; nothing was written. ``retry_after`` in seconds."""
+
+    code = "busy"
+
+    def __init__(self, message: str, *, retry_after: int = 5, **fields: object) -> None:
+        super().__init__(message, retry_after=retry_after, **fields)
+        self.retry_after = retry_after
 
 
 class FeatureDisabled(OmoideError):

@@ -27,6 +27,14 @@ def check_text(text: Any, max_chars: int, what: str = "text") -> str:
     return text
 
 
+def check_ids(user_id: str | None, scope_id: str | None) -> None:
+    """Tenant ids hold no control character: the stores key a tenant's ranking statistics
+    and vectors by ``user_id + "\\x1f" + scope_id``, which must name one tenant only."""
+    for what, value in (("user_id", user_id), ("scope_id", scope_id)):
+        if value is not None and any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in value):
+            raise InvalidInput(f"{what} must not contain control characters", field=what)
+
+
 def check_limit(limit: int, offset: int, maximum: int = 10_000) -> None:
     if not isinstance(limit, int) or not 1 <= limit <= maximum:
         raise InvalidInput(f"limit must be between 1 and {maximum}, got {limit!r}")

@@ -11,7 +11,6 @@ compose the services over its own store, embedder and LLM.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -48,6 +47,7 @@ from omoide.engine.variables import VariableService
 from omoide.llm import LLM, build_llm
 from omoide.llm.probe import probe
 from omoide.observe import NO_OBSERVER, Observer
+from omoide.redact import redact
 from omoide.store import normalize_location, open_store
 from omoide.store.protocol import Store
 
@@ -91,7 +91,7 @@ def build_engine(
     workers.
     """
     location = normalize_location(path) if path is not None else settings.store_location
-    log.info("omoide store: %s", _without_password(location))
+    log.info("omoide store: %s", redact(str(location)))
     built = (
         build_llm(settings, timeout=settings.llm_timeout, observer=observer)
         if llm is None
@@ -100,9 +100,13 @@ def build_engine(
     chosen = llm if llm is not None else built
     log.info("omoide LLM: %s", chosen.name if chosen else "none (extraction disabled)")
     key = settings.encryption_passphrase  # the store and exports are encrypted with it
+    if key is not None and settings.file_mirror_root is not None:
+        log.warning(ENCRYPTED_BUT_FILES, settings.file_mirror_root)
     store = open_store(location, encryption_key=key)
     embedding = Embedding(store, embedder or build_embedder(settings), observer)
-    signal = JobSignal(store.jobs)
+    signal = JobSignal(
+        store.jobs, per_tenant=settings.max_waiting_per_tenant, total=settings.max_waiting
+    )
     config = ServiceConfig(
         knowledge=knowledge or knowledge_config(settings),
         recipe=settings.search_recipe,
@@ -163,6 +167,7 @@ def build_services(
         trigger,
         actor=actor,
         max_text_chars=max_text_chars,
+        max_messages=config.max_messages,
         events=events,
     )
     search = SearchService(
@@ -272,6 +277,12 @@ def build_services(
     )
 
 
+ENCRYPTED_BUT_FILES = (
+    "encryption at rest is on, but INDEX_BACKEND=file also writes every memory as plaintext"
+    " markdown under %s: protect that directory, or leave INDEX_BACKEND unset"
+)
+
+
 def _mirror(
     store: Store, memories: MemoryService, events: MemoryEvents, root: Path | None
 ) -> MarkdownMirror | None:
@@ -282,9 +293,3 @@ def _mirror(
     events.on_written(mirror.on_written)
     events.on_reading(mirror.before_read)
     return mirror
-
-
-def _without_password(location: Path | str) -> str:
-    """The location for a log line: a URL's password is never printed."""
-    text = str(location)
-    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", text)

@@ -11,6 +11,7 @@ from omoide.config import TenantKey
 from omoide.errors import Forbidden, NotFound
 from omoide.memory import Memory
 from omoide.types import DEFAULT_ID, Scope
+from omoide.validate import check_ids
 
 
 def get_memory(request: Request) -> Memory:
@@ -30,6 +31,7 @@ class Tenancy:
         self.bound = bound
 
     def scope(self, user_id: str | None, scope_id: str | None) -> Scope:
+        check_ids(user_id, scope_id)
         bound = self.bound
         if bound is None:
             return Scope(user_id=user_id or DEFAULT_ID, scope_id=scope_id or DEFAULT_ID)

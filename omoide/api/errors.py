@@ -23,6 +23,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from omoide.errors import (
     BackendError,
+    Busy,
     Conflict,
     FeatureDisabled,
     Forbidden,
@@ -44,6 +45,7 @@ STATUS: dict[type[OmoideError], int] = {
     Conflict: 409,
     Unauthorized: 401,
     Forbidden: 403,
+    Busy: 429,
     FeatureDisabled: 501,
     MigrationError: 500,
     BackendError: 503,
@@ -123,6 +125,8 @@ def _omoide_error(request: Request, exc: Exception) -> JSONResponse:
     if status >= 500:
         log.error("request %s: %s: %s", rid, type(exc).__name__, exc.message)
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if isinstance(exc, Busy):
+        headers = {"Retry-After": str(exc.retry_after)}
     message = client_message(exc, status, rid)
     return error_response(status, exc.code, message, rid, headers=headers)
 

@@ -1,12 +1,15 @@
 """``GET /metrics`` in the Prometheus text format (``prometheus-client``), when enabled.
 
-Off unless ``OMOIDE_METRICS=true``; behind the API key like every route. Each app has its own
-registry, so several apps in one process (tests, embedding) never collide.
+Off unless ``OMOIDE_METRICS=true``; behind the full-access API key: the figures are the whole
+server's (every tenant's jobs and store size), so a tenant-bound key gets 403. Each app has its
+own registry, so several apps in one process (tests, embedding) never collide.
 
 Recorded per request (``RequestMetrics``, a pure ASGI middleware outside authentication, so
-refused calls count too), labelled by method, route template (``/v1/memories/{memory_id}``;
-``unmatched`` for an unknown path, or a parameterised one refused before routing with 401,
-413 or 415, so a scan cannot blow up the label set) and status:
+refused calls count too), labelled by method (``other`` for any but the standard ones:
+uvicorn takes any token as a method, and each new label value would be series kept forever),
+route template (``/v1/memories/{memory_id}``; ``unmatched`` for an unknown path, or a
+parameterised one refused before routing with 401, 413 or 415, so a scan cannot blow up the
+label set) and status:
 
     omoide_http_requests_total, omoide_http_request_duration_seconds
 
@@ -41,7 +44,7 @@ from collections import Counter as Tally
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -50,6 +53,7 @@ from prometheus_client.registry import Collector
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from omoide.errors import Forbidden
 from omoide.memory import Memory
 from omoide.observe import JobOutcome
 from omoide.types import JobState
@@ -59,6 +63,7 @@ log = logging.getLogger("omoide.api")
 PATH = "/metrics"
 QUEUE_STATES = (JobState.PENDING, JobState.RUNNING, JobState.FAILED)
 QUEUE_SAMPLE = 1000
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 
 
@@ -181,7 +186,8 @@ class RequestMetrics:
             await self.app(scope, receive, send_status)
         finally:
             elapsed = time.perf_counter() - started
-            self.metrics.observe(scope["method"], self._template(scope), status, elapsed)
+            method = scope["method"] if scope["method"] in METHODS else "other"
+            self.metrics.observe(method, self._template(scope), status, elapsed)
 
     def _template(self, scope: Scope) -> str:
         path = getattr(scope.get("route"), "path", None)
@@ -256,5 +262,7 @@ def install(app: FastAPI, metrics: Metrics, calls: CallMetrics) -> None:
     metrics.registry.register(calls)
 
     @app.get(PATH, include_in_schema=False)
-    def scrape() -> Response:
+    def scrape(request: Request) -> Response:
+        if getattr(request.state, "tenant", None) is not None:
+            raise Forbidden("/metrics shows every tenant's figures: it needs the full-access key")
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)

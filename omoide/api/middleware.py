@@ -220,3 +220,44 @@ class HostGuard:
         )
         response = error_response(400, "bad_host", message, request_id_of(scope.get("state")))
         await response(scope, receive, send)
+
+
+class ResponseCap:
+    """Refuses to send a whole-body response larger than ``max_bytes`` (a page of large
+    memories, ``limit=10000``): the caller gets 413 naming the limit and asks for a smaller
+    page. Streamed responses (CSV and JSONL exports) go through, a chunk at a time."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start: Message | None = None
+
+        async def capped(message: Message) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start":
+                start = message  # held until the first body part shows the size
+                return
+            if start is not None:
+                held, start = start, None
+                body = message.get("body", b"")
+                if not message.get("more_body", False) and len(body) > self.max_bytes:
+                    await self._refuse(scope, receive, send, len(body))
+                    return
+                await send(held)
+            await send(message)
+
+        await self.app(scope, receive, capped)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, size: int) -> None:
+        message = (
+            f"the response would be {size} bytes; the limit is {self.max_bytes}"
+            " (OMOIDE_MAX_RESPONSE_BYTES): ask for a smaller page (limit, page_size)"
+        )
+        rid = request_id_of(scope.get("state"))
+        response = error_response(413, "response_too_large", message, rid)
+        await response(scope, receive, send)

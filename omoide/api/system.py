@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 
 from omoide.api.deps import MemoryDep, TenancyDep
 from omoide.api.errors import UNAUTHORIZED
+from omoide.api.health import health_view, statuses
 from omoide.api.models import HealthQuery
 from omoide.errors import Unauthorized
 
@@ -78,32 +79,14 @@ def health(
     with a 503 when the store is down or its file is corrupt (`store.integrity`). Without a
     valid key (when one is configured) only the statuses and the version are shown, and
     `probe=true` (which embeds a text on every call) is a 401. A tenant-bound key sees no
-    database location and only its own tenant's job counts.
+    database location, only its own tenant's job counts and no other tenant's detail.
     """
     authenticated = getattr(request.state, "authenticated", False)
     if query.probe and not authenticated:
         raise Unauthorized(UNAUTHORIZED)
-    report = engine.health(probe_embedder=query.probe)
-    if (mirror := engine.engine.services.mirror) is not None:
-        report["files"] = mirror.status()
-    parts = ("store", "embedder", "vectors", "llm", "files")
-    states = {name: report.get(name, {}).get("status") for name in parts}
-    down = {name for name, state in states.items() if state == "down"}
-    status = (
-        "down"
-        if "store" in down
-        else "degraded"
-        if down or "degraded" in states.values()
-        else "healthy"
-    )
-    if tenancy.bound is not None:
-        report["store"] = {
-            k: v for k, v in report["store"].items() if k not in ("location", "error")
-        }
-        report["jobs"] = engine.job_counts(scope=tenancy.scope(None, None))
+    view = health_view(engine, tenancy, probe=query.probe)
+    down = view["store"].get("status") == "down"
     if not authenticated:
-        report = {"version": report["version"]} | {
-            name: {"status": states[name]} for name in parts if name in report
-        }
-    body = {"status": status, "message": "Memory Engine API is running", **report}  # + seed's
-    return JSONResponse(body, status_code=503 if "store" in down else 200)
+        view = statuses(view)
+    body = {"message": "Memory Engine API is running", **view}  # the JiuwenMemory seed's field
+    return JSONResponse(body, status_code=503 if down else 200)

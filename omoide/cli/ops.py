@@ -149,10 +149,12 @@ def worker(
     import threading
 
     from omoide.memory import Memory
+    from omoide.redact import redact_logs
 
     settings = _settings()
     level = getattr(logging, settings.log_level.upper(), logging.INFO)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    redact_logs()
     count = threads or max(1, settings.workers)
     settings = settings.model_copy(update={"run_jobs": True, "workers": count})
     stop = threading.Event()

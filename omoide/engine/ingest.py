@@ -9,6 +9,7 @@ memories it wrote. The job itself runs in ``omoide.engine.extraction.service``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -36,7 +37,7 @@ from omoide.types import (
     SearchFilters,
     dt_to_ms,
 )
-from omoide.validate import to_messages
+from omoide.validate import check_ids, to_messages
 
 NO_LLM = "extraction needs an LLM: set OMOIDE_LLM_BASE_URL and OMOIDE_LLM_MODEL"
 
@@ -188,6 +189,7 @@ class IngestService:
         wait: bool,
         timeout: float,
     ) -> AddResult:
+        check_ids(scope.user_id, scope.scope_id)
         msgs = to_messages(messages, self._max_text_chars)
         if len(msgs) > self._max_messages:
             # One add is one transaction: every other writer waits for all of it (10,000
@@ -211,9 +213,10 @@ class IngestService:
             )
             for m in msgs
         ]
-        items, jobs = self._memories.write(scope, records, msgs, payload)
-        if wait and jobs:
-            self._signal.wait(list(jobs.values()), timeout)
+        with self._signal.waiting(scope, timeout) if wait else nullcontext():
+            items, jobs = self._memories.write(scope, records, msgs, payload)
+            if wait and jobs:
+                self._signal.wait(list(jobs.values()), timeout)
         extracted: list[MemoryItem] = []
         if EXTRACT.name in jobs:
             status = self._status(jobs[EXTRACT.name])

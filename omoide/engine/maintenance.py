@@ -20,6 +20,7 @@ from omoide.engine.shared.job_signal import JobSignal
 from omoide.errors import EmbedderError, OmoideError
 from omoide.jobs.kinds import EMBED, EmbedPayload
 from omoide.jobs.queue import enqueue
+from omoide.redact import redact
 from omoide.store.ports.admin import AdminReads
 from omoide.store.ports.jobs import JobQueue
 from omoide.store.ports.memories import MemoryReads
@@ -190,7 +191,8 @@ class MaintenanceService:
             out["jobs"] = self.job_counts()
         except OmoideError as exc:
             out["jobs"] = {"error": str(exc)}
-        return out
+        cleaned: dict[str, Any] = _redacted(out)
+        return cleaned
 
     def _store_health(self, *, recheck: bool) -> dict[str, Any]:
         admin = self._admin_reads
@@ -251,6 +253,18 @@ class MaintenanceService:
             "reason": f"{missing} memories have no vector yet, so vector search misses them:"
             " their embed jobs are pending or failed (`omoide jobs list`)",
         }
+
+
+def _redacted(value: Any) -> Any:
+    """Every string of a report with its secrets masked (a driver's or a server's text can
+    quote a URL with its password or key): whoever reads the report, the same."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
 
 
 def _queue_embeds(tx: Tx, missing: list[tuple[Scope, str]]) -> None:

@@ -58,6 +58,7 @@ class MemoryService:
         *,
         actor: str,
         max_text_chars: int,
+        max_messages: int = 1_000,
         events: MemoryEvents | None = None,
     ) -> None:
         self._memory_reads = memory_reads
@@ -68,6 +69,7 @@ class MemoryService:
         self._trigger = trigger
         self._actor = actor
         self.max_text_chars = max_text_chars
+        self.max_messages = max_messages  # messages one transaction may write (writers wait)
 
     # writes ---------------------------------------------------------------------------
     def add_many(

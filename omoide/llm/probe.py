@@ -11,14 +11,21 @@ from typing import Any
 
 import httpx
 
+from omoide.redact import redact
+
 TIMEOUT_S = 10.0
 
 
 def probe(
     base_url: str, model: str | None, api_key: str | None = None, timeout: float = TIMEOUT_S
 ) -> dict[str, Any]:
-    """``{"status": "ok" | "down", "base_url", "model", ...}``; never raises."""
-    base = base_url.rstrip("/")
+    """``{"status": "ok" | "down", "base_url", "model", ...}``, secrets redacted; never
+    raises."""
+    found = _probe(base_url.rstrip("/"), model, api_key, timeout)
+    return {k: redact(v) if isinstance(v, str) else v for k, v in found.items()}
+
+
+def _probe(base: str, model: str | None, api_key: str | None, timeout: float) -> dict[str, Any]:
     out: dict[str, Any] = {"base_url": base, "model": model}
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:

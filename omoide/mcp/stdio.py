@@ -15,6 +15,7 @@ from omoide.config import Settings
 from omoide.mcp.server import build_server
 from omoide.mcp.tools import Caller
 from omoide.memory import Memory
+from omoide.redact import redact_logs
 
 
 def run_stdio(engine: Memory, settings: Settings) -> None:
@@ -26,6 +27,7 @@ def run_stdio(engine: Memory, settings: Settings) -> None:
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    redact_logs()
     caller = Caller(
         engine, Tenancy(None), settings.mcp_default_user_id, settings.mcp_default_scope_id
     )

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from omoide.api.deps import Tenancy
+from omoide.api.health import health_view
 from omoide.compat.jiuwen.common import (
     UNKNOWN,
     VARIABLE,
@@ -28,6 +29,7 @@ from omoide.compat.jiuwen.routes import VAR_PREFIX
 from omoide.errors import InvalidInput, NotFound
 from omoide.memory import Memory
 from omoide.types import DEFAULT_ID, MemoryType, Message, Scope, SearchFilters
+from omoide.validate import check_ids
 
 MAX_ID = 128
 SESSION = "mcp"  # the session add_messages writes to when none is named
@@ -60,6 +62,7 @@ class Caller:
         """The tenant of a call. A bound key fixes the user (naming another is ``Forbidden``);
         otherwise an omitted id is the deployment's default."""
         user, scope = clean_id(user_id), clean_id(scope_id)
+        check_ids(user, scope)
         default_scope = clean_id(self.default_scope_id) or DEFAULT_ID
         bound = self.tenancy.bound
         if bound is None:
@@ -87,6 +90,20 @@ def _llm_off(caller: Caller) -> bool:
     return caller.engine.llm is None
 
 
+def _message(index: int, raw: Any) -> Message:
+    """One message; a non-string role or content is refused (``str()`` stored a Python repr
+    such as ``{'a': 1}`` as if the user had said it)."""
+    if not isinstance(raw, dict):
+        raise InvalidInput(f"messages[{index}] must be a {{role, content}} object")
+    role, content = raw.get("role") or "user", raw.get("content", "")
+    for name, value in (("role", role), ("content", content)):
+        if not isinstance(value, str):
+            raise InvalidInput(
+                f"messages[{index}].{name} must be a string, got {type(value).__name__}"
+            )
+    return Message(role=role, content=content)
+
+
 def add_messages(
     caller: Caller,
     messages: list[dict[str, Any]],
@@ -97,10 +114,7 @@ def add_messages(
 ) -> dict[str, Any]:
     if not isinstance(messages, list) or not messages:
         raise InvalidInput("messages must be a non-empty list of {role, content} objects")
-    parsed = [
-        Message(role=str(m.get("role") or "user"), content=str(m.get("content", "")))
-        for m in messages
-    ]
+    parsed = [_message(index, m) for index, m in enumerate(messages)]
     result = caller.engine.add_messages(
         [m for m in parsed if m.content.strip()] or parsed,
         **caller.tenant(user_id, scope_id),
@@ -236,11 +250,9 @@ def delete_all_memories(
 
 
 def health_check(caller: Caller) -> dict[str, Any]:
-    report = caller.engine.health()
-    parts = ("store", "embedder", "llm")
-    down = {name for name in parts if report.get(name, {}).get("status") == "down"}
-    status = "down" if "store" in down else "degraded" if down else "healthy"
-    return {"status": status, "ready": "store" not in down, **report}
+    """What ``GET /health`` shows this caller's key (``omoide.api.health``)."""
+    view = health_view(caller.engine, caller.tenancy)
+    return {"ready": view["store"].get("status") != "down", **view}
 
 
 # variables -----------------------------------------------------------------------------------

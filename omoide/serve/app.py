@@ -7,7 +7,8 @@
 Routes are sync ``def`` functions: FastAPI runs them in its thread pool, so a slow embed or a
 long job never stops the server from answering. Middlewares, outermost first: request id and
 the 500 handler, request metrics (``OMOIDE_METRICS``), CORS (``OMOIDE_CORS_ORIGINS``; answers
-preflights before authentication, which they cannot pass), authentication, body guard (size,
+preflights before authentication, which they cannot pass), authentication, response cap
+(``OMOIDE_MAX_RESPONSE_BYTES``), body guard (size,
 media type, every string of the request), Host check (DNS rebinding; keyless loopback servers).
 
 Besides the REST routes: MCP over streamable HTTP at ``/mcp`` (``omoide.mcp.http``), Prometheus
@@ -29,7 +30,7 @@ from omoide.api import docs, errors, openapi
 from omoide.api.auth import AuthMiddleware
 from omoide.api.metrics import CallMetrics, Metrics, RequestMetrics
 from omoide.api.metrics import install as install_metrics
-from omoide.api.middleware import BodyGuard, HostGuard, RequestContext
+from omoide.api.middleware import BodyGuard, HostGuard, RequestContext, ResponseCap
 from omoide.api.system import router as system_router
 from omoide.api.ui import router as ui_router
 from omoide.api.v1 import explore, jobs, knowledge, memories, sessions
@@ -142,6 +143,7 @@ def _middleware(settings: Settings, metrics: Metrics | None) -> list[Middleware]
             )
         )
     stack.append(Middleware(AuthMiddleware, settings=settings))
+    stack.append(Middleware(ResponseCap, max_bytes=settings.max_response_bytes))
     stack.append(
         Middleware(BodyGuard, max_bytes=settings.max_body_bytes, timeout=settings.body_timeout)
     )

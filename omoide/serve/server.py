@@ -20,6 +20,7 @@ import uvicorn
 
 from omoide.config import Settings
 from omoide.errors import InvalidInput, OmoideError
+from omoide.redact import redact_logs
 from omoide.serve.app import create_app
 from omoide.serve.transport import uvicorn_config
 from omoide.store.files import prepare_database, private_umask
@@ -43,6 +44,11 @@ def startup_warnings(settings: Settings) -> list[str]:
         warnings.append(
             f"answering requests for any Host name on {settings.host}: set OMOIDE_ALLOWED_HOSTS"
             " to the names clients use"
+        )
+    if settings.encryption_passphrase is not None and settings.file_mirror_root is not None:
+        warnings.append(
+            "encryption at rest is on, but INDEX_BACKEND=file also writes every memory as"
+            f" plaintext markdown under {settings.file_mirror_root}"
         )
     return warnings
 
@@ -86,6 +92,7 @@ def serve(settings: Settings) -> None:
         level=logging.getLevelName(level.upper()) if level != "trace" else logging.DEBUG,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    redact_logs()
     for warning in startup_warnings(settings):
         log.warning(warning)
     uvicorn.Server(uvicorn_config(create_app(settings), settings)).run()

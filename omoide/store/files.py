@@ -55,6 +55,31 @@ def create_private(path: Path) -> None:
     restrict(path)
 
 
+def create_new_private(path: Path) -> None:
+    """Create ``path`` as a new empty file only its owner can read; whatever is there already
+    (a killed run's leftover, a planted symlink) is removed first and never followed."""
+    private_dir(path.parent)
+    path.unlink(missing_ok=True)  # removes a symlink itself, not what it points to
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
+    os.close(fd)
+
+
+def commit_file(partial: Path, dest: Path) -> None:
+    """Make ``partial``'s bytes durable, rename it to ``dest`` and make the rename durable:
+    after a crash there is the whole file or none."""
+    fd = os.open(partial, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    partial.replace(dest)
+    directory = os.open(dest.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
 def restrict(path: Path) -> None:
     """Remove group and other permissions from an existing file we own."""
     try:

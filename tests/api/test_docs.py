@@ -109,3 +109,24 @@ def test_cors_origins_and_metrics_from_the_environment(
     settings = load_settings(home=tmp_path)
     assert settings.cors_origins == ["http://localhost:5173", "https://app.example"]
     assert settings.metrics is True
+
+
+@pytest.mark.parametrize("page", ["/docs", "/redoc"])
+def test_docs_pages_keep_no_key_and_cannot_be_framed(keyed: Running, page: str) -> None:
+    """Issue 36, finding 8: the key Swagger UI is given is not persisted to localStorage, and
+    the pages send a CSP that allows only their own scripts and no framing."""
+    import base64
+    import hashlib
+
+    with httpx.Client(base_url=keyed.url, timeout=60) as browser:
+        html = browser.get(page)
+    assert '"persistAuthorization": true' not in html.text.replace("'", '"')
+    assert "localStorage" not in html.text
+    policy = html.headers["Content-Security-Policy"]
+    directives = dict(d.strip().split(" ", 1) for d in policy.split(";"))
+    assert directives["frame-ancestors"] == "'none'" and html.headers["X-Frame-Options"] == "DENY"
+    assert "'unsafe-inline'" not in directives["script-src"]
+    assert "'unsafe-eval'" not in directives["script-src"]
+    for script in re.findall(r"<script>(.*?)</script>", html.text, re.DOTALL):
+        digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+        assert f"'sha256-{digest}'" in directives["script-src"]  # the page's own still runs

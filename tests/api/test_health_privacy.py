@@ -6,11 +6,18 @@ probe (``?probe=true``, one embed per call) needs a key when a key is configured
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from omoide.types import Scope
+from omoide import Memory
+from omoide.config import Settings
+from omoide.embed.protocol import Embedder
+from omoide.store.protocol import NewMemory
+from omoide.types import MemoryType, Scope
 from tests.api.conftest import KEY, Running
 
 TENANT_KEYS = {"alice-key": {"user_id": "alice"}}
@@ -75,3 +82,43 @@ def test_a_store_failure_tells_the_caller_what_happened_but_not_the_drivers_text
         assert "store failed" in body["detail"] and body["request_id"] in body["detail"]
         # the file path and the driver's message stay in the server log
         assert location not in reply.text and "closed" not in reply.text.lower()
+
+
+# issue 36, finding 6: MCP health_check as /health; the markdown files' detail ----------------
+def test_mcp_health_check_shows_a_bound_key_no_path_and_only_its_jobs(keyed: Running) -> None:
+    from tests.mcp.conftest import data, http_client, run
+
+    async def script(key: str) -> Any:
+        async with http_client(keyed.url, key) as client:
+            return data(await client.call_tool("health_check", {}))
+
+    bound = run(lambda: script("alice-key"))
+    full = run(lambda: script(KEY))
+    location = str(keyed.engine.store.location)
+    assert location in json.dumps(full) and location not in json.dumps(bound)
+    assert sum(full["jobs"].values()) >= 1  # bob's job
+    assert bound["jobs"] == keyed.engine.job_counts(scope=Scope(user_id="alice"))
+    assert bound["ready"] is True and bound["status"] == full["status"]
+
+
+def test_a_bound_key_sees_nothing_of_the_markdown_files_of_others(
+    start_server: Callable[..., Running], tmp_path: Path, embedder: Embedder
+) -> None:
+    root = tmp_path / "files"
+    settings = Settings(index_backend="file", file_memory_data_dir=root)
+    engine = Memory(tmp_path / "m.db", embedder=embedder, settings=settings, workers=0)
+    server = start_server(engine=engine, api_key=KEY, tenant_keys=TENANT_KEYS)
+    note = NewMemory(text="bob-private-note", type=MemoryType.SEMANTIC)
+    engine.add_many([note], user_id="bob-the-other", scope_id="bobs-scope")
+    mirror = engine.engine.services.mirror
+    assert mirror is not None
+    mirror.stop()  # no watcher: the read below checks the files itself, no race with a thread
+    [bobs] = list((root / "memories" / "bob-the-other").rglob("*.md"))
+    bobs.write_text(bobs.read_text("utf-8") + "\nnot a list item\n", "utf-8")
+    engine.get_all(user_id="bob-the-other", scope_id="bobs-scope")  # finds the problem
+    _, full = _health(server, KEY)
+    assert "bob-the-other" in json.dumps(full) and str(root) in json.dumps(full)
+    _, bound = _health(server, "alice-key")
+    text = json.dumps(bound)
+    assert "bob-the-other" not in text and "bobs-scope" not in text and str(root) not in text
+    assert bound["files"] == {"status": "degraded"}

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
@@ -80,3 +82,42 @@ def test_scrape_counts_requests_by_route_template_and_status(
     assert {s.labels["kind"] for s in pending} <= kinds and pending
     assert _value(samples, "omoide_component_up", component="store") == 1
     assert _value(samples, "omoide_store_bytes") > 0
+
+
+def _series(text: str) -> set[tuple[str, tuple[tuple[str, str], ...]]]:
+    return {(s.name, tuple(sorted(s.labels.items()))) for s in _samples(text)}
+
+
+def _invented(http: httpx.Client, count: int, start: int) -> None:
+    for n in range(start, start + count):
+        http.request(f"X{n}", f"/v1/memories/{n}")
+        http.request("GET", f"/no/such/{n}")
+        http.request("BREW", f"/v1/sessions/{n}?user_id=u{n}")
+
+
+def test_keyless_requests_cannot_grow_the_label_set(start_server: Callable[..., Running]) -> None:
+    """Invented methods, paths and ids from a client without a key: the series do not grow."""
+    server = start_server(api_key=KEY, metrics=True)
+    with server.http() as anonymous, server.http(KEY) as admin:
+        _invented(anonymous, 5, 0)
+        first = _series(admin.get("/metrics").text)
+        _invented(anonymous, 50, 5)
+        second = admin.get("/metrics").text
+    assert _series(second) - first <= {
+        s for s in _series(second) if s[1] and ("route", "/metrics") in s[1]
+    }
+    methods = {s.labels["method"] for s in _samples(second) if "method" in s.labels}
+    assert methods <= {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "other"}
+    assert "other" in methods
+    assert not [s for s in _samples(second) if re.search(r"\d", s.labels.get("route", ""))]
+
+
+def test_a_tenant_bound_key_cannot_read_metrics(start_server: Callable[..., Running]) -> None:
+    server = start_server(
+        api_key=KEY, tenant_keys={"alice-key": {"user_id": "alice"}}, metrics=True
+    )
+    with server.http("alice-key") as alice, server.http(KEY) as admin:
+        refused = alice.get("/metrics")
+        assert refused.status_code == 403, refused.text
+        assert "omoide_" not in refused.text
+        assert admin.get("/metrics").status_code == 200

@@ -84,6 +84,9 @@ class FakeLLMServer:
         self._outage_calls = 0
         self._queues: dict[Endpoint, deque[_Reply]] = {"chat": deque(), "embeddings": deque()}
         self._stopping = threading.Event()
+        self._released = threading.Event()
+        self._released.set()
+        self.held = 0  # chat requests waiting at a ``hold()`` right now
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self.port = 0
@@ -120,6 +123,16 @@ class FakeLLMServer:
             yield
         finally:
             self.start(self.port)
+
+    @contextmanager
+    def hold(self) -> Iterator[None]:
+        """A slow model: chat requests wait inside the block and are answered (from the
+        script) once it ends. ``held`` counts the waiting ones."""
+        self._released.clear()
+        try:
+            yield
+        finally:
+            self._released.set()
 
     def use(self, profile: str | Profile) -> None:
         self.profile = PROFILES[profile] if isinstance(profile, str) else profile
@@ -182,6 +195,12 @@ class FakeLLMServer:
     async def _chat(self, request: Request) -> Response:
         body = await request.json()
         self.requests.append(body)
+        self.held += 1
+        try:
+            while not self._released.is_set() and not self._stopping.is_set():
+                await asyncio.sleep(0.01)
+        finally:
+            self.held -= 1
         refusal = self._refusal(body)
         if refusal is not None:
             return refusal

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
 
 from omoide.api.deps import MemoryDep, TenancyDep
 from omoide.api.models import (
@@ -18,6 +18,7 @@ from omoide.api.models import (
     TenantQuery,
     UpdateMemory,
 )
+from omoide.api.pages import bounded_page
 from omoide.types import HistoryEntry, MemoryItem, Page, SearchResult
 
 router = APIRouter(prefix="/v1/memories", tags=["memories"], responses=ERROR_RESPONSES)
@@ -65,13 +66,19 @@ def search_memories(body: SearchMemories, engine: MemoryDep, tenancy: TenancyDep
 
 @router.get("")
 def list_memories(
-    query: Annotated[MemoryListQuery, Query()], engine: MemoryDep, tenancy: TenancyDep
+    query: Annotated[MemoryListQuery, Query()],
+    engine: MemoryDep,
+    tenancy: TenancyDep,
+    request: Request,
 ) -> Page:
     """One page of a tenant's memories, newest first; `total` counts every match."""
-    scope = tenancy.scope(query.user_id, query.scope_id)
-    return engine.get_all(
-        **scope.model_dump(), filters=query.filters, limit=query.limit, offset=query.offset
-    )
+    scope = tenancy.scope(query.user_id, query.scope_id).model_dump()
+
+    def read(limit: int, offset: int) -> Page:
+        return engine.get_all(**scope, filters=query.filters, limit=limit, offset=offset)
+
+    cap = request.app.state.settings.max_response_bytes
+    return bounded_page(read, query.limit, query.offset, cap)
 
 
 @router.delete("")

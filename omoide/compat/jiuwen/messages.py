@@ -19,7 +19,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Annotated
 
@@ -38,6 +38,8 @@ router = APIRouter(tags=["jiuwen"], route_class=JiuwenRoute)
 MAX_QUERY_PAGE = 200
 MAX_EXPORT = 20_000
 BATCH = 10_000  # Engine.get_all's largest page
+CSV_PAGE = 200  # turns of the export in memory at once
+FORMULA_STARTS = frozenset("=+-@\t\r")
 CSV_COLUMNS = ["message_id", "user_id", "scope_id", "session_id", "role", "timestamp", "content"]
 
 
@@ -245,17 +247,45 @@ def export_messages(
         scope = resolve_scope(tenancy, query.user_id, query.scope_id)
         filters = query.filters()
         total = engine.get_all(**scope.model_dump(), filters=filters, limit=1).total
-        rows = list(_all(engine, scope, filters, skip=max(0, total - limit)))[:limit]
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(CSV_COLUMNS)
-    for memory in reversed(rows):
-        writer.writerow([getattr(_item(memory), column) for column in CSV_COLUMNS])
     return StreamingResponse(
-        iter([out.getvalue()]),
+        _csv(engine, scope, filters, total, min(limit, total)),
         media_type="text/csv; charset=utf-8",
         headers={"Content-Disposition": "attachment; filename=messages_export.csv"},
     )
+
+
+def _csv(
+    engine: Memory, scope: Scope, filters: SearchFilters, total: int, count: int
+) -> Iterator[str]:
+    """The header, then the oldest ``count`` of ``total`` turns oldest first, read a page of
+    ``CSV_PAGE`` at a time from the oldest end: a page in memory, not the whole export."""
+    yield _csv_line(CSV_COLUMNS)
+    end = total  # the turns listed newest first: index total - 1 is the oldest
+    while end > total - count:
+        start = max(total - count, end - CSV_PAGE)
+        page = engine.get_all(
+            **scope.model_dump(), filters=filters, limit=end - start, offset=start
+        )
+        if not page.items:
+            return
+        for memory in reversed(page.items):
+            item = _item(memory)
+            yield _csv_line([getattr(item, column) for column in CSV_COLUMNS])
+        end = start
+
+
+def _csv_line(cells: Sequence[object]) -> str:
+    out = io.StringIO()
+    csv.writer(out).writerow([_inert(cell) for cell in cells])
+    return out.getvalue()
+
+
+def _inert(cell: object) -> object:
+    """A text cell a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``, a tab or a
+    carriage return first) gets a leading ``'``, as OWASP advises for CSV injection."""
+    if isinstance(cell, str) and cell[:1] in FORMULA_STARTS:
+        return "'" + cell
+    return cell
 
 
 @router.get("/admin/messages/detail/{msg_id}", responses={404: {"description": "No such one."}})

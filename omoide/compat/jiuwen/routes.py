@@ -311,8 +311,9 @@ def _page(
     """One page: the memories, then (for unknown and variable) the variables, by name."""
     if not is_recognised(body.memory_type):
         log.warning("memory_type %r is not a JiuwenMemory type: listing all", body.memory_type)
+        # ascii(): a header is Latin-1 only; the value is the caller's ("记忆" was a 500)
         response.headers[TYPE_WARNING] = (
-            f"memory_type {body.memory_type!r} is not a JiuwenMemory type; "
+            f"memory_type {body.memory_type!a} is not a JiuwenMemory type; "
             "listed every type, as upstream does"
         )
     scope = resolve_scope(tenancy, body.user_id, body.scope_id).model_dump()

@@ -88,7 +88,12 @@ def rel(path: Path, root: Path) -> str:
 
 
 def _inside(path: Path, root: Path) -> bool:
-    return path.resolve().is_relative_to(root)
+    """Whether ``path`` stays under ``root``; a symlink loop (which ``resolve`` raises on)
+    does not."""
+    try:
+        return path.resolve().is_relative_to(root)
+    except (RuntimeError, OSError):
+        return False
 
 
 def discover(directory: Path) -> tuple[dict[str, Discussion], list[str]]:
@@ -114,7 +119,9 @@ def _scan(
 ) -> None:
     for path in sorted(base.iterdir()):
         if not _inside(path, root):
-            ignored.append(f"{rel(path, root)}: a symlink leaving the directory, not followed")
+            ignored.append(
+                f"{rel(path, root)}: a symlink leaving the directory (or a loop), not followed"
+            )
             continue
         if path.is_dir():
             _scan_folder(path, root, found, ignored, key_folder)
@@ -138,7 +145,9 @@ def _scan_folder(
         if not path.exists() and not path.is_symlink():
             continue
         if not _inside(path, root):
-            ignored.append(f"{rel(path, root)}: a symlink leaving the directory, not followed")
+            ignored.append(
+                f"{rel(path, root)}: a symlink leaving the directory (or a loop), not followed"
+            )
         elif path.is_file():
             _get(found, folder.name, key_folder).offer(kind, Found(path, "current"), root)
     if key_folder is None and _KEY_FOLDER.match(folder.name):

@@ -144,6 +144,14 @@ class QualityMemoryService:
         new = given[seen:]
         if not new:
             return 0
+        # A transaction holds the database's write lock for every other writer: a first
+        # QualityMemory of a long history goes in episodes of at most OMOIDE_MAX_MESSAGES.
+        step = self._memories.max_messages
+        for start in range(0, len(new), step):
+            self._store_batch(scope, discussion_id, new[start : start + step])
+        return len(new)
+
+    def _store_batch(self, scope: Scope, discussion_id: str, new: list[Message]) -> None:
         records = [
             NewMemory(
                 text=m.content,
@@ -158,7 +166,6 @@ class QualityMemoryService:
             episode = tx.sessions.insert_episode(scope, discussion_id, new)
             items = [self._memories.insert(tx, scope, r, [episode.id]) for r in records]
             index(tx, scope, [i.id for i in items], vectors)
-        return len(new)
 
     def _file_pass(
         self, scope: Scope, discussion_id: str, config: ChunkConfig, result: QualityMemoryResult

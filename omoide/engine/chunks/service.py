@@ -133,9 +133,11 @@ class ChunkService:
         """
         scope = Scope(user_id=user_id, scope_id=scope_id)
         self._session_reads.get_session(scope, session_id)  # NotFound before queueing anything
-        with self._transactions.transaction() as tx:
-            job_id = enqueue(tx.jobs, scope, CHUNK, ChunkPayload(session_id=session_id, now=True))
-        self._signal.wait([job_id], timeout)
+        with self._signal.waiting(scope, timeout):
+            with self._transactions.transaction() as tx:
+                payload = ChunkPayload(session_id=session_id, now=True)
+                job_id = enqueue(tx.jobs, scope, CHUNK, payload)
+            self._signal.wait([job_id], timeout)
         job = self._jobs.get_job(job_id)
         if job.result is None or "mode" not in job.result:
             raise BackendError(

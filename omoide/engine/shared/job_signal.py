@@ -3,23 +3,37 @@
 Services only enqueue jobs (in their transactions); whoever owns the workers connects them
 here (``Engine.start``). Without worker threads, ``wait`` runs the due jobs in the caller's
 thread, so a library user with ``workers=0`` still gets ``wait=True`` semantics.
+
+A caller that waits holds its thread for as long as the jobs take (an extraction behind a slow
+LLM: a minute). In a server those threads are shared by every tenant, so ``waiting(scope)``
+bounds them: at most ``per_tenant`` waiting callers of one tenant and ``total`` in all; one
+more is refused with ``Busy`` (HTTP 429 with ``Retry-After``) before it writes anything.
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
+from omoide.errors import Busy
 from omoide.store.ports.jobs import JobQueue
-from omoide.types import JobState
+from omoide.types import JobState, Scope
 
 _WAIT_POLL_S = 0.05
 _FINAL = (JobState.DONE, JobState.FAILED)
 
 
 class JobSignal:
-    def __init__(self, jobs: JobQueue) -> None:
+    def __init__(
+        self, jobs: JobQueue, *, per_tenant: int | None = None, total: int | None = None
+    ) -> None:
         self._jobs = jobs
+        self._per_tenant, self._total = per_tenant, total
+        self._waiting: Counter[Scope] = Counter()
+        self._guard = threading.Lock()
         self._wake: Callable[[], None] | None = None
         self._drain: Callable[[], int] | None = None
 
@@ -30,6 +44,34 @@ class JobSignal:
     def wake(self) -> None:
         if self._wake is not None:
             self._wake()
+
+    @contextmanager
+    def waiting(self, scope: Scope, timeout: float = 60.0) -> Iterator[None]:
+        """A slot for one caller of ``scope`` that will ``wait`` up to ``timeout`` seconds;
+        ``Busy`` when none is free."""
+        retry_after = min(timeout, 10.0)  # some waiter is done by then, or gave up waiting
+        with self._guard:
+            mine, everyone = self._waiting[scope], sum(self._waiting.values())
+            if self._per_tenant is not None and mine >= self._per_tenant:
+                raise Busy(
+                    f"this tenant already has {mine} requests waiting for their jobs (the limit"
+                    " is OMOIDE_MAX_WAITING_PER_TENANT): retry later, or add without waiting",
+                    retry_after=max(1, round(retry_after)),
+                )
+            if self._total is not None and everyone >= self._total:
+                raise Busy(
+                    f"{everyone} requests are waiting for their jobs (the limit is"
+                    " OMOIDE_MAX_WAITING): retry later, or add without waiting",
+                    retry_after=max(1, round(retry_after)),
+                )
+            self._waiting[scope] += 1
+        try:
+            yield
+        finally:
+            with self._guard:
+                self._waiting[scope] -= 1
+                if not self._waiting[scope]:
+                    del self._waiting[scope]
 
     def wait(self, job_ids: Sequence[int], timeout: float) -> None:
         """Until every job is done or failed, or ``timeout`` seconds passed."""

@@ -102,11 +102,11 @@ class TransferService:
         # Written beside the destination and renamed when complete: a failed export leaves
         # no file that looks like a whole one.
         partial = dest.with_name(dest.name + ".partial")
-        files.create_private(partial)
+        files.create_new_private(partial)
         try:
             with self._open_output(partial, plain) as out:
                 report = self._write_records(out, user_id, scope_id, progress)
-            partial.replace(dest)
+            files.commit_file(partial, dest)
         except BaseException:
             partial.unlink(missing_ok=True)
             raise
