@@ -60,18 +60,20 @@ test-ts: install
 	else echo "test-ts: skipped: node/npm not found, the TypeScript client was not tested"; fi
 
 lint: install
-	$(VENV)/bin/ruff check omoide tests bench
-	$(VENV)/bin/ruff format --check omoide tests bench
+	$(VENV)/bin/ruff check omoide tests bench tools
+	$(VENV)/bin/ruff format --check omoide tests bench tools
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy --strict omoide
+	$(PY) -m tools.config_reference --check
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict -q
 
 fmt: install
-	$(VENV)/bin/ruff format omoide tests bench
-	$(VENV)/bin/ruff check --fix omoide tests bench
+	$(VENV)/bin/ruff format omoide tests bench tools
+	$(VENV)/bin/ruff check --fix omoide tests bench tools
 
 bench: install
 	$(PY) bench/locomo.py
 	$(PY) bench/scale.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build site *.egg-info .pytest_cache .ruff_cache
