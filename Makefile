@@ -18,6 +18,12 @@ $(STAMP): pyproject.toml Makefile
 install: $(STAMP)
 
 run: install
+	@echo "omoide is installed. Once it serves (the log below repeats the address):"
+	@echo "  API     http://127.0.0.1:$${PORT:-$${OMOIDE_PORT:-8000}}    (GET / lists the routes)"
+	@echo "  docs    http://127.0.0.1:$${PORT:-$${OMOIDE_PORT:-8000}}/docs"
+	@echo "  web UI  http://127.0.0.1:$${PORT:-$${OMOIDE_PORT:-8000}}/ui/"
+	@echo "  MCP     http://127.0.0.1:$${PORT:-$${OMOIDE_PORT:-8000}}/mcp"
+	@echo "  CLI     $(VENV)/bin/omoide --help   (or: source $(VENV)/bin/activate; omoide --help)"
 	$(VENV)/bin/omoide serve
 
 # The web UI tests (tests/ui) drive Debian's chromium through Playwright (dev extra); as root,
