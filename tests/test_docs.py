@@ -13,7 +13,8 @@ A block runs according to its info string:
 ``http://127.0.0.1:8000`` in a block means a server that the test starts (``omoide serve``, no
 key, on a free port), as ``make run`` would leave it. A block that cannot run here (it needs an
 LLM, Docker, a client program, or serves until stopped) is preceded by
-``<!-- not run: <why> -->``; the reason is required.
+``<!-- not run: <why> -->``; the reason is required. A shell block that installs or builds
+something (pip, npm, apt-get, docker, make run) must be marked: it would change the shared venv.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ README = (ROOT / "README.md").read_text()
 BIN = Path(sys.executable).parent
 NOT_RUN = re.compile(r"<!-- not run: (.+?) -->")
 MEMORY_ID = re.compile(r"\b[0-9a-f]{32}\b")
+# A block that installs or builds something never runs here: it would change the shared venv.
+INSTALLS = re.compile(r"\b(?:pip install|npm (?:ci|install)|apt-get|docker|make (?:run|install))\b")
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,8 @@ def _env_recipe(text: str, cwd: Path, env: dict[str, str]) -> None:
 def test_every_block_runs(block: Block, tmp_path: Path, models: Path, server: str) -> None:
     env = _env(tmp_path, models)
     text = block.text.replace("http://127.0.0.1:8000", server)
+    installs = INSTALLS.search(text) if block.info in ("sh", "bash", "console") else None
+    assert installs is None, f"{block.name} runs {installs.group()!r}: mark it not run"
     if block.info == "python":
         done = _run([sys.executable, "-c", text], tmp_path, env)
         assert done.returncode == 0, done.stderr
