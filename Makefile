@@ -18,6 +18,12 @@ $(STAMP): pyproject.toml Makefile
 install: $(STAMP)
 
 run: install
+	@echo "omoide is installed. Once it serves (the log below repeats the address):"
+	@echo "  API     http://127.0.0.1:$${PORT:-$${OMOIDE_PORT:-8000}}    (GET / lists the routes)"
+	@echo "  docs    http://127.0.0.1:$${PORT:-$${OMOIDE_PORT:-8000}}/docs"
+	@echo "  web UI  http://127.0.0.1:$${PORT:-$${OMOIDE_PORT:-8000}}/ui/"
+	@echo "  MCP     http://127.0.0.1:$${PORT:-$${OMOIDE_PORT:-8000}}/mcp"
+	@echo "  CLI     $(VENV)/bin/omoide --help   (or: source $(VENV)/bin/activate; omoide --help)"
 	$(VENV)/bin/omoide serve
 
 # The web UI tests (tests/ui) drive Debian's chromium through Playwright (dev extra); as root,
@@ -60,18 +66,20 @@ test-ts: install
 	else echo "test-ts: skipped: node/npm not found, the TypeScript client was not tested"; fi
 
 lint: install
-	$(VENV)/bin/ruff check omoide tests bench
-	$(VENV)/bin/ruff format --check omoide tests bench
+	$(VENV)/bin/ruff check omoide tests bench tools
+	$(VENV)/bin/ruff format --check omoide tests bench tools
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy --strict omoide
+	$(PY) -m tools.config_reference --check
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict -q
 
 fmt: install
-	$(VENV)/bin/ruff format omoide tests bench
-	$(VENV)/bin/ruff check --fix omoide tests bench
+	$(VENV)/bin/ruff format omoide tests bench tools
+	$(VENV)/bin/ruff check --fix omoide tests bench tools
 
 bench: install
 	$(PY) bench/locomo.py
 	$(PY) bench/scale.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build site *.egg-info .pytest_cache .ruff_cache

@@ -59,21 +59,40 @@ class Settings(BaseSettings):
         populate_by_name=True,
     )
 
-    host: str = Field("127.0.0.1", validation_alias=_alias("OMOIDE_HOST", "IP"))
-    port: int = Field(8000, ge=0, le=65535, validation_alias=_alias("OMOIDE_PORT", "PORT"))
+    host: str = Field(
+        "127.0.0.1",
+        description="Address to bind; one that is not loopback needs an API key.",
+        validation_alias=_alias("OMOIDE_HOST", "IP"),
+    )
+    port: int = Field(
+        8000,
+        ge=0,
+        le=65535,
+        description="Port to listen on.",
+        validation_alias=_alias("OMOIDE_PORT", "PORT"),
+    )
     api_key: SecretStr | None = Field(
-        None, validation_alias=_alias("OMOIDE_API_KEY", "MEMORY_API_KEY")
+        None,
+        description="Bearer key every route needs but GET /health, GET / and the API docs.",
+        validation_alias=_alias("OMOIDE_API_KEY", "MEMORY_API_KEY"),
     )
     tenant_keys: Annotated[dict[str, TenantKey], NoDecode] = Field(
         default_factory=dict,
-        description='JSON: {"<key>": {"user_id": "alice", "scope_id": "demo"}}',
+        description='Keys bound to one tenant, as JSON: {"<key>": {"user_id": "alice", '
+        '"scope_id": "demo"}}; such a key only reaches that tenant.',
         repr=False,  # the keys are secrets: keep them out of reprs and logs
         validation_alias=_alias("OMOIDE_TENANT_KEYS"),
     )
     data_dir: Path = Field(
-        Path("~/.omoide"), validation_alias=_alias("OMOIDE_DATA_DIR", "MEMORY_DATA_DIR")
+        Path("~/.omoide"),
+        description="Where omoide.db and the prepared models live.",
+        validation_alias=_alias("OMOIDE_DATA_DIR", "MEMORY_DATA_DIR"),
     )
-    db_url: str | None = Field(None, validation_alias=_alias("OMOIDE_DB_URL", "DB_URL"))
+    db_url: str | None = Field(
+        None,
+        description="sqlite:///path/to/file.db, or a postgresql:// URL (the PostgreSQL backend).",
+        validation_alias=_alias("OMOIDE_DB_URL", "DB_URL"),
+    )
     encryption_key: SecretStr | None = Field(
         None,
         description="Passphrase that encrypts the SQLite database (SQLCipher) and exports.",
@@ -85,18 +104,31 @@ class Settings(BaseSettings):
         validation_alias=_alias("OMOIDE_ENCRYPTION_CODEC", "MEMORY_CODEC"),
     )
 
-    embedder: Literal["local", "openai", "ollama", "hash"] = "local"
+    embedder: Literal["local", "openai", "ollama", "hash"] = Field(
+        "local",
+        description="local: the bundled model; openai: any OpenAI-compatible /v1/embeddings; "
+        "ollama; hash: a model-free stand-in for tests.",
+    )
     embed_model: str = Field(
-        "all-MiniLM-L6-v2", validation_alias=_alias("OMOIDE_EMBED_MODEL", "EMBED_MODEL_NAME")
+        "all-MiniLM-L6-v2",
+        description="Model name or local directory; another model than the database's needs "
+        "`omoide reindex`.",
+        validation_alias=_alias("OMOIDE_EMBED_MODEL", "EMBED_MODEL_NAME"),
     )
     embed_api_base: str | None = Field(
-        None, validation_alias=_alias("OMOIDE_EMBED_API_BASE", "EMBED_API_BASE")
+        None,
+        description="Base URL of a remote embedder (openai, ollama).",
+        validation_alias=_alias("OMOIDE_EMBED_API_BASE", "EMBED_API_BASE"),
     )
     embed_api_key: SecretStr | None = Field(
-        None, validation_alias=_alias("OMOIDE_EMBED_API_KEY", "EMBED_API_KEY")
+        None,
+        description="Key of a remote embedder.",
+        validation_alias=_alias("OMOIDE_EMBED_API_KEY", "EMBED_API_KEY"),
     )
-    embed_threads: int = Field(2, ge=1, le=64)
-    embed_batch_size: int = Field(64, ge=1, le=4096)
+    embed_threads: int = Field(2, ge=1, le=64, description="Threads of the local model.")
+    embed_batch_size: int = Field(
+        64, ge=1, le=4096, description="Texts embedded in one call of the model."
+    )
     embed_runtime: Literal["torch", "onnx", "onnx-int8"] = Field(
         "onnx",
         description="Runtime of the local model: onnxruntime (exported once), onnxruntime with"
@@ -104,14 +136,25 @@ class Settings(BaseSettings):
     )
 
     llm_base_url: str | None = Field(
-        None, validation_alias=_alias("OMOIDE_LLM_BASE_URL", "API_BASE")
+        None,
+        description="An OpenAI-compatible chat endpoint (.../v1); set, it switches extraction on.",
+        validation_alias=_alias("OMOIDE_LLM_BASE_URL", "API_BASE"),
     )
     llm_api_key: SecretStr | None = Field(
-        None, validation_alias=_alias("OMOIDE_LLM_API_KEY", "API_KEY")
+        None,
+        description="The LLM endpoint's key, if it needs one.",
+        validation_alias=_alias("OMOIDE_LLM_API_KEY", "API_KEY"),
     )
-    llm_model: str | None = Field(None, validation_alias=_alias("OMOIDE_LLM_MODEL", "MODEL_NAME"))
+    llm_model: str | None = Field(
+        None,
+        description="The model name the LLM endpoint serves.",
+        validation_alias=_alias("OMOIDE_LLM_MODEL", "MODEL_NAME"),
+    )
     llm_provider: str | None = Field(
-        None, validation_alias=_alias("OMOIDE_LLM_PROVIDER", "MODEL_PROVIDER")
+        None,
+        description="JiuwenMemory's MODEL_PROVIDER; informative only (every endpoint is "
+        "spoken to as OpenAI-compatible).",
+        validation_alias=_alias("OMOIDE_LLM_PROVIDER", "MODEL_PROVIDER"),
     )
     llm_timeout: float = Field(60.0, gt=0, description="Seconds per LLM request.")
     llm_response_format: Literal[
@@ -145,7 +188,10 @@ class Settings(BaseSettings):
         "often and release the jobs as soon as it answers (0: they wait out their backoff).",
     )
 
-    search_recipe: str = "hybrid"
+    search_recipe: str = Field(
+        "hybrid",
+        description="Default search strategy: hybrid, hybrid_weighted, keyword or vector.",
+    )
     word_table_build: bool = Field(
         True,
         description="Embed the query expansion's common-word table when it is missing (a "
@@ -188,12 +234,24 @@ class Settings(BaseSettings):
         "cl100k_base", description="tiktoken encoding for context budgets, or 'estimate'."
     )
     context_recent_turns: int = Field(6, ge=1, le=100, description="The recency floor.")
-    consolidation_min_age_days: float = Field(7.0, ge=0)
-    consolidation_min_episodes: int = Field(10, ge=1)
-    consolidation_max_score: float = Field(0.1, ge=0)
-    consolidation_batch: int = Field(50, ge=1, le=1000)
-    max_body_bytes: int = Field(1_048_576, ge=1024)
-    max_text_chars: int = Field(100_000, ge=1)
+    consolidation_min_age_days: float = Field(
+        7.0, ge=0, description="Episodes younger than this are never consolidated."
+    )
+    consolidation_min_episodes: int = Field(
+        10, ge=1, description="Sessions with fewer episodes are never consolidated."
+    )
+    consolidation_max_score: float = Field(
+        0.1,
+        ge=0,
+        description="Episodes used more than this (access_count / (1 + days)) are kept.",
+    )
+    consolidation_batch: int = Field(
+        50, ge=1, le=1000, description="Episodes merged into one summary at most."
+    )
+    max_body_bytes: int = Field(1_048_576, ge=1024, description="Larger request bodies get a 413.")
+    max_text_chars: int = Field(
+        100_000, ge=1, description="Longest memory text or query, in characters."
+    )
     max_response_bytes: int = Field(
         64 * 1024 * 1024,
         ge=1024,
@@ -235,7 +293,9 @@ class Settings(BaseSettings):
     worker_poll_s: float = Field(
         0.5, gt=0, le=60, description="Seconds an idle worker waits before looking for jobs."
     )
-    log_level: str = "INFO"
+    log_level: str = Field(
+        "INFO", description="Logging level (`omoide mcp` logs warnings only, unless debug)."
+    )
     log_query_strings: bool = Field(
         False, description="Log query strings (search text, ids) in access lines; off: paths."
     )

@@ -537,6 +537,7 @@ class Memory:
 
     # scopes ------------------------------------------------------------------------------
     delete_scope_id = _Delegate("scopes", ScopeService.delete_scope_id)
+    list_scopes = _Delegate("scopes", ScopeService.list_scopes)
 
 
 def _conforms(memory: Memory) -> MemoryAPI:

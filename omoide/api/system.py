@@ -18,10 +18,12 @@ router = APIRouter(tags=["service"])
 
 @router.get("/")
 def root(request: Request) -> dict[str, Any]:
-    """The service name, version and the list of endpoints.
+    """The service name, version and the list of endpoints, and where the docs and the web UI
+    are.
 
-    `endpoints` is the JiuwenMemory seed's list of `"METHOD /path"` strings; `routes` carries the
-    same routes with their summaries.
+    `message` and `endpoints` (`"METHOD /path"` strings) are the fields JiuwenMemory's root has
+    (`memory-server` answers with its message too); `routes` carries the same routes with their
+    summaries.
     """
     from omoide._version import __version__
 
@@ -31,11 +33,13 @@ def root(request: Request) -> dict[str, Any]:
         for method, operation in operations.items()
     ]
     return {
-        "message": "Welcome to Memory Engine API",  # the JiuwenMemory seed's root fields
+        "message": request.app.state.welcome,
         "endpoints": [f"{r['method']} {r['path']}" for r in routes],
         "name": "omoide",
         "version": __version__,
         "docs": "/docs",
+        "ui": "/ui/",
+        "mcp": "/mcp",
         "routes": routes,
     }
 

@@ -57,7 +57,9 @@ def db_first(args: list[str]) -> list[str]:
     return front + rest
 
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=HELP, cls=_DbAnywhere)
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, help=HELP, cls=_DbAnywhere, rich_markup_mode=None
+)
 out = Console()
 err = Console(stderr=True)
 
@@ -132,6 +134,11 @@ def _memory(workers: int = 0, *, create: bool = False) -> Any:
     if not create:
         _existing_db()
     return Memory(state.db, settings=_settings(), workers=workers)
+
+
+def _interactive() -> bool:
+    """A person at a terminal (stdin and stderr both one), not a script or a pipe."""
+    return sys.stdin.isatty() and sys.stderr.isatty()
 
 
 def _errors(func: F) -> F:

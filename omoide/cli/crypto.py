@@ -43,7 +43,10 @@ def _done(path: Path | str, action: str, as_json: bool) -> None:
 def encrypt(as_json: JsonOpt = False) -> None:
     """Encrypt an unencrypted database in place with OMOIDE_ENCRYPTION_KEY (or a key typed
     at the prompt), safely: a copy is written, synced and renamed over the original.
-    Stop the server first.  Example: OMOIDE_ENCRYPTION_KEY=... omoide encrypt"""
+    Stop the server first.
+
+    \b
+    Example: OMOIDE_ENCRYPTION_KEY=... omoide encrypt"""
     path = _existing_db()
     key = _settings().encryption_passphrase or _prompt("New encryption key", confirm=True)
     store.change_encryption(path, None, key)

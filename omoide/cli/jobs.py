@@ -21,7 +21,10 @@ def jobs_list(
     limit: Annotated[int, typer.Option(help="How many.")] = 50,
     as_json: JsonOpt = False,
 ) -> None:
-    """List jobs with their state and last error.  Example: omoide jobs list --state failed"""
+    """List jobs with their state and last error.
+
+    \b
+    Example: omoide jobs list --state failed"""
     with _memory() as memory:
         jobs = memory.list_jobs(state=job_state, limit=limit)
         counts = memory.job_counts()
@@ -40,7 +43,10 @@ def jobs_list(
 @jobs_app.command("retry")
 @_errors
 def jobs_retry(job_id: int, as_json: JsonOpt = False) -> None:
-    """Put a failed job back in the queue.  Example: omoide jobs retry 12"""
+    """Put a failed job back in the queue.
+
+    \b
+    Example: omoide jobs retry 12"""
     with _memory() as memory:
         job = memory.retry_job(job_id)
     _emit(job, as_json, lambda: out.print(f"job {job.id} is {job.state.value}"))
@@ -49,7 +55,10 @@ def jobs_retry(job_id: int, as_json: JsonOpt = False) -> None:
 @jobs_app.command("run")
 @_errors
 def jobs_run(as_json: JsonOpt = False) -> None:
-    """Run every due job now, in this process.  Example: omoide jobs run"""
+    """Run every due job now, in this process.
+
+    \b
+    Example: omoide jobs run"""
     with _memory() as memory:
         done = memory.run_jobs()
     _emit({"ran": done}, as_json, lambda: out.print(f"ran {done} jobs"))

@@ -37,6 +37,7 @@ def context(
     """Print the context block for QUERY: profile, summary, relevant memories, graph and
     recent turns, within the token budget.
 
+    \b
     Example: omoide context "where does Mei live?" --user mei --session chat-1 --budget 1000
     """
     with _memory() as memory:
@@ -56,18 +57,19 @@ def context(
 @graph_app.command("neighborhood")
 @_errors
 def graph_neighborhood(
-    entity_id: str,
+    entity: Annotated[str, typer.Argument(help="An entity's name (any case) or id.")],
     depth: Annotated[int, typer.Option(help="How many relationships away, 0 to 6.")] = 1,
     user: UserOpt = "default",
     scope: ScopeOpt = "default",
     as_json: JsonOpt = False,
 ) -> None:
-    """Entities within DEPTH relationships of ENTITY_ID (either direction), with the edges.
+    """Entities within DEPTH relationships of ENTITY (either direction), with the edges.
 
-    Example: omoide graph neighborhood 3f2a... --depth 2 --user mei
+    \b
+    Example: omoide graph neighborhood Mei --depth 2 --user mei
     """
     with _memory() as memory:
-        graph = memory.neighborhood(entity_id, depth, user_id=user, scope_id=scope)
+        graph = memory.neighborhood(entity, depth, user_id=user, scope_id=scope)
 
     def show() -> None:
         for node in graph.nodes:
@@ -87,7 +89,10 @@ def graph_search(
     limit: Annotated[int, typer.Option(help="How many entities.")] = 10,
     as_json: JsonOpt = False,
 ) -> None:
-    """Find entities by name.  Example: omoide graph search "Mei" --user mei"""
+    """Find entities by name.
+
+    \b
+    Example: omoide graph search "Mei" --user mei"""
     with _memory() as memory:
         result = memory.search_entities(query, user_id=user, scope_id=scope, limit=limit)
 
@@ -114,6 +119,7 @@ def consolidate(
     """Report what merging SESSION's old, rarely used exchanges into a summary would change;
     --run does it (needs an LLM), reversibly.
 
+    \b
     Example: omoide consolidate chat-1 --user alice --run
     """
     with _memory() as memory:

@@ -15,24 +15,41 @@ from omoide.cli.core import (
     UserOpt,
     _emit,
     _errors,
+    _interactive,
     _memory,
     app,
     err,
     out,
 )
-from omoide.types import SearchFilters
+from omoide.types import DEFAULT_ID, SearchFilters
 
 
 @app.command()
 @_errors
 def add(
     text: str,
-    user: UserOpt = "default",
+    user: Annotated[
+        str | None,
+        typer.Option("--user", "-u", help="Whose memories (user id); default: default."),
+    ] = None,
     scope: ScopeOpt = "default",
     session: SessionOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Store TEXT as a memory.  Example: omoide add "I like jasmine tea" --user alice"""
+    """Store TEXT as a memory.
+
+    \b
+    Example: omoide add "I like jasmine tea" --user alice"""
+    if user is None:
+        user = DEFAULT_ID
+        if _interactive():  # a person who forgot --user hears it; scripts stay quiet
+            err.print(
+                'warning: no --user given: storing for the user "default" (the tenant every '
+                "door uses when none is named)",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
     with _memory(create=True) as memory:
         items = memory.add(text, user_id=user, scope_id=scope, session_id=session)
 
@@ -53,14 +70,21 @@ def search(
     recipe: Annotated[
         str | None, typer.Option(help="hybrid, hybrid_weighted, keyword, vector.")
     ] = None,
+    threshold: Annotated[
+        float | None,
+        typer.Option(min=0.0, max=1.0, help="Leave out hits that score below this (0 to 1)."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Search a user's memories by words and meaning.
 
-    Example: omoide search "what tea?" --user alice
+    \b
+    Example: omoide search "what tea?" --user alice --threshold 0.2
     """
     with _memory() as memory:
-        result = memory.search(query, user_id=user, scope_id=scope, limit=limit, recipe=recipe)
+        result = memory.search(
+            query, user_id=user, scope_id=scope, limit=limit, recipe=recipe, threshold=threshold
+        )
 
     def show() -> None:
         for warning in result.warnings:
@@ -78,7 +102,10 @@ def search(
 def get(
     memory_id: str, user: UserOpt = "default", scope: ScopeOpt = "default", as_json: JsonOpt = False
 ) -> None:
-    """Show one memory.  Example: omoide get 3f2a... --user alice"""
+    """Show one memory.
+
+    \b
+    Example: omoide get 3f2a... --user alice"""
     with _memory() as memory:
         item = memory.get(memory_id, user_id=user, scope_id=scope)
     _emit(item, as_json, lambda: _show_memory(item))
@@ -93,7 +120,10 @@ def list_(
     offset: Annotated[int, typer.Option(help="Items to skip.")] = 0,
     as_json: JsonOpt = False,
 ) -> None:
-    """List a user's memories, newest first.  Example: omoide list --user alice"""
+    """List a user's memories, newest first.
+
+    \b
+    Example: omoide list --user alice"""
     with _memory() as memory:
         page = memory.get_all(
             user_id=user, scope_id=scope, filters=SearchFilters(), limit=limit, offset=offset
@@ -112,7 +142,10 @@ def list_(
 def delete(
     memory_id: str, user: UserOpt = "default", scope: ScopeOpt = "default", as_json: JsonOpt = False
 ) -> None:
-    """Delete one memory.  Example: omoide delete 3f2a... --user alice"""
+    """Delete one memory.
+
+    \b
+    Example: omoide delete 3f2a... --user alice"""
     with _memory() as memory:
         memory.delete(memory_id, user_id=user, scope_id=scope)
     _emit({"deleted": memory_id}, as_json, lambda: out.print(f"deleted {memory_id}"))

@@ -29,6 +29,7 @@ from omoide.cli.core import (
 def backup(path: Path, as_json: JsonOpt = False) -> None:
     """Copy the whole database into one new file, safe while others write to it.
 
+    \b
     Example: omoide backup ~/omoide-2026-11-29.db
     """
     from omoide import store
@@ -43,7 +44,10 @@ def migrate(
     status: Annotated[bool, typer.Option("--status", help="Only report; change nothing.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Bring the database schema up to date.  Example: omoide migrate --status"""
+    """Bring the database schema up to date.
+
+    \b
+    Example: omoide migrate --status"""
     from omoide import store
 
     path = _db_path()
@@ -75,7 +79,10 @@ def doctor(as_json: JsonOpt = False) -> None:
 
     Exits 1 when the store (a corrupt file), the embedder (down or another model than the
     database's) or a configured LLM is down; memories without a vector are reported as
-    "vectors: degraded".  Example: omoide doctor
+    "vectors: degraded".
+
+    \b
+    Example: omoide doctor
     """
     # An explicit --db must exist (a typo would create an empty file); the default one is
     # created, as the first add or serve would.
@@ -98,6 +105,7 @@ def doctor(as_json: JsonOpt = False) -> None:
 def reindex(as_json: JsonOpt = False) -> None:
     """Recompute every memory's vector with the configured embedding model.
 
+    \b
     Example: omoide reindex
     """
     with _memory() as memory, Progress(console=err, disable=as_json) as progress:
@@ -118,7 +126,10 @@ def serve(
         ),
     ] = None,
 ) -> None:
-    """Start the HTTP server.  Example: omoide serve --port 8000 --workers 0"""
+    """Start the HTTP server.
+
+    \b
+    Example: omoide serve --port 8000 --workers 0"""
     from omoide.serve.server import serve as run_server
 
     overrides: dict[str, Any] = {
@@ -142,7 +153,10 @@ def worker(
 ) -> None:
     """Run the background jobs of the database, without HTTP, until SIGTERM or Ctrl-C (the
     batch in hand is finished first). Several workers, and servers started with
-    "serve --workers 0", can share one database.  Example: omoide worker --threads 2
+    "serve --workers 0", can share one database.
+
+    \b
+    Example: omoide worker --threads 2
     """
     import logging
     import signal

@@ -10,6 +10,7 @@ from rich.progress import Progress
 from typer.core import TyperGroup
 
 from omoide.cli.core import JsonOpt, ScopeOpt, UserOpt, _emit, _errors, _memory, app, err, out
+from omoide.errors import Conflict, NotFound
 
 
 class _FileOrToolGroup(TyperGroup):
@@ -55,8 +56,11 @@ def export_(
     variables and pending jobs. The file is created 0600, and encrypted (AES-256-GCM) when
     OMOIDE_ENCRYPTION_KEY is set, unless --plain.
 
+    \b
     Example: omoide export alice.jsonl --user alice
     """
+    if dest.exists():  # before the database is opened or a progress bar drawn
+        raise Conflict(f"{dest} already exists; choose a new path (an export never overwrites)")
     with _memory() as memory, Progress(console=err, disable=as_json) as progress:
         task = progress.add_task("exporting", total=None)
         report = memory.export(
@@ -85,8 +89,11 @@ def import_jsonl(
     """Import an omoide export, keeping ids and times. Idempotent: what the store holds
     already is skipped. Refuses vectors of another embedding model unless --reembed.
 
+    \b
     Example: omoide import alice.jsonl
     """
+    if not source.is_file():  # before the database is created or a progress bar drawn
+        raise NotFound(f"no file {source} to import (omoide export writes one)")
     with _memory(create=True) as memory, Progress(console=err, disable=as_json) as progress:
         task = progress.add_task("importing", total=None)
         report = memory.import_file(
@@ -118,6 +125,7 @@ def import_wilmer(
     Each discussion becomes session <id>, in one transaction. Idempotent. Exit 1 when a
     discussion could not be imported or nothing was recognised.
 
+    \b
     Example: omoide import wilmer ~/WilmerAI/Public/DiscussionIds --user alice
     """
     from omoide.compat.wilmer import Wilmer
@@ -167,6 +175,7 @@ def export_wilmer(
     """Write one discussion back in WilmerAI's current layout: DIRECTORY/<id>/memories.json,
     chat_summary.json and vector_memory.db (plain JSON; existing files are not overwritten).
 
+    \b
     Example: omoide export wilmer ~/WilmerAI/Public/DiscussionIds --discussion disc-1
     """
     from omoide.compat.wilmer import Wilmer

@@ -52,19 +52,20 @@ class GraphService:
         scope_id: str = DEFAULT_ID,
         max_nodes: int = 200,
     ) -> Subgraph:
-        """Entities within ``depth`` relationships of ``entity_id``, following edges in both
-        directions, with the relationships between them: ``{nodes, edges}``. Each node carries
-        its shortest distance (``depth`` 0 is the entity itself). Cycles are harmless; past
-        ``max_nodes`` the nearest nodes are kept and ``truncated`` is set.
+        """Entities within ``depth`` relationships of ``entity_id`` (an id, or a name in any
+        case), following edges in both directions, with the relationships between them:
+        ``{nodes, edges}``. Each node carries its shortest distance (``depth`` 0 is the entity
+        itself). Cycles are harmless; past ``max_nodes`` the nearest nodes are kept and
+        ``truncated`` is set.
 
             >>> g = m.neighborhood(mei.id, depth=2, user_id="mei")
             >>> [(n.name, n.depth) for n in g.nodes]
             [('Mei', 0), ('Lin', 1), ('Shenzhen', 1), ('Acme', 2)]
         """
         _check_graph_args(depth, max_nodes)
-        check_text(entity_id, 256, what="entity id")
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        return self._graph_reads.neighborhood(scope, entity_id, depth, max_nodes)
+        entity = self._entity(scope, entity_id)
+        return self._graph_reads.neighborhood(scope, entity.id, depth, max_nodes)
 
     def neighbors(
         self,
@@ -143,7 +144,26 @@ class GraphService:
     def get_entity(
         self, entity_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> Entity:
-        return self._graph_reads.get_entity(Scope(user_id=user_id, scope_id=scope_id), entity_id)
+        """One entity, by id or by name (any case)."""
+        return self._entity(Scope(user_id=user_id, scope_id=scope_id), entity_id)
+
+    def _entity(self, scope: Scope, id_or_name: str) -> Entity:
+        """The tenant's entity with this id, else the one with this name (ignoring case), so a
+        person can type "Mei" where a program passes an id."""
+        check_text(id_or_name, 256, what="entity id")
+        try:
+            return self._graph_reads.get_entity(scope, id_or_name)
+        except NotFound:
+            wanted = id_or_name.strip().casefold()
+            found = self._graph_reads.find_entities(scope, id_or_name.strip(), 20, contained=False)
+            named = [e for e in found if e.name.casefold() == wanted]
+            if not named:
+                raise NotFound(
+                    f"entity {id_or_name!r} not found: neither an entity id nor a name in this"
+                    " tenant",
+                    id=id_or_name,
+                ) from None
+            return named[0]
 
     def delete_entity(
         self, entity_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID

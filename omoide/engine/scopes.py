@@ -44,6 +44,12 @@ class ScopeService:
         with self._transactions.transaction() as tx:
             return sum(tx.admin.delete_scope(Scope(user_id=u, scope_id=scope_id)) for u in users)
 
+    def list_scopes(self, user_id: str) -> list[str]:
+        """The ``scope_id``s in which ``user_id`` has memories or entities, sorted (one pass
+        over every tenant's memories and entities, as ``delete_scope_id``)."""
+        check_text(user_id, 256, what="user_id")
+        return sorted({s.scope_id for s in self._tenants(_SCAN_BATCH) if s.user_id == user_id})
+
     def _users_in_scope(self, scope_id: str) -> set[str]:
         return {scope.user_id for scope in self._tenants(_SCAN_BATCH) if scope.scope_id == scope_id}
 

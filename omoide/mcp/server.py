@@ -12,6 +12,7 @@ reported without internals.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
@@ -256,7 +257,11 @@ def build_server(resolve: Resolver, log_level: str = "WARNING") -> MCPServer[Any
         root.removeHandler(placeholder)
     handlers = Tools(resolve)
     for name in TOOL_NAMES:
-        server.add_tool(getattr(handlers, name), name=name, structured_output=True)
+        handler = getattr(handlers, name)
+        # A docstring's continuation lines carry the method's indentation; a client shows the
+        # description as written, so it gets the text without it.
+        description = inspect.cleandoc(handler.__doc__ or "")
+        server.add_tool(handler, name=name, description=description, structured_output=True)
     return server
 
 

@@ -65,13 +65,21 @@ TAGS = [
 ]
 
 
+WELCOME = "omoide: long-term memory for LLM applications and agents"
+
+
 def create_app(
-    settings: Settings, memory: Memory | None = None, *, calls: CallMetrics | None = None
+    settings: Settings,
+    memory: Memory | None = None,
+    *,
+    calls: CallMetrics | None = None,
+    welcome: str = WELCOME,
 ) -> FastAPI:
     """The application. Without ``memory`` it opens ``Memory(settings=settings)`` at startup
     (starting its job workers) and closes it at shutdown; a given memory is left to its owner.
     ``calls``: the observer a given memory was built with, for its call metrics (without it,
-    only a memory the app builds reports them).
+    only a memory the app builds reports them). ``welcome``: the ``message`` of ``GET /``
+    (``memory-server`` answers with JiuwenMemory's).
     """
 
     mcp = HttpMount(settings)
@@ -108,6 +116,7 @@ def create_app(
     )
     app.state.settings = settings
     app.state.memory = memory
+    app.state.welcome = welcome
     errors.install(app)
     docs.install(app)
     openapi.install(app)

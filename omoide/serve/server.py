@@ -21,7 +21,7 @@ import uvicorn
 from omoide.config import Settings
 from omoide.errors import InvalidInput, OmoideError
 from omoide.redact import redact_logs
-from omoide.serve.app import create_app
+from omoide.serve.app import WELCOME, create_app
 from omoide.serve.transport import uvicorn_config
 from omoide.store.files import prepare_database, private_umask
 
@@ -72,8 +72,29 @@ def preflight(settings: Settings) -> None:
     Memory(settings=settings, workers=0).close()  # opens (and migrates) the store, then lets go
 
 
-def serve(settings: Settings) -> None:
-    """Run the HTTP server until interrupted. Exits with code 2 on unsafe settings."""
+def addresses(settings: Settings) -> list[str]:
+    """Where a person finds the server, for the startup log: the API, its docs, the web UI,
+    MCP, and the command line."""
+    host = settings.host
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    port = settings.port or "<port>"  # 0: the system picks it; uvicorn's line names it
+    base = f"http://{f'[{shown}]' if ':' in shown else shown}:{port}"
+    where = (
+        f"omoide serves {base}: the API (GET / lists the routes), {base}/docs (try it out),"
+        f" {base}/ui/ (the web UI), {base}/mcp (MCP over HTTP)"
+    )
+    if shown != host:
+        where += f"; listening on every address ({host})"
+    cli = (
+        "the command line: omoide --help (in a checkout: .venv/bin/omoide --help, or source"
+        " .venv/bin/activate first)"
+    )
+    return [where, cli]
+
+
+def serve(settings: Settings, *, welcome: str = WELCOME) -> None:
+    """Run the HTTP server until interrupted. Exits with code 2 on unsafe settings.
+    ``welcome``: the message of ``GET /``."""
     # torch's OpenMP threads busy-wait after each parallel region; in a server that spinning
     # starves the event loop (measured on 2 cores: requests stalled ~500 ms behind each embed,
     # 14 ms once passive). Must be set before torch loads, which happens on the first embed.
@@ -95,4 +116,7 @@ def serve(settings: Settings) -> None:
     redact_logs()
     for warning in startup_warnings(settings):
         log.warning(warning)
-    uvicorn.Server(uvicorn_config(create_app(settings), settings)).run()
+    for line in addresses(settings):
+        log.info(line)
+    app = create_app(settings, welcome=welcome)
+    uvicorn.Server(uvicorn_config(app, settings)).run()

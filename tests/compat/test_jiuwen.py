@@ -153,7 +153,9 @@ def _ok(response: httpx.Response) -> Any:
 # service routes ----------------------------------------------------------------------------
 def test_root_and_health_carry_the_seed_fields(http: httpx.Client) -> None:
     root = _ok(http.get("/"))
-    assert root["message"] == "Welcome to Memory Engine API"
+    # omoide serve's root names omoide (memory-server's keeps upstream's message:
+    # tests/compat/test_memory_server.py)
+    assert root["message"].startswith("omoide")
     listed = set(root["endpoints"])
     assert {f"POST {path}" for path in ENDPOINTS} | {"GET /health"} <= listed
     health = _ok(http.get("/health"))
@@ -185,7 +187,8 @@ def test_add_messages_without_an_llm_stores_the_messages(
 def test_add_messages_defaults(server: Running, http: httpx.Client) -> None:
     messages = [{"content": "no role given"}, {"role": "user", "content": "   "}, {"role": ""}]
     assert _ok(http.post("/add_messages/", json={"messages": messages}))["status"] == "success"
-    stored = server.engine.get_all(user_id="__default__", scope_id="__default__")
+    # upstream's "__default__" is omoide's default tenant: the one /v1, MCP and the CLI use
+    stored = server.engine.get_all(user_id="default", scope_id="default")
     assert [(m.text, m.metadata["role"]) for m in stored.items] == [("no role given", "user")]
 
 

@@ -74,8 +74,8 @@ def test_search_defaults(llm_server: Running, llm_http: httpx.Client) -> None:
         server,
         MemoryType.SEMANTIC,
         "The user likes jasmine tea",
-        user="__default__",
-        scope="__default__",
+        user="default",  # upstream's "__default__" is omoide's default tenant
+        scope="default",
     )
     hits = _ok(http.post("/search_memory/", json={"query": "jasmine tea"}))["results"]
     assert len(hits) == 1 and hits[0]["score"] >= 0.3
@@ -118,8 +118,8 @@ def test_paging_defaults(server: Running, http: httpx.Client) -> None:
         server,
         MemoryType.SEMANTIC,
         *[f"fact {i}" for i in range(12)],
-        user="__default__",
-        scope="__default__",
+        user="default",  # upstream's "__default__" is omoide's default tenant
+        scope="default",
     )
     page = _ok(http.post("/get_user_mem_by_page/", json={}))
     assert page["total"] == 12 and len(page["results"]) == 10

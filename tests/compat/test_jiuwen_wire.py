@@ -16,6 +16,9 @@ from tests.api.conftest import KEY, Running
 from tests.compat.conftest import StartServer
 
 D = "__default__"
+# upstream's "__default__" is omoide's default tenant on the wire: it is stored as "default", the
+# tenant /v1, MCP and the CLI use when none is named (sessions keep the name "__default__")
+STORED = "default"
 
 
 def _ok(response: httpx.Response) -> Any:
@@ -23,7 +26,7 @@ def _ok(response: httpx.Response) -> Any:
     return response.json()
 
 
-def _facts(server: Running, *texts: str, user: str = D, scope: str = D) -> list[str]:
+def _facts(server: Running, *texts: str, user: str = STORED, scope: str = STORED) -> list[str]:
     messages = [{"role": "user", "content": t} for t in texts]
     items = server.engine.add(
         messages, user_id=user, scope_id=scope, type=MemoryType.SEMANTIC, infer=False
@@ -41,21 +44,21 @@ def test_session_id_names_the_session_and_defaults_to___default__(
     got = server.engine.get_all(user_id="u", scope_id="s").items
     assert [(m.text, m.session_id) for m in got] == [("first", "chat-1")]
     assert server.engine.get_session("chat-1", user_id="u", scope_id="s").id == "chat-1"
-    default = server.engine.get_all(user_id=D, scope_id=D).items
+    default = server.engine.get_all(user_id=STORED, scope_id=STORED).items
     assert [(m.text, m.session_id) for m in default] == [("second", D)]
 
 
 def test_omitted_ids_are___default___on_every_route(server: Running, http: httpx.Client) -> None:
     [mem_id] = _facts(server, "a fact of the default tenant")
     _ok(http.post("/update_variables/", json={"variables": {"city": "Shenzhen"}}))
-    assert server.engine.get_variables(user_id=D, scope_id=D) == {"city": "Shenzhen"}
+    assert server.engine.get_variables(user_id=STORED, scope_id=STORED) == {"city": "Shenzhen"}
     assert _ok(http.post("/get_variables/", json={})) == {"variables": {"city": "Shenzhen"}}
     page = _ok(http.post("/get_user_mem_by_page/", json={}))
     assert page["total"] == 2
     _ok(http.post("/update_mem_by_id/", json={"mem_id": mem_id, "memory": "changed"}))
-    assert server.engine.get(mem_id, user_id=D, scope_id=D).text == "changed"
+    assert server.engine.get(mem_id, user_id=STORED, scope_id=STORED).text == "changed"
     _ok(http.post("/delete_mem_by_id/", json={"mem_id": mem_id}))
-    assert server.engine.get_all(user_id=D, scope_id=D).total == 0
+    assert server.engine.get_all(user_id=STORED, scope_id=STORED).total == 0
     assert _ok(http.post("/delete_variables/", json={"names": ["city"]}))["deleted"] == ["city"]
 
 
@@ -64,7 +67,7 @@ def test_a_bound_key_still_fills_in_its_own_tenant(start_server: StartServer) ->
     with keyed.http("bob-key") as bob:
         _ok(bob.post("/add_messages/", json={"messages": [{"content": "bob was here"}]}))
         assert bob.post("/get_variables/", json={"user_id": "eve"}).status_code == 403
-    assert [m.text for m in keyed.engine.get_all(user_id="bob", scope_id=D).items] == [
+    assert [m.text for m in keyed.engine.get_all(user_id="bob", scope_id=STORED).items] == [
         "bob was here"
     ]
 
@@ -80,7 +83,7 @@ def test_messages_without_content_are_a_200_that_stores_nothing(
     reply = _ok(http.post("/add_messages/", json={"messages": messages, "user_id": "u"}))
     assert reply["status"] == "success" and reply["message"] == "Messages added successfully"
     assert reply["extraction"]["state"] == "off"
-    assert server.engine.get_all(user_id="u", scope_id=D).total == 0
+    assert server.engine.get_all(user_id="u", scope_id=STORED).total == 0
 
 
 def test_a_message_without_content_next_to_others_is_skipped(
@@ -88,7 +91,7 @@ def test_a_message_without_content_next_to_others_is_skipped(
 ) -> None:
     body = {"messages": [{"role": "user"}, {"role": "user", "content": "kept"}], "user_id": "u"}
     _ok(http.post("/add_messages/", json=body))
-    assert [m.text for m in server.engine.get_all(user_id="u", scope_id=D).items] == ["kept"]
+    assert [m.text for m in server.engine.get_all(user_id="u", scope_id=STORED).items] == ["kept"]
 
 
 def test_mem_variables_forbid_unknown_fields_while_the_request_ignores_them(

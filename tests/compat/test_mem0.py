@@ -40,6 +40,9 @@ def m() -> Iterator[Memory]:
     memory.close()
 
 
+# No LLM here: infer=True (mem0's default) stores the messages and warns that it extracted
+# nothing (test_mem0_semantics.py checks the warning).
+@pytest.mark.filterwarnings("ignore:infer=True stored the messages:UserWarning")
 def test_mem0_python_quickstart_unchanged(capsys: pytest.CaptureFixture[str]) -> None:
     # docs.mem0.ai/open-source/python-quickstart, steps 2-4, verbatim but for the import.
     # fmt: off
@@ -66,6 +69,7 @@ def test_mem0_python_quickstart_unchanged(capsys: pytest.CaptureFixture[str]) ->
         m.close()
 
 
+@pytest.mark.filterwarnings("ignore:infer=True stored the messages:UserWarning")
 def test_mem0_v0_quickstart_store_and_retrieve_unchanged() -> None:
     # docs.mem0.ai/v0x/open-source/python-quickstart, "Store a Memory" and "Retrieve
     # Memories", verbatim but for the import (and the API key, which omoide does not need).
@@ -111,7 +115,7 @@ def test_mem0_v0_quickstart_store_and_retrieve_unchanged() -> None:
 
 
 def test_operations_by_id_need_no_user_id(m: Memory) -> None:
-    added = m.add("I love sci-fi movies", user_id="alice", agent_id="movie-assistant")
+    added = m.add("I love sci-fi movies", user_id="alice", agent_id="movie-assistant", infer=False)
     memory_id = added["results"][0]["id"]
 
     got = m.get(memory_id)

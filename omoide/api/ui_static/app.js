@@ -327,6 +327,32 @@ async function searchView({ params }) {
     table(["#", "memory", "fused score", ...names.map((n) => `${n} (rank · score)`)], rows, { id: "results" })];
 }
 
+// empty pages say what fills them ------------------------------------------------------------------
+// The graph, variables and summaries come from extraction, which needs an LLM: an empty page says
+// so, and how to get one (GET /health tells whether an LLM is configured; it needs no key).
+const FILLED_BY = {
+  graph: ["The knowledge graph is extracted from conversations: people, places, things and how they relate.",
+    "Entities can also be added directly: POST /entities (nexusAI's route)."],
+  variables: ["Variables are typed facts (name: value) extracted from conversations, when an add names them (mem_variables).",
+    "They can also be set directly: POST /update_variables/ or Memory.update_variables()."],
+  summaries: ["A session's rolling summary is written after each exchange that is added to it.",
+    "A summary can also be stored directly: POST /summaries (nexusAI's route)."],
+};
+let llmStatus = null;
+async function emptyHint(kind) {
+  if (llmStatus === null) {
+    const res = await fetch("/health", { headers: { Accept: "application/json" } }).catch(() => null);
+    llmStatus = res && res.ok ? ((await res.json()).llm || {}).status || "unknown" : "unknown";
+  }
+  const [what, direct] = FILLED_BY[kind];
+  const how = llmStatus === "disabled"
+    ? ["No LLM is configured, so nothing is extracted. Set ", h("code", {}, "OMOIDE_LLM_BASE_URL"), " and ",
+      h("code", {}, "OMOIDE_LLM_MODEL"), " (any OpenAI-compatible server: llama.cpp's llama-server, Ollama, vLLM, OpenAI; ",
+      "the docs' LLM page has recipes) and restart omoide; conversations added from then on fill this page."]
+    : ["Nothing has been extracted for this tenant yet: add conversations, and watch the jobs page."];
+  return h("div", { class: "empty-hint", id: `empty-${kind}` }, h("p", {}, what), h("p", {}, how), h("p", { class: "muted" }, direct));
+}
+
 // the entity graph (drawn by graph.js) -------------------------------------------------------------
 async function entityList(arg, params) {
   const q = params.get("q") || "";
@@ -338,12 +364,14 @@ async function entityList(arg, params) {
   const item = (e) => h("li", {}, link(`#/graph/${e.id}?depth=${params.get("depth") || 1}`, e.name,
     { class: e.id === arg ? "active" : null }), " ", h("small", {}, e.type));
   return h("aside", { id: "entities" }, h("form", { class: "find", onsubmit: submit }, input, h("button", {}, "Find")),
-    h("ul", { class: "entity-list" }, found.map(item)), found.length ? null : muted("No entities."));
+    h("ul", { class: "entity-list" }, found.map(item)), found.length ? null : muted(q ? "No entities." : "No entities yet."));
 }
 
 async function graphView({ arg, params }) {
   const side = await entityList(arg, params);
-  if (!arg) return [h("h1", {}, "Graph"), h("div", { class: "graph-layout" }, side, muted("Pick an entity."))];
+  const none = !side.querySelector(".entity-list li") && !params.get("q");
+  if (!arg) return [h("h1", {}, "Graph"), h("div", { class: "graph-layout" }, side,
+    none ? await emptyHint("graph") : muted("Pick an entity."))];
   const depth = Math.min(6, Math.max(0, Number(params.get("depth") ?? 1)));
   const query = { depth, max_nodes: 150 };
   const graph = await api("GET", `/v1/graph/entities/${enc(arg)}/neighborhood`, { query });
@@ -369,6 +397,7 @@ async function graphView({ arg, params }) {
 async function variablesView() {
   const { variables } = await api("GET", "/v1/variables");
   const rows = Object.entries(variables).map(([k, v]) => row({}, h("code", {}, k), String(v), typeof v));
+  if (!rows.length) return [h("h1", {}, "Variables"), await emptyHint("variables")];
   return [h("h1", {}, "Variables"), table(["name", "value", "type"], rows, { id: "variables" })];
 }
 
@@ -381,7 +410,7 @@ async function summariesView({ arg, params }) {
   const toggle = arg && link(`#/summaries/${enc(arg)}?history=${history ? 0 : 1}`,
     history ? "hide superseded versions" : "show superseded versions");
   const top = [h("h1", {}, "Summaries"), h("p", { class: "inline" }, "session ", pick, toggle)];
-  if (!arg) return top;
+  if (!arg) return sessions.length ? top : [...top, await emptyHint("summaries")];
   const page = await api("GET", "/v1/summaries", { query: { session_id: arg, include_history: history } });
   const remove = (m) => async () => {
     if (!(await confirmDelete(`Delete this summary? “${m.text.slice(0, 80)}”`))) return;
@@ -393,7 +422,7 @@ async function summariesView({ arg, params }) {
     h("header", {}, i === 0 && !m.invalid_at ? badge("rolling") : null, " ", validity(m), " ",
       link(`#/memory/${m.id}`, "details"), " ", h("button", { class: "danger small", onclick: remove(m) }, "Delete")),
     h("p", {}, m.text));
-  return [...top, page.items.length ? page.items.map(card) : muted("No summaries for this session.")];
+  return [...top, page.items.length ? page.items.map(card) : await emptyHint("summaries")];
 }
 
 async function jobsView({ params }) {

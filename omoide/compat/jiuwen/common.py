@@ -2,8 +2,10 @@
 
 Upstream (openJiuwen-ai/agent-memory ``jiuwen_memory/server/memory_server.py``) is a plain
 FastAPI app, so a client of it sees FastAPI's standard validation body and ``"__default__"``
-for an omitted ``user_id`` / ``scope_id`` / ``session_id``; these routes do the same, whatever
-omoide's own ``/v1`` does.
+for an omitted ``user_id`` / ``scope_id`` / ``session_id``. On these routes ``"__default__"``
+is omoide's default tenant id (``"default"``, what ``/v1``, MCP and the CLI use when none is
+named): a request's ``"__default__"`` (sent or omitted) reads and writes it, and a reply shows it
+as ``"__default__"``, so every door finds what another wrote without naming a tenant.
 """
 
 from __future__ import annotations
@@ -22,11 +24,22 @@ from fastapi.routing import APIRoute
 from omoide.api.deps import Tenancy
 from omoide.api.errors import client_message, status_for
 from omoide.errors import OmoideError
-from omoide.types import MemoryType, Scope
+from omoide.types import DEFAULT_ID, MemoryType, Scope
 
 log = logging.getLogger("omoide.api")
 
 DEFAULT = "__default__"  # upstream's LongTermMemory.DEFAULT_VALUE
+
+
+def native(value: str | None) -> str | None:
+    """A wire id as omoide stores it: upstream's ``"__default__"`` is omoide's default."""
+    return DEFAULT_ID if value == DEFAULT else value
+
+
+def wire(value: str) -> str:
+    """A stored id as upstream's clients know it: omoide's default is ``"__default__"``."""
+    return DEFAULT if value == DEFAULT_ID else value
+
 
 # Upstream's MemoryType values (memory_core/manage/mem_model/memory_unit.py).
 USER_PROFILE = "user_profile"
@@ -90,13 +103,14 @@ def long_term(llm_off: bool) -> list[MemoryType]:
 
 
 def resolve_scope(tenancy: Tenancy, user_id: str | None, scope_id: str | None) -> Scope:
-    """The tenant a request names: an omitted id is ``"__default__"``, or the bound one."""
+    """The tenant a request names: an omitted id is ``"__default__"`` (omoide's default), or
+    the bound one."""
     bound = tenancy.bound
     if user_id is None and bound is None:
         user_id = DEFAULT
     if scope_id is None and (bound is None or bound.scope_id is None):
         scope_id = DEFAULT
-    return tenancy.scope(user_id, scope_id)
+    return tenancy.scope(native(user_id), native(scope_id))
 
 
 class JiuwenRoute(APIRoute):

@@ -23,7 +23,14 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from omoide.api.deps import MemoryDep, TenancyDep
-from omoide.compat.jiuwen.common import DEFAULT, JiuwenRoute, failing_as, resolve_scope
+from omoide.compat.jiuwen.common import (
+    DEFAULT,
+    JiuwenRoute,
+    failing_as,
+    native,
+    resolve_scope,
+    wire,
+)
 from omoide.engine.consolidation.dreaming import DreamingStatus
 from omoide.types import JobState, Scope
 from omoide.validate import check_value
@@ -95,8 +102,8 @@ def _entry(status: DreamingStatus) -> dict[str, Any]:
     if s.enabled and s.last_run_ms is not None:
         next_ts = datetime.fromtimestamp(s.last_run_ms / 1000, UTC) + timedelta(seconds=interval)
     return {
-        "scope_id": s.scope.scope_id,
-        "user_id": s.scope.user_id,
+        "scope_id": wire(s.scope.scope_id),
+        "user_id": wire(s.scope.user_id),
         "running": s.enabled,
         "interval_seconds": interval,
         "last_scan_ts": _iso(s.last_run_ms),
@@ -125,12 +132,12 @@ def start_dreaming(
     each sweep consolidates the sessions with at least `min_session_rounds` open episodes.
     Durable: the schedule survives a restart. `enabled: false` stores it stopped."""
     with failing_as("Error starting dreaming"):
-        scope = tenancy.scope(body.user_id, body.scope_id)
+        scope = tenancy.scope(native(body.user_id), native(body.scope_id))
         settings = body.model_dump(exclude={"scope_id", "user_id", "enabled", "interval_seconds"})
         started = memory.start_dreaming(
             scope, enabled=body.enabled, interval_s=body.interval_seconds, settings=settings
         )
-    return {"started": started, "scope_id": scope.scope_id, "user_id": scope.user_id}
+    return {"started": started, "scope_id": wire(scope.scope_id), "user_id": wire(scope.user_id)}
 
 
 @router.post("/stop_dreaming")
@@ -139,7 +146,7 @@ def stop_dreaming(
 ) -> dict[str, Any]:
     """Stop the schedules of `user_id` and `scope_id` (either omitted: any; both: all)."""
     with failing_as("Error stopping dreaming"):
-        user_id, scope_id = body.user_id, body.scope_id
+        user_id, scope_id = native(body.user_id), native(body.scope_id)
         if tenancy.bound is not None:
             scope = tenancy.scope(user_id, scope_id)  # another tenant: 403
             user_id, scope_id = scope.user_id, tenancy.bound.scope_id or scope_id
@@ -158,6 +165,7 @@ def dreaming_status(
     next sweep, and what the last sweep did (`last_sweep.report`: which sessions it
     consolidated, or why nothing could be, e.g. no LLM)."""
     with failing_as("Error getting dreaming status"):
+        user_id, scope_id = native(user_id), native(scope_id)
         if tenancy.bound is not None:
             scope = tenancy.scope(user_id, scope_id)
             user_id, scope_id = scope.user_id, tenancy.bound.scope_id or scope_id

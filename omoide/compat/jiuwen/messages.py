@@ -28,7 +28,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from omoide.api.deps import MemoryDep, TenancyDep
-from omoide.compat.jiuwen.common import JiuwenRoute, failing_as, resolve_scope
+from omoide.compat.jiuwen.common import JiuwenRoute, failing_as, resolve_scope, wire
 from omoide.errors import NotFound
 from omoide.memory import Memory
 from omoide.types import MemoryItem, MemoryType, Scope, SearchFilters
@@ -140,8 +140,8 @@ class MessageStats(BaseModel):
 def _item(memory: MemoryItem) -> MessageItem:
     return MessageItem(
         message_id=memory.id,
-        user_id=memory.user_id,
-        scope_id=memory.scope_id,
+        user_id=wire(memory.user_id),
+        scope_id=wire(memory.scope_id),
         session_id=memory.session_id,
         role=str(memory.metadata.get("role", "user")),
         content=memory.text,

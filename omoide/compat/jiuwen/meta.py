@@ -25,7 +25,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from omoide.api.deps import MemoryDep, Tenancy, TenancyDep
-from omoide.compat.jiuwen.common import JiuwenRoute, failing_as, resolve_scope
+from omoide.compat.jiuwen.common import JiuwenRoute, failing_as, native, resolve_scope
 from omoide.engine.expiry import ADMIN, USER_TASKS, Owner, Progress, Submitted
 from omoide.errors import InvalidInput, NotFound
 from omoide.jobs.kinds import EXPIRY_DELETE
@@ -85,6 +85,7 @@ class BatchDeleteRequest(BaseModel):
 def owner(tenancy: Tenancy, scope_id: str | None = None) -> Owner:
     """Whose tasks these are and which tenants they reach (see ``omoide.engine.expiry``)."""
     bound = tenancy.bound
+    scope_id = native(scope_id)
     if bound is None:
         return Owner(tasks=ADMIN, scope_id=scope_id)
     tasks = resolve_scope(tenancy, None, scope_id)  # another scope than the bound one: 403
@@ -204,7 +205,7 @@ def batch_delete(body: BatchDeleteRequest, memory: MemoryDep, tenancy: TenancyDe
         who = owner(tenancy, body.scope_id)
         users = None if body.all_expired else body.user_ids
         for user_id in body.user_ids or []:  # named beside all_expired too
-            tenancy.scope(user_id, body.scope_id)  # another tenant's user: 403
+            tenancy.scope(user_id, native(body.scope_id))  # another tenant's user: 403
         outcome = memory.delete_expired(
             who, body.inactive_days_threshold, users, dry_run=body.dry_run, force=body.force
         )

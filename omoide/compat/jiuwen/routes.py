@@ -53,6 +53,7 @@ from omoide.compat.jiuwen.common import (
     is_recognised,
     long_term,
     memory_type,
+    native,
     resolve_scope,
     stored_types,
 )
@@ -243,10 +244,11 @@ def delete_mem_by_scope(
     A key bound to one user only ever deletes that user's scope.
     """
     with failing_as("Error deleting memory by scope"):
+        scope_id = str(native(body.scope_id))
         if body.user_id is None and tenancy.bound is None:
-            deleted = engine.delete_scope_id(body.scope_id)
+            deleted = engine.delete_scope_id(scope_id)
         else:
-            scope = tenancy.scope(body.user_id, body.scope_id)
+            scope = tenancy.scope(native(body.user_id), scope_id)
             deleted = engine.delete_all(**scope.model_dump())
     return DeletedScope(deleted=deleted)
 

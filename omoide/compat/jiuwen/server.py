@@ -19,6 +19,7 @@ from omoide.config import Settings, load_settings
 from omoide.errors import InvalidInput
 from omoide.serve.server import serve
 
+WELCOME = "Welcome to Memory Engine API"  # upstream's GET / message
 EXPOSED = (
     "IP={host} exposes the service to the network, but MEMORY_API_KEY is not set. "
     "Set MEMORY_API_KEY in ~/.omoide/.env (or the environment), or use IP=127.0.0.1 for "
@@ -43,7 +44,7 @@ def main() -> None:
         sys.stderr.write(f"memory-server: {exc.message}\n")
         sys.exit(2)
     _refuse_exposure(settings)
-    serve(settings.model_copy(update={"compat_jiuwen": True}))
+    serve(settings.model_copy(update={"compat_jiuwen": True}), welcome=WELCOME)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,9 @@ class wraps one (``.omoide``) for everything mem0 has no word for.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +54,7 @@ class Memory:
         settings: Settings | None = None,
     ) -> None:
         self.omoide = memory or OmoideMemory(path, embedder=embedder, llm=llm, settings=settings)
+        self._warned_no_llm = False
 
     @classmethod
     def from_config(cls, config_dict: Mapping[str, Any]) -> Memory:
@@ -80,14 +83,15 @@ class Memory:
         infer: bool = True,
         memory_type: str | None = None,
         prompt: str | None = None,
+        timestamp: datetime | None = None,
     ) -> dict[str, Any]:
         """Store ``messages`` (a string, a message dict or a list of them), one memory each.
 
         ``infer=True`` (mem0's default) also extracts facts when an LLM is configured, and
         waits for them: they come back after the stored messages (``event`` ``"UPDATE"`` for
         a fact that supersedes a stored one, else ``"ADD"``). Without an LLM the messages
-        are stored and searchable, and nothing is extracted (no error, unlike
-        ``omoide.Memory.add(infer=True)``).
+        are stored and searchable, and nothing is extracted: no error (unlike
+        ``omoide.Memory.add(infer=True)``), but a warning, once per instance.
         """
         if memory_type is not None:
             raise InvalidInput("memory_type: procedural memories are not supported")
@@ -103,6 +107,7 @@ class Memory:
                 session_id=who.session_id,
                 metadata=metadata,
                 infer=False,
+                timestamp=timestamp,
             )
             return {"results": [added_dict(i) for i in items]}
         result = self.omoide.add_messages(
@@ -111,6 +116,7 @@ class Memory:
             scope_id=who.scope_id,
             session_id=who.session_id,
             metadata=metadata,
+            timestamp=timestamp,
             # mem0's extraction is facts reconciled with what is stored; omoide's profile,
             # summary and graph steps would be LLM calls a mem0 caller never asked for.
             enable_user_profile=False,
@@ -119,6 +125,14 @@ class Memory:
             enable_graph=False,
             wait=True,
         )
+        if result.extraction.state == "disabled" and not self._warned_no_llm:
+            self._warned_no_llm = True
+            warnings.warn(
+                f"infer=True stored the messages but extracted nothing: {result.extraction.reason}"
+                " (pass infer=False to store messages only)",
+                UserWarning,
+                stacklevel=2,
+            )
         return {"results": [added_dict(i) for i in [*result.items, *result.extracted]]}
 
     def search(
@@ -132,17 +146,25 @@ class Memory:
         filters: Mapping[str, Any] | None = None,
         threshold: float | None = None,
         rerank: bool = True,  # noqa: ARG002 (mem0 code passes it; omoide has no reranker)
+        top_k: int | None = None,
+        explain: bool = False,
+        reference_date: datetime | None = None,
     ) -> dict[str, Any]:
         """The memories most relevant to ``query``, best first, each with its ``score``
-        (omoide's fused score, 0..1). ``filters``: the owner ids and metadata equality.
+        (omoide's fused score, 0..1). ``filters``: the owner ids and metadata equality; at
+        least one id is required, as in mem0. ``top_k`` (mem0's newer name) or ``limit``.
         ``rerank`` is accepted; omoide has no reranker."""
+        if explain:
+            raise InvalidInput("explain: score details are not supported", field="explain")
+        if reference_date is not None:  # mem0's open-source Memory refuses it too
+            raise InvalidInput("reference_date: not supported", field="reference_date")
         who, narrowing = split_filters(filters, user_id, agent_id, run_id)
         found = self.omoide.search(
             query,
             user_id=who.user_id,
             scope_id=who.scope_id,
             filters=narrowing,
-            limit=limit,
+            limit=limit if top_k is None else top_k,
             threshold=threshold,
         )
         return {"results": [memory_dict(h.memory, h.score) for h in found.hits]}
@@ -155,11 +177,16 @@ class Memory:
         run_id: str | None = None,
         filters: Mapping[str, Any] | None = None,
         limit: int = 100,
+        top_k: int | None = None,
     ) -> dict[str, Any]:
-        """The owner's memories, newest first (at most ``limit``)."""
+        """The owner's memories, newest first (at most ``top_k`` or ``limit``); at least one
+        id is required, as in mem0."""
         who, narrowing = split_filters(filters, user_id, agent_id, run_id)
         page = self.omoide.get_all(
-            user_id=who.user_id, scope_id=who.scope_id, filters=narrowing, limit=limit
+            user_id=who.user_id,
+            scope_id=who.scope_id,
+            filters=narrowing,
+            limit=limit if top_k is None else top_k,
         )
         return {"results": [memory_dict(i) for i in page.items]}
 
@@ -202,18 +229,28 @@ class Memory:
         agent_id: str | None = None,
         run_id: str | None = None,
     ) -> dict[str, Any]:
-        """Delete an owner's memories: a ``run_id``'s session, else the whole tenant. One of
-        the ids is required (as in mem0), so no call deletes ``default`` by accident."""
+        """Delete every memory the ids match, as mem0 does: an id that is not given matches
+        any, so ``user_id`` alone deletes that user's memories of every ``agent_id`` and
+        ``run_id``, and ``agent_id`` alone that agent's of every user. One id is required
+        (``reset()`` deletes everything)."""
         if user_id is None and agent_id is None and run_id is None:
             raise InvalidInput(
                 "delete_all: give at least one of user_id, agent_id or run_id "
                 "(reset() deletes everything)"
             )
         who = owner(user_id, agent_id, run_id)
-        if who.session_id is not None:
-            self.omoide.delete_session(who.session_id, user_id=who.user_id, scope_id=who.scope_id)
-        else:
-            self.omoide.delete_all(user_id=who.user_id, scope_id=who.scope_id)
+        if user_id is None and run_id is None:
+            self.omoide.delete_scope_id(who.scope_id)  # the agent, for every user
+            return {"message": "Memories deleted successfully!"}
+        scopes = [who.scope_id] if agent_id is not None else self.omoide.list_scopes(who.user_id)
+        for scope_id in scopes:
+            if who.session_id is None:
+                self.omoide.delete_all(user_id=who.user_id, scope_id=scope_id)
+                continue
+            try:
+                self.omoide.delete_session(who.session_id, user_id=who.user_id, scope_id=scope_id)
+            except NotFound:
+                continue  # this agent has no such run: nothing of it to delete
         return {"message": "Memories deleted successfully!"}
 
     def reset(self) -> None:

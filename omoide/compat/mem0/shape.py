@@ -2,11 +2,13 @@
 
 mem0 names a memory's owner with up to three ids: ``user_id``, ``agent_id`` and ``run_id``.
 omoide's tenant is ``(user_id, scope_id)`` and a conversation is a session, so ``agent_id``
-is the scope and ``run_id`` the session; an omitted id is omoide's ``"default"``.
+is the scope and ``run_id`` the session; an omitted id is omoide's ``"default"``. As in mem0,
+every call that names an owner needs at least one of the three ids.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +31,18 @@ class Owner:
     session_id: str | None = None
 
 
+# mem0's words (ValueError there, InvalidInput, also a ValueError, here).
+NO_OWNER = (
+    "filters must contain at least one of: user_id, agent_id, run_id. "
+    "Example: filters={'user_id': 'u1'}"
+)
+
+
 def owner(user_id: str | None, agent_id: str | None, run_id: str | None) -> Owner:
+    """The owner the ids name; none of them is an error, as in mem0 (no call falls back to
+    the ``default`` user unasked)."""
+    if user_id is None and agent_id is None and run_id is None:
+        raise InvalidInput(NO_OWNER, field="filters")
     for name, value in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise InvalidInput(f"{name}: expected a non-empty string, got {value!r}", field=name)
@@ -66,6 +79,8 @@ def memory_dict(item: MemoryItem, score: float | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": item.id,
         "memory": item.text,
+        # mem0's hash: the MD5 of the text, which it keeps to notice an unchanged memory
+        "hash": hashlib.md5(item.text.encode()).hexdigest(),
         "metadata": dict(item.metadata),
         "created_at": item.created_at.isoformat(),
         "updated_at": item.updated_at.isoformat(),
