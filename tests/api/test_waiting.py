@@ -118,6 +118,7 @@ def test_a_tenant_waiting_on_a_slow_llm_does_not_stall_another(
         else:
             assert n in waiting and reply.json()["extraction"]["state"] in ("done", "partial")
     with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {KEY}"}) as admin:
-        stored = admin.get("/v1/sessions", params={"user_id": "alice", "scope_id": "__default__"})
+        # JiuwenMemory's "__default__" scope is omoide's default one (issue 33)
+        stored = admin.get("/v1/sessions", params={"user_id": "alice"})
     sessions = sorted(item["id"] for item in stored.json()["items"])
     assert sessions == sorted(f"s{n}" for n in waiting)  # nothing of the refused requests
