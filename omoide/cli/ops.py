@@ -22,6 +22,7 @@ from omoide.cli.core import (
     out,
     state,
 )
+from omoide.embed import resolve_runtime
 
 
 @app.command()
@@ -103,12 +104,17 @@ def doctor(as_json: JsonOpt = False) -> None:
 @app.command()
 @_errors
 def reindex(as_json: JsonOpt = False) -> None:
-    """Recompute every memory's vector with the configured embedding model.
+    """Recompute every memory's vector with the configured embedding model; with the default
+    runtime (auto), with the one a new store gets (onnx-int8).
 
     \b
     Example: omoide reindex
     """
-    with _memory() as memory, Progress(console=err, disable=as_json) as progress:
+    settings = _settings()
+    # auto keeps a store's runtime at startup; a reindex is the moment to move to a new store's
+    runtime = resolve_runtime(settings.embed_runtime, None)
+    switched = settings.model_copy(update={"embed_runtime": runtime})
+    with _memory(settings=switched) as memory, Progress(console=err, disable=as_json) as progress:
         task = progress.add_task("re-embedding", total=None)
         done = memory.reindex(lambda n, total: progress.update(task, completed=n, total=total))
     _emit({"reindexed": done}, as_json, lambda: out.print(f"re-embedded {done} memories"))

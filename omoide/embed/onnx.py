@@ -21,10 +21,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import re
 import tempfile
-import logging
 import threading
 import time
 from collections.abc import Sequence
@@ -35,10 +35,11 @@ from typing import Any
 
 import numpy as np
 
+from omoide.embed import INT8_SUFFIX
 from omoide.embed.batching import Coalescer
 from omoide.embed.file_lock import file_lock
 from omoide.embed.local import DEFAULT_MODEL, _model_path
-from omoide.embed.onnx_build import INPUTS, OPSET, OUTPUT, build_graph
+from omoide.embed.onnx_build import OPSET, OUTPUT, build_graph
 from omoide.embed.onnx_quantize import ensure_quantized
 from omoide.embed.protocol import normalize
 from omoide.errors import EmbedderError
@@ -54,7 +55,6 @@ EXPORT_VERSION = 3
 # (small runs stay in cache and pad less): 140 vs 62 sentences/s uncapped, 220 MB vs 1 GB RSS.
 MAX_TOKENS = 512
 MIN_COSINE = 0.9999  # a batch must give the vectors of its texts run alone this closely
-INT8_SUFFIX = "+int8"  # the name's suffix with int8 products (OMOIDE_EMBED_RUNTIME=onnx-int8)
 
 _EXPORT_LOCK = threading.Lock()  # one build at a time in this process (each holds 90 MB)
 
@@ -130,7 +130,7 @@ class OnnxEmbedder:
             import tokenizers  # noqa: F401
         except ImportError as exc:
             raise EmbedderError(
-                "the ONNX embedder needs onnxruntime and tokenizers: `pip install 'omoide[local]'`"
+                "the ONNX embedder needs onnxruntime and tokenizers: `pip install omoide`"
                 ", or set OMOIDE_EMBED_RUNTIME=torch",
                 retryable=False,
             ) from exc
@@ -338,18 +338,20 @@ def ensure_exported(spec: _ModelDir, cache_dir: Path, model: str, tokenizer: Any
             return target
         fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=f".{target.stem}-", suffix=".tmp")
         os.close(fd)
+        # the first use waits for this (seconds): say why, and where the file goes
+        log.info("building the ONNX model of %s from its weights, once: %s", model, target)
+        started = time.perf_counter()
         try:
             _export(spec, Path(tmp), tokenizer)
             os.chmod(tmp, 0o644)  # mkstemp makes it 0600; other users may share the cache
             os.replace(tmp, target)
+            log.info("built %s in %.1f s", target.name, time.perf_counter() - started)
         finally:
             Path(tmp).unlink(missing_ok=True)
     return target
 
 
 def _export(spec: _ModelDir, target: Path, tokenizer: Any) -> None:
-    log.info("building the ONNX model of %s from its weights (once)", spec.path.name)
-    started = time.perf_counter()
     try:
         build_graph(spec.path, spec.weights, target)
     except EmbedderError:
@@ -361,7 +363,6 @@ def _export(spec: _ModelDir, target: Path, tokenizer: Any) -> None:
             retryable=False,
         ) from exc
     _check_export(target, tokenizer)
-    log.info("built %s in %.1f s", target.name, time.perf_counter() - started)
 
 
 def _check_export(path: Path, tokenizer: Any) -> None:

@@ -18,11 +18,14 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 from omoide.embed.file_lock import file_lock
 from omoide.errors import EmbedderError
+
+log = logging.getLogger("omoide")
 
 # Bump when the quantisation settings change: the file name changes with it.
 QUANTIZE_VERSION = 1
@@ -46,6 +49,8 @@ def ensure_quantized(float_path: Path, worst_cosine: Callable[[Path], float]) ->
             return target
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.stem}-", suffix=".tmp")
         os.close(fd)
+        log.info("quantising %s to int8, once: %s", float_path.name, target)
+        started = time.perf_counter()
         try:
             _quantize(float_path, Path(tmp))
             cosine = worst_cosine(Path(tmp))
@@ -57,6 +62,7 @@ def ensure_quantized(float_path: Path, worst_cosine: Callable[[Path], float]) ->
                 )
             os.chmod(tmp, 0o644)  # mkstemp makes it 0600; other users may share the cache
             os.replace(tmp, target)
+            log.info("quantised %s in %.1f s", target.name, time.perf_counter() - started)
         finally:
             Path(tmp).unlink(missing_ok=True)
     return target
@@ -68,7 +74,7 @@ def _quantize(source: Path, target: Path) -> None:
     except ImportError as exc:  # the quantiser imports `onnx`, which the export needs too
         raise EmbedderError(
             f"the int8 runtime needs onnx to quantise the model once ({exc}): "
-            "`pip install 'omoide[local]'`, or set OMOIDE_EMBED_RUNTIME=onnx",
+            "`pip install omoide`, or set OMOIDE_EMBED_RUNTIME=onnx",
             retryable=False,
         ) from exc
     quiet = logging.getLogger()  # the quantiser logs advice through the root logger
