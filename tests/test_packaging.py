@@ -114,9 +114,9 @@ def _venv(tmp: Path, dist: Path, extras: set[str]) -> Path:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     (site,) = venv.glob("lib/python*/site-packages")
     (site / "_deps.pth").write_text(f"{view}\n")
+    pip = [sys.executable, "-m", "pip", "--python", str(venv / "bin/python"), "install", "-q"]
     subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(venv / "bin/python"), "install", "-q"]
-        + ["--no-index", "--no-deps", str(wheel)],
+        [*pip, "--no-index", "--no-deps", str(wheel)],
         check=True,
         timeout=300,
     )
