@@ -24,14 +24,8 @@ import numpy as np
 from safetensors.numpy import load_file
 
 from omoide.embed.local import _model_path
-from omoide.embed.onnx import (
-    _embed_sorted,
-    _read_model_dir,
-    _session,
-    _tokenizer,
-    ensure_exported,
-)
-from omoide.embed.onnx_build import build_graph
+from omoide.embed.onnx import _embed_sorted, _pad, _read_model_dir, _session, _tokenizer
+from omoide.embed.onnx_build import INPUTS, OPSET, OUTPUT, build_graph
 
 LOCOMO = Path("/work/shared/datasets/locomo-dev")
 
@@ -122,6 +116,43 @@ class NumpySession:
         return [self.model(feeds)]
 
 
+def torch_export(model_dir: Path, target: Path, tokenizer: Any) -> None:
+    """What omoide did before the graph was built from the weights (up to 2026-12-06)."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    module = SentenceTransformer(str(model_dir), device="cpu")[0]
+    model = module.model if hasattr(module, "model") else module.auto_model
+    model.set_attn_implementation("eager")
+
+    class MeanPooled(torch.nn.Module):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            hidden = self.model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            return (hidden * mask).sum(1) / torch.clamp(mask.sum(1), min=1e-9)
+
+    example = _pad(tokenizer.encode_batch(["an example sentence to trace", "short"]), INPUTS)
+    axes = {name: {0: "batch", 1: "sequence"} for name in INPUTS}
+    with torch.no_grad():
+        torch.onnx.export(
+            MeanPooled().eval(),
+            (),
+            str(target),
+            kwargs={k: torch.from_numpy(v) for k, v in example.items()},
+            input_names=list(INPUTS),
+            output_names=[OUTPUT],
+            dynamic_axes={**axes, OUTPUT: {0: "batch"}},
+            opset_version=OPSET,
+            dynamo=False,
+        )
+
+
 def main() -> None:
     spec = _read_model_dir(Path(_model_path("all-MiniLM-L6-v2")))
     tokenizer = _tokenizer(spec)
@@ -132,13 +163,11 @@ def main() -> None:
         build_graph(spec.path, spec.weights, graph)
         print(f"graph built in {time.perf_counter() - started:.1f} s")
         try:
-            from omoide.embed import onnx as onnx_module
-
             started = time.perf_counter()
-            onnx_module.EXPORT_VERSION = 2  # today's torch export
-            exported = ensure_exported(spec, Path(tmp), "torch-export", tokenizer)
+            exported = Path(tmp) / "export.onnx"
+            torch_export(spec.path, exported, tokenizer)
             print(f"torch export made in {time.perf_counter() - started:.1f} s")
-        except Exception as exc:
+        except ImportError as exc:
             print(f"no torch export ({exc}): cosines against the graph instead")
             exported = graph
         runtimes = {
