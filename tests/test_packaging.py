@@ -1,10 +1,10 @@
 """The package as a user installs it: ``python -m build``, then the wheel in a fresh venv.
 
 The fresh venv holds the wheel and, beside it, exactly the distributions its requirements
-need (the base install, or base + ``server``) and the model package, with nothing downloaded: each is linked from
-this venv's site-packages, found by walking the wheel's ``Requires-Dist`` through the installed
-metadata. A module omoide imports without declaring it fails there, and torch, which the tests
-need, is not importable: the wheel must embed and serve without it.
+need (the base install, or base + ``server``) and the model package, with nothing downloaded:
+each is linked from this venv's site-packages, found by walking the wheel's ``Requires-Dist``
+through the installed metadata. A module omoide imports without declaring it fails there, and
+torch, which the tests need, is not importable: the wheel must embed and serve without it.
 """
 
 from __future__ import annotations
