@@ -4,17 +4,13 @@ from __future__ import annotations
 
 from omoide.config import Settings
 from omoide.embed.hashing import HashEmbedder
-from omoide.embed.protocol import Embedder
+from omoide.embed.protocol import INT8_SUFFIX, Embedder
 from omoide.errors import InvalidInput
 
 __all__ = ["Embedder", "HashEmbedder", "build_embedder", "resolve_runtime"]
 
 # OMOIDE_EMBED_MODEL values for all-MiniLM-L6-v2 with int8 weights (onnx_int8.py)
 _INT8 = ("minilm-int8", "all-MiniLM-L6-v2-int8", "all-MiniLM-L6-v2-onnx-int8")
-
-
-# the name's suffix of the int8 runtime's vectors (OnnxEmbedder, int8=True)
-INT8_SUFFIX = "+int8"
 
 
 def resolve_runtime(runtime: str, stored_model: str | None) -> str:

@@ -35,13 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from omoide.embed import INT8_SUFFIX
 from omoide.embed.batching import Coalescer
 from omoide.embed.file_lock import file_lock
 from omoide.embed.local import DEFAULT_MODEL, _model_path
 from omoide.embed.onnx_build import OPSET, OUTPUT, build_graph
 from omoide.embed.onnx_quantize import ensure_quantized
-from omoide.embed.protocol import normalize
+from omoide.embed.protocol import INT8_SUFFIX, normalize
 from omoide.errors import EmbedderError
 
 log = logging.getLogger("omoide")
