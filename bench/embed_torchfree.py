@@ -8,15 +8,17 @@
 Prints, for each: the least cosine to the torch export over the LoCoMo dev turns, the median
 time of one query and of a batch of 64 turns; rounds alternate between the runtimes.
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python bench/embed_torchfree.py
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python bench/embed_torchfree.py [--rounds 5]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import tempfile
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -139,7 +141,8 @@ def torch_export(model_dir: Path, target: Path, tokenizer: Any) -> None:
 
     example = _pad(tokenizer.encode_batch(["an example sentence to trace", "short"]), INPUTS)
     axes = {name: {0: "batch", 1: "sequence"} for name in INPUTS}
-    with torch.no_grad():
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")  # the legacy exporter's deprecation and tracer notes
         torch.onnx.export(
             MeanPooled().eval(),
             (),
@@ -154,6 +157,9 @@ def torch_export(model_dir: Path, target: Path, tokenizer: Any) -> None:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    rounds = parser.parse_args().rounds
     spec = _read_model_dir(Path(_model_path("all-MiniLM-L6-v2")))
     tokenizer = _tokenizer(spec)
     texts = turns()
@@ -183,7 +189,7 @@ def main() -> None:
             )
         query, batch = texts[:40], texts[100:164]
         times: dict[str, dict[str, list[float]]] = {n: {"query": [], "batch": []} for n in runtimes}
-        for _ in range(5):
+        for _ in range(rounds):
             for name, session in runtimes.items():
                 started = time.perf_counter()
                 for text in query:
