@@ -426,7 +426,7 @@ class Settings(BaseSettings):
 
     @property
     def models_dir(self) -> Path:
-        """``<data_dir>/models``: the exported ONNX model and the expansion's word table."""
+        """``<data_dir>/models``: the built ONNX model and the expansion's word table."""
         return self.data_dir.expanduser() / "models"
 
     @property

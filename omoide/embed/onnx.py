@@ -69,7 +69,7 @@ _PROBES = [
 
 @dataclass(frozen=True)
 class _ModelDir:
-    """What the export and the tokenizer need from a sentence-transformers model directory."""
+    """What the graph and the tokenizer need from a sentence-transformers model directory."""
 
     path: Path
     weights: Path
@@ -89,7 +89,7 @@ class OnnxEmbedder:
         int8: bool = False,
     ) -> None:
         self.model_name = model
-        # The same name as LocalEmbedder: the export is refused unless the vectors are equal.
+        # The same name as LocalEmbedder: the graph gives its vectors (tests/test_embed_onnx.py).
         # int8 products (onnx_quantize.py) give close but other vectors: a name of their own.
         self.name = f"sentence-transformers/{model}" + (INT8_SUFFIX if int8 else "")
         self.int8 = int8
@@ -314,7 +314,7 @@ def _session(path: Path, threads: int) -> Any:
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
-# export --------------------------------------------------------------------------------------
+# the graph, built once --------------------------------------------------------------------
 def onnx_file(spec: _ModelDir, cache_dir: Path, model: str) -> Path:
     """``<cache_dir>/<model>-<hash>.onnx``; the hash covers the weights and the export code."""
     key = f"{_weights_digest(spec.weights, cache_dir)}:{EXPORT_VERSION}:{OPSET}"
@@ -324,7 +324,7 @@ def onnx_file(spec: _ModelDir, cache_dir: Path, model: str) -> Path:
 
 
 def ensure_exported(spec: _ModelDir, cache_dir: Path, model: str, tokenizer: Any) -> Path:
-    """The cached export, made now if missing. Safe against concurrent first uses."""
+    """The cached graph, built now if missing. Safe against concurrent first uses."""
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -1,4 +1,4 @@
-"""The exported model with int8 matrix products: ``OMOIDE_EMBED_RUNTIME=onnx-int8``.
+"""The float model's graph with int8 matrix products: ``OMOIDE_EMBED_RUNTIME=onnx-int8``.
 
 Why: on 2 cores with AVX-512 VNNI / AMX, onnxruntime's int8 products embed ~2.3x the sentences
 per second of the float graph, and a query in ~2 ms instead of ~4.5 (bench/README.md, "The
@@ -9,7 +9,7 @@ mean 0.992 over LoCoMo's turns) but not equal, so the embedder has a name of its
 database switches runtimes with ``omoide reindex``. CPUs without VNNI run the same int8
 weights through slower kernels.
 
-The quantised file is made once from the float export, beside it, under the same lock-file
+The quantised file is made once from the float graph, beside it, under the same lock-file
 and rename scheme, and checked against the float model before it is used.
 """
 
@@ -71,7 +71,7 @@ def ensure_quantized(float_path: Path, worst_cosine: Callable[[Path], float]) ->
 def _quantize(source: Path, target: Path) -> None:
     try:
         from onnxruntime.quantization import QuantType, quantize_dynamic
-    except ImportError as exc:  # the quantiser imports `onnx`, which the export needs too
+    except ImportError as exc:  # the quantiser imports `onnx`, which the graph's build needs too
         raise EmbedderError(
             f"the int8 runtime needs onnx to quantise the model once ({exc}): "
             "`pip install omoide`, or set OMOIDE_EMBED_RUNTIME=onnx",
