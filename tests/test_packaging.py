@@ -127,7 +127,14 @@ def _venv(tmp: Path, dist: Path, extras: set[str]) -> Path:
     (site,) = venv.glob("lib/python*/site-packages")
     (site / "_deps.pth").write_text(f"{view}\n")
     pip = [sys.executable, "-m", "pip", "--python", str(venv / "bin/python"), "install", "-q"]
-    subprocess.run([*pip, "--no-index", "--no-deps", str(wheel)], check=True, timeout=300, cwd=tmp)
+    # from tmp and without PYTHONPATH: an omoide.egg-info of the checkout would count as installed
+    subprocess.run(
+        [*pip, "--no-index", "--no-deps", str(wheel)],
+        check=True,
+        timeout=300,
+        cwd=tmp,
+        env=_env(tmp),
+    )
     assert list(site.glob("omoide-*.dist-info")), "the wheel was not installed"
     return venv / "bin"
 
