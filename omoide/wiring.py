@@ -37,7 +37,7 @@ from omoide.engine.scopes import ScopeService
 from omoide.engine.search.service import SearchService
 from omoide.engine.services import ServiceConfig, Services
 from omoide.engine.sessions import SessionService
-from omoide.engine.shared.embedding import Embedding
+from omoide.engine.shared.embedding import META_MODEL, Embedding
 from omoide.engine.shared.events import MemoryEvents
 from omoide.engine.shared.job_signal import JobSignal
 from omoide.engine.shared.knowledge import ChunkConfig, KnowledgeConfig
@@ -103,7 +103,10 @@ def build_engine(
     if key is not None and settings.file_mirror_root is not None:
         log.warning(ENCRYPTED_BUT_FILES, settings.file_mirror_root)
     store = open_store(location, encryption_key=key)
-    embedding = Embedding(store, embedder or build_embedder(settings), observer)
+    if embedder is None:  # the runtime a store's vectors came from stays its runtime
+        embedder = build_embedder(settings, store.admin.get_meta(META_MODEL))
+    log.info("omoide embedder: %s", embedder.name)
+    embedding = Embedding(store, embedder, observer)
     signal = JobSignal(
         store.jobs, per_tenant=settings.max_waiting_per_tenant, total=settings.max_waiting
     )

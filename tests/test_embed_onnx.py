@@ -1,8 +1,12 @@
-"""The onnxruntime embedder: sentence-transformers' vectors, exported once, shared by name."""
+"""The onnxruntime embedder: sentence-transformers' vectors from a graph written once from the
+weights (no torch), shared by name."""
 
 from __future__ import annotations
 
 import contextlib
+import json
+import os
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -207,9 +211,77 @@ def test_a_missing_export_dependency_says_how_to_fix_it(
 
 def test_settings_choose_the_runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OMOIDE_EMBED_RUNTIME", raising=False)
-    default = build_embedder(Settings(data_dir=tmp_path))
-    assert isinstance(default, OnnxEmbedder)
-    assert default.cache_dir == tmp_path / "models" and default.threads == 2
+    new_store = build_embedder(Settings(data_dir=tmp_path))  # auto, no vectors yet: int8
+    assert isinstance(new_store, OnnxEmbedder) and new_store.int8
+    assert new_store.cache_dir == tmp_path / "models" and new_store.threads == 2
+    float_store = build_embedder(Settings(data_dir=tmp_path), "sentence-transformers/x")
+    assert isinstance(float_store, OnnxEmbedder) and not float_store.int8
+    monkeypatch.setenv("OMOIDE_EMBED_RUNTIME", "onnx")
+    chosen = build_embedder(Settings(data_dir=tmp_path))
+    assert isinstance(chosen, OnnxEmbedder) and not chosen.int8
     monkeypatch.setenv("OMOIDE_EMBED_RUNTIME", "torch")
     assert isinstance(build_embedder(Settings(data_dir=tmp_path)), LocalEmbedder)
     assert not (tmp_path / "models").exists()  # nothing is loaded before the first embed
+
+
+def _locomo_turns() -> list[str]:
+    """Every turn of the LoCoMo dev conversations, or a visible skip where they are absent."""
+    here = Path(__file__).resolve().parents[1]
+    places = [os.environ.get("OMOIDE_LOCOMO_DEV", ""), here.parent / "shared/datasets/locomo-dev"]
+    places.append("/work/shared/datasets/locomo-dev")
+    found = next((Path(p) for p in places if p and (Path(p) / "26.json").is_file()), None)
+    if found is None:
+        pytest.skip("LoCoMo dev set not found (set OMOIDE_LOCOMO_DEV to its directory)")
+    turns: list[str] = []
+    for file in sorted(found.glob("*.json")):
+        for key, value in json.loads(file.read_text()).items():
+            if key.startswith("session_") and isinstance(value, list):
+                turns += [turn["text"] for turn in value]
+    return turns
+
+
+@pytest.mark.slow
+def test_every_locomo_turn_gets_sentence_transformers_vector(
+    onnx_embedder: OnnxEmbedder, embedder: LocalEmbedder
+) -> None:
+    # The promise behind the shared name: a database embedded through torch (or by the torch
+    # export of earlier versions) is searched by the graph built without torch, no reindex.
+    turns = _locomo_turns()
+    assert len(turns) > 700
+    assert cosines(onnx_embedder.embed(turns), embedder.embed(turns)).min() >= 0.9999
+
+
+def test_the_model_is_built_without_torch_and_says_so(
+    tmp_path: Path, onnx_embedder: OnnxEmbedder
+) -> None:
+    # torch made unimportable: any import of it during the build or the embed would fail.
+    script = (
+        "import json, logging, sys\n"
+        "sys.modules['torch'] = None\n"
+        "logging.basicConfig(level=logging.INFO, stream=sys.stderr)\n"
+        "from omoide.embed.onnx import OnnxEmbedder\n"
+        f"model = OnnxEmbedder(cache_dir={str(tmp_path)!r})\n"
+        f"print(json.dumps(model.embed({TEXTS[8:14]!r}).tolist()))\n"
+        "print(json.dumps([m for m, mod in sys.modules.items() if mod is not None and "
+        "m.split('.')[0] in ('torch', 'transformers', 'sentence_transformers')]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    vectors, imported = (json.loads(line) for line in done.stdout.splitlines())
+    assert imported == []
+    assert cosines(np.array(vectors), onnx_embedder.embed(TEXTS[8:14])).min() >= 0.9999
+    assert "building the ONNX model of all-MiniLM-L6-v2 from its weights" in done.stderr
+    assert "built all-MiniLM-L6-v2-" in done.stderr
+    assert len(list(tmp_path.glob("*.onnx"))) == 1
+
+
+def test_another_architecture_is_refused_with_the_way_out(tmp_path: Path) -> None:
+    from omoide.embed.onnx_build import build_graph
+
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "mpnet"}))
+    with pytest.raises(EmbedderError) as info:
+        build_graph(tmp_path, tmp_path / "model.safetensors", tmp_path / "x.onnx")
+    assert not info.value.retryable and "OMOIDE_EMBED_RUNTIME=torch" in info.value.message
+    assert not (tmp_path / "x.onnx").exists()

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
 import omoide.embed.onnx_quantize as quantize_module
 from omoide import Memory
+from omoide.cli import app, state
 from omoide.config import Settings
 from omoide.embed import build_embedder
 from omoide.embed.onnx import OnnxEmbedder
@@ -135,3 +138,51 @@ def test_settings_choose_the_int8_runtime(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("OMOIDE_EMBED_RUNTIME", "int8")
     with pytest.raises(ValueError, match="onnx-int8"):
         Settings(data_dir=tmp_path)
+
+
+def test_a_new_store_gets_int8_and_an_old_one_keeps_float_until_reindex(
+    tmp_path: Path,
+    onnx_embedder: OnnxEmbedder,
+    int8_embedder: OnnxEmbedder,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("OMOIDE_EMBED_RUNTIME", "OMOIDE_EMBED_MODEL", "OMOIDE_EMBEDDER"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OMOIDE_DATA_DIR", str(tmp_path))
+    models = tmp_path / "models"
+    models.mkdir()
+    for made in (onnx_embedder.onnx_path, int8_embedder.onnx_path):
+        assert made is not None
+        shutil.copy2(made, models / made.name)  # both files made: nothing is built again
+    settings = Settings(data_dir=tmp_path)
+    with Memory(tmp_path / "new.db", settings=settings, workers=0) as memory:
+        memory.add(FACTS[0], user_id="alice")
+        assert memory.embedder.name == int8_embedder.name
+    old = tmp_path / "old.db"
+    with Memory(old, embedder=onnx_embedder, workers=0) as memory:
+        for fact in FACTS:
+            memory.add(fact, user_id="alice")
+    # the default settings keep the store's float runtime: no vectors of two spaces in one store
+    with Memory(old, settings=settings, workers=0) as memory:
+        assert memory.embedder.name == onnx_embedder.name
+        memory.add("I drink oolong on Sundays", user_id="alice")
+        found = memory.search("What does the user drink?", user_id="alice", recipe="vector")
+        assert not found.degraded and not found.warnings
+    state.settings, state.db = None, None
+    try:
+        done = CliRunner().invoke(app, ["--db", str(old), "reindex", "--json"])
+    finally:
+        state.settings, state.db = None, None
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout) == {"reindexed": len(FACTS) + 1}
+    with Memory(old, settings=settings, workers=0) as memory:
+        assert memory.embedder.name == int8_embedder.name
+        found = memory.search("What does the user drink?", user_id="alice", recipe="vector")
+        assert not found.degraded and not found.warnings
+        assert {h.memory.text for h in found.hits[:2]} == {
+            "I like jasmine tea",
+            "I drink oolong on Sundays",
+        }
+    assert sorted(p.name for p in models.glob("*.onnx")) == sorted(
+        p.name for p in (onnx_embedder.onnx_path, int8_embedder.onnx_path) if p is not None
+    )

@@ -127,13 +127,13 @@ def _existing_db() -> Path | str:
     return path
 
 
-def _memory(workers: int = 0, *, create: bool = False) -> Any:
+def _memory(workers: int = 0, *, create: bool = False, settings: Settings | None = None) -> Any:
     """A ``Memory`` on the database; unless ``create``, only on one that exists."""
     from omoide.memory import Memory
 
     if not create:
         _existing_db()
-    return Memory(state.db, settings=_settings(), workers=workers)
+    return Memory(state.db, settings=settings or _settings(), workers=workers)
 
 
 def _interactive() -> bool:

@@ -3,6 +3,7 @@ worker or the MCP stdio server."""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,6 +23,8 @@ from omoide.cli.core import (
     out,
     state,
 )
+from omoide.embed import resolve_runtime
+from omoide.errors import FeatureDisabled
 
 
 @app.command()
@@ -103,12 +106,17 @@ def doctor(as_json: JsonOpt = False) -> None:
 @app.command()
 @_errors
 def reindex(as_json: JsonOpt = False) -> None:
-    """Recompute every memory's vector with the configured embedding model.
+    """Recompute every memory's vector with the configured embedding model; with the default
+    runtime (auto), with the one a new store gets (onnx-int8).
 
     \b
     Example: omoide reindex
     """
-    with _memory() as memory, Progress(console=err, disable=as_json) as progress:
+    settings = _settings()
+    # auto keeps a store's runtime at startup; a reindex is the moment to move to a new store's
+    runtime = resolve_runtime(settings.embed_runtime, None)
+    switched = settings.model_copy(update={"embed_runtime": runtime})
+    with _memory(settings=switched) as memory, Progress(console=err, disable=as_json) as progress:
         task = progress.add_task("re-embedding", total=None)
         done = memory.reindex(lambda n, total: progress.update(task, completed=n, total=total))
     _emit({"reindexed": done}, as_json, lambda: out.print(f"re-embedded {done} memories"))
@@ -130,6 +138,7 @@ def serve(
 
     \b
     Example: omoide serve --port 8000 --workers 0"""
+    _require("serve", "server", "fastapi", "uvicorn", "mcp", "prometheus_client")
     from omoide.serve.server import serve as run_server
 
     overrides: dict[str, Any] = {
@@ -193,10 +202,21 @@ def mcp_() -> None:
 
     Example (Claude Code): claude mcp add omoide -- omoide mcp
     """
+    _require("mcp", "mcp", "mcp")
     from omoide.mcp.stdio import run_stdio
 
     with _memory(workers=_settings().workers, create=True) as memory:
         run_stdio(memory, _settings())
+
+
+def _require(command: str, extra: str, *modules: str) -> None:
+    """One line naming the extra to install, where an ImportError would print a traceback: the
+    base install is the library (``pip install omoide``), without the server's packages."""
+    missing = [name for name in modules if importlib.util.find_spec(name) is None]
+    if missing:
+        raise FeatureDisabled(
+            f"omoide {command} needs {', '.join(missing)}: pip install 'omoide[{extra}]'"
+        )
 
 
 def _llm_detail(llm: dict[str, Any]) -> str:

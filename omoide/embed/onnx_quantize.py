@@ -1,4 +1,4 @@
-"""The exported model with int8 matrix products: ``OMOIDE_EMBED_RUNTIME=onnx-int8``.
+"""The float model's graph with int8 matrix products: ``OMOIDE_EMBED_RUNTIME=onnx-int8``.
 
 Why: on 2 cores with AVX-512 VNNI / AMX, onnxruntime's int8 products embed ~2.3x the sentences
 per second of the float graph, and a query in ~2 ms instead of ~4.5 (bench/README.md, "The
@@ -9,7 +9,7 @@ mean 0.992 over LoCoMo's turns) but not equal, so the embedder has a name of its
 database switches runtimes with ``omoide reindex``. CPUs without VNNI run the same int8
 weights through slower kernels.
 
-The quantised file is made once from the float export, beside it, under the same lock-file
+The quantised file is made once from the float graph, beside it, under the same lock-file
 and rename scheme, and checked against the float model before it is used.
 """
 
@@ -18,11 +18,14 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 from omoide.embed.file_lock import file_lock
 from omoide.errors import EmbedderError
+
+log = logging.getLogger("omoide")
 
 # Bump when the quantisation settings change: the file name changes with it.
 QUANTIZE_VERSION = 1
@@ -46,6 +49,8 @@ def ensure_quantized(float_path: Path, worst_cosine: Callable[[Path], float]) ->
             return target
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.stem}-", suffix=".tmp")
         os.close(fd)
+        log.info("quantising %s to int8, once: %s", float_path.name, target)
+        started = time.perf_counter()
         try:
             _quantize(float_path, Path(tmp))
             cosine = worst_cosine(Path(tmp))
@@ -57,6 +62,7 @@ def ensure_quantized(float_path: Path, worst_cosine: Callable[[Path], float]) ->
                 )
             os.chmod(tmp, 0o644)  # mkstemp makes it 0600; other users may share the cache
             os.replace(tmp, target)
+            log.info("quantised %s in %.1f s", target.name, time.perf_counter() - started)
         finally:
             Path(tmp).unlink(missing_ok=True)
     return target
@@ -65,10 +71,10 @@ def ensure_quantized(float_path: Path, worst_cosine: Callable[[Path], float]) ->
 def _quantize(source: Path, target: Path) -> None:
     try:
         from onnxruntime.quantization import QuantType, quantize_dynamic
-    except ImportError as exc:  # the quantiser imports `onnx`, which the export needs too
+    except ImportError as exc:  # the quantiser imports `onnx`, which the graph's build needs too
         raise EmbedderError(
             f"the int8 runtime needs onnx to quantise the model once ({exc}): "
-            "`pip install 'omoide[local]'`, or set OMOIDE_EMBED_RUNTIME=onnx",
+            "`pip install omoide`, or set OMOIDE_EMBED_RUNTIME=onnx",
             retryable=False,
         ) from exc
     quiet = logging.getLogger()  # the quantiser logs advice through the root logger

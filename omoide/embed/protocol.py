@@ -7,6 +7,10 @@ from typing import Protocol
 
 import numpy as np
 
+# The name's suffix of the local model's vectors through int8 products (OMOIDE_EMBED_RUNTIME=
+# onnx-int8): close to the float vectors but not equal, so never under the same name.
+INT8_SUFFIX = "+int8"
+
 
 class Embedder(Protocol):
     """Turns texts into unit-length float32 vectors.
