@@ -214,6 +214,12 @@ class Settings(BaseSettings):
     compat_jiuwen: bool = Field(
         True, description="Serve the JiuwenMemory memory_server endpoints (/add_messages/, ...)."
     )
+    jiuwen_cosine_threshold: bool = Field(
+        True,
+        description="JiuwenMemory's search routes and the MCP search tools rank by cosine "
+        "alone (the vector recipe), so `score` and `threshold` are a cosine similarity, as "
+        "upstream's; false: the default recipe and its score, as every other door.",
+    )
     compat_nexus: bool = Field(
         True, description="Serve the nexusAI memory-service routes (/sessions, /episodes, ...)."
     )

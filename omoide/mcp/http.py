@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.routing import BaseRoute
 
 from omoide.api.deps import Tenancy
+from omoide.compat.jiuwen.common import search_recipe
 from omoide.config import Settings
 from omoide.mcp.server import build_server
 from omoide.mcp.tools import Caller
@@ -29,7 +30,11 @@ class HttpMount:
     """``routes`` go into the app's router; ``run()`` wraps the app's lifespan."""
 
     def __init__(self, settings: Settings) -> None:
-        defaults = (settings.mcp_default_user_id, settings.mcp_default_scope_id)
+        defaults = (
+            settings.mcp_default_user_id,
+            settings.mcp_default_scope_id,
+            search_recipe(settings),
+        )
 
         def resolve(ctx: Context[Any, Any]) -> Caller:
             request = ctx.request_context.request

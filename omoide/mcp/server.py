@@ -39,7 +39,14 @@ UserId = Annotated[
 ]
 ScopeId = Annotated[str | None, Field(description="The scope; omitted: the server's default.")]
 Num = Annotated[int, Field(ge=1, le=1000, description="How many results at most.")]
-Threshold = Annotated[float, Field(description="Minimum cosine similarity of a result.")]
+Threshold = Annotated[float, Field(description="Minimum score of a result (its `score`).")]
+Recipe = Annotated[
+    str | None,
+    Field(
+        description="Search recipe: hybrid, hybrid_weighted, keyword or vector; omitted: the "
+        "server's choice."
+    ),
+]
 Result = dict[str, Any]
 
 TOOL_NAMES = (
@@ -95,11 +102,12 @@ class Tools:
         threshold: Threshold = 0.3,
         user_id: UserId = None,
         scope_id: ScopeId = None,
+        recipe: Recipe = None,
     ) -> Result:
-        """Search what is known about the user (profile, facts, episodes), most similar first.
+        """Search what is known about the user (profile, facts, episodes), most relevant first.
         Pair it with search_history_summaries for the fullest recall."""
         ids = {"user_id": user_id, "scope_id": scope_id}
-        return self._run(ctx, tools.search_memories, query, num, threshold, **ids)
+        return self._run(ctx, tools.search_memories, query, num, threshold, recipe, **ids)
 
     def search_history_summaries(
         self,
@@ -109,10 +117,12 @@ class Tools:
         threshold: Threshold = 0.3,
         user_id: UserId = None,
         scope_id: ScopeId = None,
+        recipe: Recipe = None,
     ) -> Result:
-        """Search summaries of past conversations (topics and conclusions), most similar first."""
+        """Search summaries of past conversations (topics and conclusions), most relevant
+        first."""
         ids = {"user_id": user_id, "scope_id": scope_id}
-        return self._run(ctx, tools.search_summaries, query, num, threshold, **ids)
+        return self._run(ctx, tools.search_summaries, query, num, threshold, recipe, **ids)
 
     def get_memories(
         self,

@@ -11,6 +11,7 @@ import logging
 import sys
 
 from omoide.api.deps import Tenancy
+from omoide.compat.jiuwen.common import search_recipe
 from omoide.config import Settings
 from omoide.mcp.server import build_server
 from omoide.mcp.tools import Caller
@@ -29,6 +30,10 @@ def run_stdio(engine: Memory, settings: Settings) -> None:
     )
     redact_logs()
     caller = Caller(
-        engine, Tenancy(None), settings.mcp_default_user_id, settings.mcp_default_scope_id
+        engine,
+        Tenancy(None),
+        settings.mcp_default_user_id,
+        settings.mcp_default_scope_id,
+        search_recipe(settings),
     )
     build_server(lambda _ctx: caller, "DEBUG" if debug else "WARNING").run("stdio")

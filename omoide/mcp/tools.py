@@ -34,7 +34,6 @@ from omoide.validate import check_ids
 MAX_ID = 128
 SESSION = "mcp"  # the session add_messages writes to when none is named
 ADD_WAIT_S = 30.0  # add_messages replies when extraction finished, or after this long
-RECIPE = "vector"  # cosine scores, so `threshold` means what it meant in JiuwenMemory
 
 
 def clean_id(value: str | None) -> str | None:
@@ -51,12 +50,14 @@ def clean_id(value: str | None) -> str | None:
 
 @dataclass(frozen=True)
 class Caller:
-    """Who calls: the engine, the key's tenancy, and the deployment's default ids."""
+    """Who calls: the engine, the key's tenancy, the deployment's default ids, and the recipe
+    of searches that name none (``None``: the engine's default, as every door)."""
 
     engine: Memory
     tenancy: Tenancy
     default_user_id: str = DEFAULT_ID
     default_scope_id: str = DEFAULT_ID
+    recipe: str | None = None
 
     def scope(self, user_id: str | None, scope_id: str | None) -> Scope:
         """The tenant of a call. A bound key fixes the user (naming another is ``Forbidden``);
@@ -144,6 +145,7 @@ def search(
     threshold: float,
     user_id: str | None,
     scope_id: str | None,
+    recipe: str | None = None,
 ) -> dict[str, Any]:
     result = caller.engine.search(
         query,
@@ -151,7 +153,7 @@ def search(
         filters=SearchFilters(types=types),
         limit=num,
         threshold=threshold,
-        recipe=RECIPE,
+        recipe=recipe or caller.recipe,
     )
     hits = [
         _hit(h.memory.id, h.memory.text, _wire(h.memory.type), score=h.score) for h in result.hits
@@ -159,12 +161,17 @@ def search(
     return {"results": hits, "count": len(hits), "warnings": result.warnings}
 
 
-def search_memories(caller: Caller, query: str, num: int, threshold: float, **ids: Any) -> Any:
-    return search(caller, query, long_term(_llm_off(caller)), num, threshold, **ids)
+def search_memories(
+    caller: Caller, query: str, num: int, threshold: float, recipe: str | None, **ids: Any
+) -> Any:
+    types = long_term(_llm_off(caller))
+    return search(caller, query, types, num, threshold, **ids, recipe=recipe)
 
 
-def search_summaries(caller: Caller, query: str, num: int, threshold: float, **ids: Any) -> Any:
-    return search(caller, query, [MemoryType.SUMMARY], num, threshold, **ids)
+def search_summaries(
+    caller: Caller, query: str, num: int, threshold: float, recipe: str | None, **ids: Any
+) -> Any:
+    return search(caller, query, [MemoryType.SUMMARY], num, threshold, **ids, recipe=recipe)
 
 
 def get_memories(

@@ -49,6 +49,7 @@ def test_tools_have_jiuwens_names_arguments_and_defaults(serve: Callable[..., Ru
         assert arguments <= set(schemas[name]["properties"]), name
     search = schemas["search_memories"]["properties"]
     assert (search["num"]["default"], search["threshold"]["default"]) == (5, 0.3)
+    assert search["recipe"]["default"] is None  # the server's choice
     assert schemas["search_history_summaries"]["properties"]["num"]["default"] == 3
     page = schemas["get_memories"]["properties"]
     assert (page["page_size"]["default"], page["page_idx"]["default"]) == (10, 1)

@@ -302,17 +302,21 @@ function scoreBar(value) {
 
 async function searchView({ params }) {
   const q = params.get("q") || "";
-  const recipe = params.get("recipe") || "hybrid";
+  const recipe = params.get("recipe") || ""; // "": the server's default, as every other door
   const input = h("input", {
     type: "search", name: "q", value: q, placeholder: "what do you want to find?", id: "search-input", required: true,
   });
   const pick = h("select", { name: "recipe" },
+    h("option", { value: "", selected: !recipe }, "default recipe"),
     ["hybrid", "hybrid_weighted", "keyword", "vector"].map((r) => h("option", { selected: r === recipe }, r)));
-  const submit = (e) => { e.preventDefault(); go(`#/search?q=${enc(input.value)}&recipe=${pick.value}`); };
+  const submit = (e) => {
+    e.preventDefault();
+    go(`#/search?q=${enc(input.value)}${pick.value ? `&recipe=${pick.value}` : ""}`);
+  };
   const form = h("form", { class: "inline", id: "search-form", onsubmit: submit },
     input, pick, h("button", {}, "Search"));
   if (!q) return [h("h1", {}, "Search"), form];
-  const result = await api("POST", "/v1/memories/search", { body: { query: q, recipe, limit: 20 } });
+  const result = await api("POST", "/v1/memories/search", { body: { query: q, recipe: recipe || null, limit: 20 } });
   const names = [...new Set(result.hits.flatMap((x) => Object.keys(x.signals)))].sort();
   const signal = (x, n) => {
     const seen = x.signals[n];
@@ -324,7 +328,7 @@ async function searchView({ params }) {
   return [h("h1", {}, "Search"), form,
     result.degraded ? h("p", { class: "warning" }, "Degraded: ", result.warnings.join("; ")) : null,
     muted(`${result.hits.length} hits · recipe ${result.recipe}`),
-    table(["#", "memory", "fused score", ...names.map((n) => `${n} (rank · score)`)], rows, { id: "results" })];
+    table(["#", "memory", "score", ...names.map((n) => `${n} (rank · score)`)], rows, { id: "results" })];
 }
 
 // empty pages say what fills them ------------------------------------------------------------------

@@ -23,6 +23,7 @@ from fastapi.routing import APIRoute
 
 from omoide.api.deps import Tenancy
 from omoide.api.errors import client_message, status_for
+from omoide.config import Settings
 from omoide.errors import OmoideError
 from omoide.types import DEFAULT_ID, MemoryType, Scope
 
@@ -49,6 +50,15 @@ VARIABLE = "variable"
 SUMMARY = "summary"
 MIDDLE_TERM = "middle_term_memory"
 UNKNOWN = "unknown"
+
+COSINE_RECIPE = "vector"  # its score is the cosine similarity, which upstream's threshold cut
+
+
+def search_recipe(settings: Settings) -> str | None:
+    """The recipe of JiuwenMemory's searches (REST and MCP): the default one (``None``), whose
+    score every door shares, unless the deployment keeps upstream's cosine threshold."""
+    return COSINE_RECIPE if settings.jiuwen_cosine_threshold else None
+
 
 # The name a memory of each omoide type has on the wire. ``raw`` turns only ever reach a
 # JiuwenMemory client when no LLM is configured: they are the episodes then.

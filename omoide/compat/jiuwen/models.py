@@ -187,7 +187,9 @@ class SearchRequest(_Tenant):
     threshold: float | None = Field(
         DEFAULT_THRESHOLD,
         allow_inf_nan=False,
-        description="Minimum score (null: 0.3): the cosine similarity of query and memory.",
+        description="Minimum score (null: 0.3), compared with each hit's `score`: the same "
+        "relevance score as /v1 search's (the cosine similarity with "
+        "OMOIDE_JIUWEN_COSINE_THRESHOLD=true).",
     )
 
     def min_score(self) -> float:

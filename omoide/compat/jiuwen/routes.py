@@ -23,7 +23,7 @@ defaults, type names, response shapes and error prefixes. What each route calls:
 
 Types go out under upstream's names (``semantic_memory``, ``episodic_memory`` ...; see
 ``jiuwen_common``). Without an LLM nothing is extracted, so the stored turns themselves are the
-episodes: ``raw`` memories are listed and searched (by cosine) as ``episodic_memory``. With
+episodes: ``raw`` memories are listed and searched as ``episodic_memory``. With
 an LLM the extracted types take over and raw turns stay reachable through ``/v1`` only.
 
 Errors: a client error keeps its status and omoide's body (404, 403); a request that does not
@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Annotated
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Depends, Request, Response
 from pydantic import ValidationError
 
 from omoide.api.deps import MemoryDep, TenancyDep
@@ -55,6 +56,7 @@ from omoide.compat.jiuwen.common import (
     memory_type,
     native,
     resolve_scope,
+    search_recipe,
     stored_types,
 )
 from omoide.compat.jiuwen.models import (
@@ -262,7 +264,16 @@ def get_variables(body: GetVariablesRequest, engine: MemoryDep, tenancy: Tenancy
     return Variables(variables=found)
 
 
-def _search(body: SearchRequest, engine: Memory, tenancy: TenancyDep, summaries: bool) -> Hits:
+def _recipe(request: Request) -> str | None:
+    return search_recipe(request.app.state.settings)
+
+
+RecipeDep = Annotated[str | None, Depends(_recipe)]
+
+
+def _search(
+    body: SearchRequest, engine: Memory, tenancy: TenancyDep, recipe: str | None, summaries: bool
+) -> Hits:
     scope = resolve_scope(tenancy, body.user_id, body.scope_id)
     off = _llm_off(engine) and not summaries
     types = [MemoryType.SUMMARY] if summaries else long_term(off)
@@ -272,9 +283,7 @@ def _search(body: SearchRequest, engine: Memory, tenancy: TenancyDep, summaries:
         filters=SearchFilters(types=types),
         limit=body.num,
         threshold=body.min_score(),
-        # Cosine similarity is what upstream's threshold means, in both modes: a fused hybrid
-        # score is calibrated differently (a right answer at cosine 0.37 fuses to ~0.17).
-        recipe="vector",
+        recipe=recipe,
     )
     if result.hits:  # a hit is a use: what expired-memory maintenance counts (compat.jiuwen.meta)
         engine.touch_memories([h.memory.id for h in result.hits], **scope.model_dump())
@@ -291,20 +300,22 @@ def _wire(memory: MemoryItem) -> str:
 
 
 @router.post("/search_memory/")
-def search_memory(body: SearchRequest, engine: MemoryDep, tenancy: TenancyDep) -> Hits:
+def search_memory(
+    body: SearchRequest, engine: MemoryDep, tenancy: TenancyDep, recipe: RecipeDep
+) -> Hits:
     """Search the user's profile, semantic and episodic memories, best first (without an
     LLM: the stored turns too, as episodic_memory)."""
     with failing_as("Error searching memory"):
-        return _search(body, engine, tenancy, summaries=False)
+        return _search(body, engine, tenancy, recipe, summaries=False)
 
 
 @router.post("/search_user_history_summary/")
 def search_user_history_summary(
-    body: SearchRequest, engine: MemoryDep, tenancy: TenancyDep
+    body: SearchRequest, engine: MemoryDep, tenancy: TenancyDep, recipe: RecipeDep
 ) -> Hits:
-    """Search the user's conversation summaries, most similar first."""
+    """Search the user's conversation summaries, most relevant first."""
     with failing_as("Error searching user history summary"):
-        return _search(body, engine, tenancy, summaries=True)
+        return _search(body, engine, tenancy, recipe, summaries=True)
 
 
 def _page(

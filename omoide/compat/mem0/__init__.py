@@ -150,10 +150,11 @@ class Memory:
         explain: bool = False,
         reference_date: datetime | None = None,
     ) -> dict[str, Any]:
-        """The memories most relevant to ``query``, best first, each with its ``score``
-        (omoide's fused score, 0..1). ``filters``: the owner ids and metadata equality; at
-        least one id is required, as in mem0. ``top_k`` (mem0's newer name) or ``limit``.
-        ``rerank`` is accepted; omoide has no reranker."""
+        """The memories most relevant to ``query``, best first (the default recipe), each with
+        its ``score``, the one every omoide door gives; ``threshold`` drops hits scored lower.
+        ``filters``: the owner ids and metadata equality; at least one id is required, as in
+        mem0. ``top_k`` (mem0's newer name) or ``limit``. ``rerank`` is accepted; omoide has no
+        reranker."""
         if explain:
             raise InvalidInput("explain: score details are not supported", field="explain")
         if reference_date is not None:  # mem0's open-source Memory refuses it too
