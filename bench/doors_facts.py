@@ -1,0 +1,108 @@
+"""What an agent gets through each door on the fact-shaped tenants (``bench/data/facts``).
+
+Every door (``/v1``, MCP, JiuwenMemory, mem0, the UI) returns ``Memory.search``'s ids and
+scores for its recipe (tests/compat/test_same_search.py), so two searches cover them all: the
+default recipe, and ``vector``, what JiuwenMemory's REST and MCP searches use while
+``OMOIDE_JIUWEN_COSINE_THRESHOLD`` is true. Facts are added one plain text each, a second
+apart, no session, as an agent's memory tool writes them. Per tenant and recipe:
+
+* ``hit@1``, ``hit@3``: an answer among the first 1 / 3 hits, no threshold;
+* ``door@3``: an answer among the first 3 hits scored >= the doors' default threshold (0.3),
+  what an MCP or JiuwenMemory client receives with its defaults;
+* ``score>=t``: the best-ranked answer's own score is >= the threshold;
+* ``never empty``: never-said questions with no hit scored >= the threshold.
+
+    PYTHONPATH=. python bench/doors_facts.py [--threshold 0.3] [--data bench/data/facts]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from locomo import open_engine, warm_up
+
+from omoide import Memory
+
+DATA = Path(__file__).resolve().parent / "data" / "facts"
+START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+RECIPES = (None, "vector")  # None: the server's default recipe
+
+
+def ingest(memory: Memory, data: dict[str, Any]) -> dict[str, str]:
+    """The tenant's facts, one add each; fact id -> memory id."""
+    ids: dict[str, str] = {}
+    for n, fact in enumerate(data["facts"]):
+        (item,) = memory.add(
+            fact["text"],
+            user_id=data["tenant"],
+            timestamp=START + timedelta(seconds=n),
+            infer=False,
+        )
+        ids[fact["id"]] = item.id
+    return ids
+
+
+def answers(data: dict[str, Any], question: dict[str, Any]) -> set[str]:
+    """A question's answer facts with their duplicates (either one answers)."""
+    same = {f["id"]: f["duplicate_of"] for f in data["facts"] if f.get("duplicate_of")}
+    found = set(question["answers"])
+    found |= {a for a, b in same.items() if b in found} | {same[a] for a in found if a in same}
+    return found
+
+
+def measure(
+    memory: Memory, data: dict[str, Any], ids: dict[str, str], recipe: str | None, cut: float
+) -> dict[str, float]:
+    counts = dict.fromkeys(("hit@1", "hit@3", "door@3", "score>=t", "never empty"), 0)
+    asked = never = 0
+    for question in data["questions"]:
+        hits = memory.search(
+            question["question"], user_id=data["tenant"], limit=10, recipe=recipe
+        ).hits
+        ranked = [(h.memory.id, h.score) for h in hits]
+        wanted = {ids[a] for a in answers(data, question)}
+        if not wanted:
+            never += 1
+            counts["never empty"] += all(score < cut for _, score in ranked)
+            continue
+        asked += 1
+        first = [i for i, _ in ranked]
+        counts["hit@1"] += bool(set(first[:1]) & wanted)
+        counts["hit@3"] += bool(set(first[:3]) & wanted)
+        counts["door@3"] += bool({i for i, s in ranked[:3] if s >= cut} & wanted)
+        counts["score>=t"] += next((s >= cut for i, s in ranked if i in wanted), False)
+    return {
+        name: round(value / (never if name == "never empty" else asked), 3)
+        for name, value in counts.items()
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--threshold", type=float, default=0.3)
+    parser.add_argument("--data", type=Path, default=DATA)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        memory, timed = open_engine(Path(tmp) / "facts.db")
+        warm_up(timed)
+        rows = []
+        for file in sorted(args.data.glob("*.json")):
+            data = json.loads(file.read_text())
+            ids = ingest(memory, data)
+            for recipe in RECIPES:
+                figures = measure(memory, data, ids, recipe, args.threshold)
+                rows.append({"tenant": data["tenant"], "recipe": recipe or "default", **figures})
+        memory.close()
+    names = list(rows[0])
+    print(" | ".join(names))
+    for row in rows:
+        print(" | ".join(str(row[n]) for n in names))
+
+
+if __name__ == "__main__":
+    main()
