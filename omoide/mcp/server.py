@@ -43,7 +43,7 @@ Threshold = Annotated[float, Field(description="Minimum score of a result (its `
 Recipe = Annotated[
     str | None,
     Field(
-        description="Search recipe: hybrid, hybrid_weighted, keyword or vector; omitted: the "
+        description="A search recipe by name (hybrid, keyword, vector ...); omitted: the "
         "server's choice."
     ),
 ]
