@@ -4,6 +4,7 @@
     python bench/relevance.py --fit            # also fit the coefficients (printed) and
                                                # report each shape held out of the fit
     python bench/relevance.py --shapes facts --facts DIR --reuse
+    python bench/relevance.py --latency /tmp/s/one-100k.db   # p50 vs hybrid_rrf (scale.py db)
 
 Each shape (``bench/relevance_data.py``) is ingested through ``Memory`` into one SQLite file
 under ``--cache`` (vectors cached beside it; ``--reuse`` keeps an ingested store). Every query
@@ -24,7 +25,9 @@ import json
 import math
 import pickle
 import shutil
+import statistics
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -318,6 +321,28 @@ def held_out(shapes: dict[str, dict[str, Any]], l2: float) -> dict[str, Any]:
     return out
 
 
+def latency(db: Path, user_id: str, rounds: int = 3) -> dict[str, Any]:
+    """p50 of the default search (``hybrid``) over that of the old default (``hybrid_rrf``) on
+    one store, the LoCoMo dev questions in turn, the two recipes alternating (which goes first
+    rotates), after a warm-up round: the same process, store and machine load for both."""
+    from common import load_locomo
+    from relevance_data import LOCOMO
+
+    questions = [q.question for c in load_locomo(LOCOMO) for q in c.questions]
+    recipes = ("hybrid", "hybrid_rrf")
+    memory = Memory(db, workers=0)
+    times: dict[str, list[float]] = {r: [] for r in recipes}
+    for n, q in enumerate(questions * (rounds + 1)):
+        for r in recipes[n % 2 :] + recipes[: n % 2]:
+            start = time.perf_counter()
+            memory.search(q, user_id=user_id, limit=10, recipe=r)
+            if n >= len(questions):  # the first round warms caches up
+                times[r].append(time.perf_counter() - start)
+    memory.close()
+    p50 = {r: statistics.median(t) * 1000 for r, t in times.items()}
+    return {"p50_ms": p50, "ratio": p50["hybrid"] / p50["hybrid_rrf"], "searches": len(times[r])}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--shapes", default="locomo,longmemeval,facts")
@@ -334,7 +359,12 @@ def main() -> None:
         "--cached", action="store_true", help="score the candidates the last run saved"
     )
     parser.add_argument("--l2", type=float, default=1e-3)
+    parser.add_argument("--latency", type=Path, help="only time hybrid vs hybrid_rrf on this db")
+    parser.add_argument("--user", default="user0", help="the tenant --latency searches")
     args = parser.parse_args()
+    if args.latency:
+        print(json.dumps(latency(args.latency, args.user), indent=1))
+        return
     args.cache.mkdir(parents=True, exist_ok=True)
     recipes = args.recipes.split(",")
     options = {
