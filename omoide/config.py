@@ -193,7 +193,13 @@ class Settings(BaseSettings):
 
     search_recipe: str = Field(
         "hybrid",
-        description="Default search strategy: hybrid, hybrid_weighted, keyword or vector.",
+        description="Default search strategy: hybrid, hybrid_rrf, hybrid_weighted, keyword or "
+        "vector.",
+    )
+    implicit_conversations: bool = Field(
+        True,
+        description="Link chat messages added without a session into implicit conversations "
+        "(each turn indexed with its neighbours' words); a plain text is never linked.",
     )
     word_table_build: bool = Field(
         True,

@@ -186,9 +186,15 @@ class Signal(BaseModel):
 
 class SearchHit(BaseModel):
     memory: MemoryItem
-    score: float = Field(description="Fused score in [0, 1]; higher is better.")
+    score: float = Field(
+        description="In [0, 1], higher is better. The default recipe (hybrid): the estimated "
+        "probability that the hit is relevant, from its own evidence only; vector: the cosine."
+    )
     signals: dict[str, Signal] = Field(
-        default_factory=dict, description="Per-signal rank and score: 'keyword', 'vector'."
+        default_factory=dict,
+        description="Per-signal rank and score: 'keyword', 'vector', 'expansion' (bm25 of the "
+        "expanded query), and the evidence the relevance used: 'coverage' (share of the "
+        "query's words in the text), 'speaker', 'date', 'turn' (1 when it counted).",
     )
 
 

@@ -120,6 +120,7 @@ def build_engine(
         encryption_key=key,
         models_dir=settings.models_dir,
         word_table_build=settings.word_table_build,
+        implicit_conversations=settings.implicit_conversations,
     )
     on_close: list[Callable[[], None]] = [built.close] if built is not None else []
     health = LLMHealth(chosen, check=_endpoint_check(settings) if built is not None else None)
@@ -172,6 +173,7 @@ def build_services(
         max_text_chars=max_text_chars,
         max_messages=config.max_messages,
         events=events,
+        implicit_conversations=config.implicit_conversations,
     )
     search = SearchService(
         store.memories,

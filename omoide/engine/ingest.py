@@ -132,6 +132,7 @@ class IngestService:
             request,
             wait,
             timeout,
+            chat=not isinstance(messages, str),
         ).items
 
     def add_messages(
@@ -163,6 +164,7 @@ class IngestService:
             request,
             wait,
             timeout,
+            chat=not isinstance(messages, str),
         )
 
     def _stamped(self, messages: AddInput, at: datetime | None) -> AddInput:
@@ -188,7 +190,11 @@ class IngestService:
         request: ExtractionRequest,
         wait: bool,
         timeout: float,
+        *,
+        chat: bool,
     ) -> AddResult:
+        """``chat``: the messages came as a list of chat messages (not one plain text), so
+        without a session they may join an implicit conversation."""
         check_ids(scope.user_id, scope.scope_id)
         msgs = to_messages(messages, self._max_text_chars)
         if len(msgs) > self._max_messages:
@@ -214,7 +220,7 @@ class IngestService:
             for m in msgs
         ]
         with self._signal.waiting(scope, timeout) if wait else nullcontext():
-            items, jobs = self._memories.write(scope, records, msgs, payload)
+            items, jobs = self._memories.write(scope, records, msgs, payload, chat)
             if wait and jobs:
                 self._signal.wait(list(jobs.values()), timeout)
         extracted: list[MemoryItem] = []

@@ -35,12 +35,17 @@ from omoide.types import (
 from omoide.validate import check_limit, check_text, check_value
 
 NEIGHBOUR_CHARS = 1000
-# Turns added without a session form an implicit conversation of their tenant (user + scope):
-# a turn continues the conversation of the tenant's latest turn when that turn has no session
-# either, was said at most this long before (or after) it, on the same UTC calendar day.
+# Chat messages added without a session form an implicit conversation of their tenant (user +
+# scope): a turn continues the conversation of the tenant's latest turn when that turn has no
+# session either, was said at most this long before (or after) it, on the same UTC calendar day.
+# A standalone text (one fact an agent writes) is never linked: a neighbour's words would become
+# its context, and a question about the neighbour would find it.
 # A turn's time is its ``created_at``: a message's ``timestamp`` (``add``), ``created_at_ms``
 # (``add_many``), or the time it was added.
 CONVERSATION_GAP_MS = 30 * 60 * 1000
+# The context of a standalone memory: one space (no words), so that the next chat message sees
+# the tenant's latest turn is nobody's neighbour.
+STANDALONE = " "
 _DAY_MS = 24 * 3600 * 1000
 
 
@@ -60,9 +65,11 @@ class MemoryService:
         max_text_chars: int,
         max_messages: int = 1_000,
         events: MemoryEvents | None = None,
+        implicit_conversations: bool = True,
     ) -> None:
         self._memory_reads = memory_reads
         self._transactions = transactions
+        self._implicit = implicit_conversations
         self._events = events or MemoryEvents()
         self._embedding = embedding
         self._signal = signal
@@ -79,7 +86,9 @@ class MemoryService:
         user_id: str = DEFAULT_ID,
         scope_id: str = DEFAULT_ID,
     ) -> list[MemoryItem]:
-        """Bulk insert, embedded in batches: the fast path for imports."""
+        """Bulk insert, embedded in batches: the fast path for imports. A record without a
+        session joins an implicit conversation only when its metadata names a ``role`` (a chat
+        message)."""
         for item in items:
             check_text(item.text, self.max_text_chars)
         return self.write(Scope(user_id=user_id, scope_id=scope_id), list(items), None)[0]
@@ -90,10 +99,12 @@ class MemoryService:
         records: list[NewMemory],
         episode: list[Message] | None,
         extraction: ExtractPayload | None = None,
+        chat: bool | None = None,
     ) -> tuple[list[MemoryItem], dict[str, int]]:
         """Insert ``records`` (and the episode), their vectors or embed job, a due chunk job
         and the extraction job ``extraction`` describes, in one transaction; return the items
-        and the ids of the jobs queued, by kind."""
+        and the ids of the jobs queued, by kind. ``chat``: whether the records are chat
+        messages (None: each record is one when its metadata names a ``role``)."""
         if not records:
             raise InvalidInput("nothing to add")
         check_writable(scope, records, episode)
@@ -105,7 +116,7 @@ class MemoryService:
             source: list[str] = []
             if episode is not None and len(sessions) == 1:
                 source = [tx.sessions.insert_episode(scope, sessions[0], episode).id]
-            self._link_neighbours(tx, scope, records)
+            self._link_neighbours(tx, scope, records, chat)
             for record in records:
                 if not record.source_episodes and source:
                     record.source_episodes = source
@@ -136,12 +147,15 @@ class MemoryService:
             record.source_episodes = source
         return tx.memories.insert_memory(scope, record, self._actor)
 
-    def _link_neighbours(self, tx: Tx, scope: Scope, records: list[NewMemory]) -> None:
+    def _link_neighbours(
+        self, tx: Tx, scope: Scope, records: list[NewMemory], chat: bool | None
+    ) -> None:
         """Give each raw turn of a conversation its previous and next turn as keyword context.
 
         A turn's meaning often lives in its neighbours (the question it answers), so the keyword
         index sees them too, at a lower weight. A conversation is a session, or, for turns added
-        without one, an implicit conversation (``same_conversation``). Turns of one batch are
+        without one, an implicit conversation (``same_conversation``) of chat messages only, and
+        only with ``implicit_conversations`` on. Turns of one batch are
         linked here, before they are inserted; only the stored turn before a batch is updated
         (one full-text rewrite per conversation and batch, not one per turn). A record that
         comes with its own context keeps it.
@@ -152,6 +166,11 @@ class MemoryService:
             if record.type is not MemoryType.RAW:
                 continue
             key = record.session_id or None
+            if key is None and not (
+                self._implicit and (chat if chat is not None else "role" in record.metadata)
+            ):
+                record.context = record.context or STANDALONE  # nobody's neighbour
+                continue
             if not record.context:
                 prev = last.get(key)
                 if prev is not None and (
@@ -174,7 +193,9 @@ class MemoryService:
         else:
             stored = tx.memories.latest_turn(scope, MemoryType.RAW)
             if stored is not None and (
-                stored.session_id is not None or not same_conversation(stored.created_at_ms, at_ms)
+                stored.session_id is not None
+                or stored.context == STANDALONE
+                or not same_conversation(stored.created_at_ms, at_ms)
             ):
                 stored = None
         if stored is not None:

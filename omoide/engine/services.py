@@ -82,3 +82,5 @@ class ServiceConfig:
     # where the query expansion's common-word vectors are saved (omoide.engine.search.vocabulary)
     models_dir: Path | None = None
     word_table_build: bool = True  # False: load a saved table, never embed one
+    # chat messages without a session are linked into implicit conversations (memories.py)
+    implicit_conversations: bool = True

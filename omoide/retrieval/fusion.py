@@ -3,16 +3,14 @@
 Scores mean relevance on one scale for every query (what ``threshold`` filters on), not only
 an order: ranks alone gave a nonsense query's best hit the same score as a perfect match's.
 
-* hybrid: the fused rank value (RRF or weighted, 1 for a hit first in every signal) times the
-  query's relevance ``Q = 1 - exp(-(c - relevance_floor) / relevance_scale)`` (0 when ``c`` is
-  below the floor), ``c`` the best cosine among the dense hits. The order stays the fusion's;
-  ``Q`` says whether the tenant holds anything about the query at all. On the LoCoMo dev set
-  the best cosine of a question asked to its own conversation is >= 0.54 for 90% of them,
-  asked to the other conversation <= 0.42 for 90% (a neighbouring topic of casual chat, often):
-  with 0.35 / 0.12, threshold 0.3 keeps 99.6% of real questions and drops 83% of unrelated
-  ones (bench/locomo.py reports it). The curve saturates: a paraphrase (cosine 0.74) scores
-  0.96, never 1, and a loosely related memory (0.42: "What does the user like to drink?" for
-  "The user likes jasmine tea") still passes 0.3.
+* hybrid (the default, ``scorer="relevance"``): each candidate's probability of being relevant
+  from its own evidence (``by_relevance``, ``omoide.retrieval.relevance``), ranked by it.
+* hybrid_rrf (``scorer="fusion"``, the default until issue 31): the fused rank value (RRF or
+  weighted, 1 for a hit first in every signal) times one factor for the whole query,
+  ``Q = 1 - exp(-(c - relevance_floor) / relevance_scale)`` (0 when ``c`` is below the floor),
+  ``c`` the best cosine among the dense hits: the order is the fusion's, and every hit of a
+  query shares ``Q`` (bench/locomo.py reports how threshold 0.3 splits questions asked to
+  their own conversation from those asked to another).
 * dense only: each hit's own cosine, clipped to [0, 1] (what JiuwenMemory's ``threshold``
   means); MiniLM puts unrelated text below 0.3 and loosely related text at 0.35-0.5.
 * keywords only (or no vector yet): ``bm25 / (bm25 + keyword_saturation)``; bm25 cannot tell an
@@ -22,16 +20,22 @@ an order: ranks alone gave a nonsense query's best hit the same score as a perfe
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from omoide.retrieval.recipes import SearchRecipe
-from omoide.retrieval.rerank import boost_factors
+from omoide.retrieval.relevance import Evidence, coverage, relevance
+from omoide.retrieval.rerank import boost_factors, date_matches, named_turns
+from omoide.retrieval.terms import keyword_terms
 from omoide.types import Signal
 
 Ranked = list[tuple[str, float]]
 # Per signal of a hit: its (rank, score) there. Plain tuples: a search fuses ~300 candidates and
 # returns ~10, and building a validated ``Signal`` for each candidate cost ~1.5 ms a search.
 Fused = tuple[str, float, dict[str, tuple[int, float]]]
+# Per candidate: its text, its time (epoch ms) and whether it is a turn of a conversation
+# (``omoide.store.protocol.Said``).
+Said = tuple[str, int, bool]
 
 
 def fuse(recipe: SearchRecipe, signals: dict[str, Ranked]) -> list[Fused]:
@@ -132,16 +136,56 @@ def _weighted(
 
 
 def adjust(
-    recipe: SearchRecipe, query: str, fused: list[Fused], said: dict[str, tuple[str, int]]
+    recipe: SearchRecipe, query: str, fused: list[Fused], said: Mapping[str, Said]
 ) -> list[Fused]:
     """``fused`` with the recipe's speaker and date boosts applied (``omoide.retrieval.rerank``);
     ``said`` is each candidate's text and time (epoch ms). A boosted hit is ordered by its
     boosted value and reported at most 1 (ties keep the fusion's order)."""
-    texts = {i: text for i, (text, _) in said.items()}
-    times = {i: datetime.fromtimestamp(ms / 1000, UTC) for i, (_, ms) in said.items()}
+    texts = {i: s[0] for i, s in said.items()}
+    times = {i: datetime.fromtimestamp(s[1] / 1000, UTC) for i, s in said.items()}
     factors = boost_factors(
         query, texts, times, recipe.speaker_boost, recipe.date_boost, recipe.date_slack_days
     )
     boosted = [s * factors.get(i, 1.0) for i, s, _ in fused]
     order = sorted(range(len(fused)), key=lambda n: (-boosted[n], n))
     return [(fused[n][0], min(1.0, boosted[n]), fused[n][2]) for n in order]
+
+
+def by_relevance(
+    recipe: SearchRecipe,
+    query: str,
+    fused: list[Fused],
+    said: Mapping[str, Said],
+) -> list[Fused]:
+    """``fused``'s candidates scored by their relevance (``omoide.retrieval.relevance``) and
+    ordered by it, best first (ties by id); ``said`` is each candidate's text and time (epoch
+    ms) and kind. Each hit's score comes from its own evidence: the speaker, date and coverage parts
+    join its per-signal detail (rank 0) when they count."""
+    texts = {i: s[0] for i, s in said.items()}
+    times = {i: datetime.fromtimestamp(s[1] / 1000, UTC) for i, s in said.items()}
+    by_speaker = named_turns(query, texts) if recipe.speaker_boost else set()
+    in_period = date_matches(query, times, recipe.date_slack_days) if recipe.date_boost else set()
+    asked = keyword_terms(query)
+    out: list[Fused] = []
+    for item_id, _, seen in fused:
+        vector = seen.get("vector")
+        evidence = Evidence(
+            cosine=None if vector is None else vector[1],
+            keyword=seen["keyword"][1] if "keyword" in seen else 0.0,
+            coverage=coverage(asked, texts.get(item_id, "")),
+            speaker=item_id in by_speaker,
+            date=item_id in in_period,
+            turn=item_id in said and said[item_id][2],
+        )
+        detail = dict(seen)
+        for name, value in (
+            ("coverage", evidence.coverage),
+            ("speaker", float(evidence.speaker)),
+            ("date", float(evidence.date)),
+            ("turn", float(evidence.turn)),
+        ):
+            if value:
+                detail[name] = (0, value)
+        out.append((item_id, relevance(evidence), detail))
+    out.sort(key=lambda f: (-f[1], f[0]))
+    return out

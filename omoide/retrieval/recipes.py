@@ -20,6 +20,9 @@ class SearchRecipe(BaseModel):
     keyword: bool = True
     vector: bool = True
     fusion: Literal["rrf", "weighted"] = "rrf"
+    # "relevance": every candidate scored by its own evidence (omoide/retrieval/relevance.py)
+    # and ranked by that score; "fusion": ranked by the fusion, scored as fusion.py says.
+    scorer: Literal["fusion", "relevance"] = "fusion"
     rrf_k: int = Field(60, ge=1)
     vector_weight: float = Field(0.5, ge=0)
     keyword_weight: float = Field(0.5, ge=0)
@@ -56,8 +59,22 @@ RECIPES: dict[str, SearchRecipe] = {
         # Query expansion by word-vector neighbours from the top 30 hits, on top of the boosts
         # (bench/README.md, "Recall directions, round 4"): +0.017 recall@10 [+0.000, +0.037],
         # both dev conversations up; see omoide/retrieval/expansion.py.
+        # The default: the vector and keyword candidates, each ranked by its relevance (the
+        # probability that it is relevant, omoide/retrieval/relevance.py), fitted on several
+        # shapes (bench/relevance.py). The boosts' options say whether the speaker and date
+        # evidence count; the expansion stays off: its words come from the other top hits (a
+        # hit's score would depend on them) and it added nothing the fit could see.
         SearchRecipe(
             name="hybrid",
+            scorer="relevance",
+            rrf_k=30,
+            vector_weight=0.3,
+            keyword_weight=0.7,
+            speaker_boost=0.25,
+            date_boost=1.0,
+        ),
+        SearchRecipe(
+            name="hybrid_rrf",
             rrf_k=30,
             vector_weight=0.3,
             keyword_weight=0.7,

@@ -157,17 +157,37 @@ def boost_factors(
     """A factor >= 1 per candidate id: ``1 + speaker_boost`` for the turns of the one speaker
     the query names, ``1 + date_boost`` for turns said in a period it names (both multiply)."""
     factors = dict.fromkeys(texts, 1.0)
-    if speaker_boost:
-        said_by = {i: speaker(t) for i, t in texts.items()}
-        named = named_speakers(query, {s for s in said_by.values() if s})
-        if len(named) == 1:
-            for i, who in said_by.items():
-                if who in named:
-                    factors[i] *= 1.0 + speaker_boost
-    if date_boost and (asked := periods(query)):
-        years = {at.year for at in times.values()}
-        windows = [w for p in asked for w in p.windows(years | {y - 1 for y in years}, slack_days)]
-        for i, at in times.items():
-            if any(start <= at < end for start, end in windows):
-                factors[i] *= 1.0 + date_boost
+    by_speaker = speaker_matches(query, texts) if speaker_boost else set()
+    in_period = date_matches(query, times, slack_days) if date_boost else set()
+    for i in factors:
+        if i in by_speaker:
+            factors[i] *= 1.0 + speaker_boost
+        if i in in_period:
+            factors[i] *= 1.0 + date_boost
     return factors
+
+
+def speaker_matches(query: str, texts: dict[str, str]) -> set[str]:
+    """The ids of the turns of the one speaker the query names (none if it names several)."""
+    said_by = {i: speaker(t) for i, t in texts.items()}
+    named = named_speakers(query, {s for s in said_by.values() if s})
+    if len(named) != 1:
+        return set()
+    return {i for i, who in said_by.items() if who in named}
+
+
+def named_turns(query: str, texts: dict[str, str]) -> set[str]:
+    """The ids of the turns whose speaker the query names (each turn on its own, unlike
+    ``speaker_matches``: whatever the other candidates' speakers are)."""
+    words = {w.lower() for w in _NAME_WORD.findall(query)}
+    return {
+        i
+        for i, t in texts.items()
+        if (who := speaker(t)) is not None and (who.split()[0] in words or who in words)
+    }
+
+
+def date_matches(query: str, times: dict[str, datetime], slack_days: int) -> set[str]:
+    """The ids of the turns said in a period the query names (or ``slack_days`` after it)."""
+    asked = periods(query)
+    return {i for i, at in times.items() if any(p.contains(at, slack_days) for p in asked)}

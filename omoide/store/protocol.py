@@ -53,6 +53,7 @@ from omoide.store.ports.memories import (
     MemoryWrites,
     Neighbour,
     NewMemory,
+    Said,
 )
 from omoide.store.ports.schedules import Schedule, ScheduleReads, ScheduleWrites
 from omoide.store.ports.sessions import SessionPatch, SessionReads, SessionWrites
@@ -67,6 +68,7 @@ __all__ = [
     "Neighbour",
     "NewChunk",
     "NewMemory",
+    "Said",
     "Schedule",
     "SessionMessage",
     "SessionPatch",

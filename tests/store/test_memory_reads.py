@@ -49,10 +49,18 @@ def test_texts_and_times_are_the_tenants_own_and_skip_unknown_ids(store: Store) 
             tx.memories.insert_memory(ALICE, NewMemory(text=f"m{i}"), "t").id for i in range(600)
         ]
     got = store.memories.texts_and_times(ALICE, [mine, theirs, "no-such-id", *many])
-    assert got[mine] == ("Caroline: hi", 7_000)
+    assert got[mine] == ("Caroline: hi", 7_000, False)  # standalone: no session, no context
     assert theirs not in got and "no-such-id" not in got
     assert len(got) == 601
     assert store.memories.texts_and_times(ALICE, []) == {}
+    # a turn of a conversation: a session, or neighbour context (one space is no context)
+    with store.transaction() as tx:
+        tx.sessions.ensure_sessions(ALICE, ["s1"])
+        in_session = tx.memories.insert_memory(ALICE, NewMemory("a", session_id="s1"), "t").id
+        linked = tx.memories.insert_memory(ALICE, NewMemory("b", context="a"), "t").id
+        blank = tx.memories.insert_memory(ALICE, NewMemory("c", context=" "), "t").id
+    turns = store.memories.texts_and_times(ALICE, [in_session, linked, blank])
+    assert [turns[i].turn for i in (in_session, linked, blank)] == [True, True, False]
 
 
 @pytest.mark.parametrize("other", OTHERS)

@@ -17,11 +17,18 @@ from omoide.engine.shared.embedding import Embedding
 from omoide.engine.shared.events import MemoryEvents
 from omoide.errors import EmbedderError
 from omoide.retrieval.expansion import expansion_terms
-from omoide.retrieval.fusion import Fused, adjust, fuse, fused_ids, signal_detail
+from omoide.retrieval.fusion import (
+    Fused,
+    adjust,
+    by_relevance,
+    fuse,
+    fused_ids,
+    signal_detail,
+)
 from omoide.retrieval.recipes import SearchRecipe, get_recipe
 from omoide.retrieval.rerank import feedback_terms
 from omoide.retrieval.terms import keyword_terms
-from omoide.store.ports.memories import MemoryReads
+from omoide.store.ports.memories import MemoryReads, Said
 from omoide.types import (
     DEFAULT_ID,
     Scope,
@@ -136,13 +143,17 @@ class SearchService:
         """The fused ranking with the recipe's feedback, expansion and boosts. Feedback and
         expansion each add a keyword signal read from the top hits of the fusion so far; the
         hits are fused, with their per-signal detail, once at the end."""
-        said: dict[str, tuple[str, int]] = {}
+        said: dict[str, Said] = {}
         if "vector" in signals and "keyword" in signals:
             if chosen.feedback_terms:
                 self._feedback(chosen, query, scope, terms, filters, fetch, signals)
             if chosen.expansion_terms and self._words.calibrated:
                 self._expand(chosen, query, scope, terms, filters, fetch, signals, said)
         fused = fuse(effective, signals)
+        if chosen.scorer == "relevance" and "vector" in signals:
+            if missing := [f[0] for f in fused if f[0] not in said]:
+                said.update(self._memory_reads.texts_and_times(scope, missing))
+            return by_relevance(chosen, query, fused, said)
         if chosen.speaker_boost or chosen.date_boost:
             if missing := [f[0] for f in fused if f[0] not in said]:
                 said.update(self._memory_reads.texts_and_times(scope, missing))
@@ -158,7 +169,7 @@ class SearchService:
         filters: SearchFilters,
         fetch: int,
         signals: dict[str, list[tuple[str, float]]],
-        said: dict[str, tuple[str, int]],
+        said: dict[str, Said],
     ) -> None:
         """Add the keyword signal of the query's words and their neighbours among the top
         hits' words; the top hits' texts stay in ``said`` for the boosts."""

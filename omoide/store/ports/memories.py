@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -54,6 +54,16 @@ from omoide.types import (
     Scope,
     SearchFilters,
 )
+
+
+class Said(NamedTuple):
+    """What a search reads of a candidate. ``turn``: the memory is a turn of a conversation
+    (it has a session, or neighbour context from an implicit conversation), not a standalone
+    memory; the two kinds' evidence means different things (``omoide.retrieval.relevance``)."""
+
+    text: str
+    created_at_ms: int
+    turn: bool
 
 
 @dataclass
@@ -104,10 +114,10 @@ class MemoryReads(Protocol):
         """
         ...
 
-    def texts_and_times(self, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, int]]:
-        """``id -> (text, created_at in epoch ms)`` of the tenant's memories with these ids:
-        what a search's re-ranking reads of ~200 candidates, without building whole items.
-        Ids that do not exist (or are another tenant's) are left out."""
+    def texts_and_times(self, scope: Scope, ids: Sequence[str]) -> dict[str, Said]:
+        """``id -> Said`` of the tenant's memories with these ids: what a search's scoring
+        reads of ~200 candidates, without building whole items. Ids that do not exist (or are
+        another tenant's) are left out."""
         ...
 
     def list_memories(

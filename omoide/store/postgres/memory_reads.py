@@ -9,6 +9,7 @@ import psycopg
 
 from omoide.errors import InvalidInput, NotFound
 from omoide.store import records
+from omoide.store.ports.memories import Said
 from omoide.store.postgres import ann, counts, fts, rows
 from omoide.store.postgres.db import Conn, Database
 from omoide.store.postgres.filters import memory_filter
@@ -44,16 +45,17 @@ class PostgresMemoryReads:
             found = {r["id"]: rows.memory(r) for r in cursor}
         return [found[i] for i in ids if i in found]
 
-    def texts_and_times(self, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, int]]:
+    def texts_and_times(self, scope: Scope, ids: Sequence[str]) -> dict[str, Said]:
         if not ids:
             return {}
         with self._db.read_one() as conn:
             cursor = conn.execute(
-                "SELECT id, text, created_at FROM memories"
+                "SELECT id, text, created_at,"
+                " session_id IS NOT NULL OR btrim(context) <> '' AS turn FROM memories"
                 " WHERE user_id = %s AND scope_id = %s AND id = ANY(%s)",
                 (scope.user_id, scope.scope_id, list(ids)),
             )
-            return {r["id"]: (r["text"], int(r["created_at"])) for r in cursor}
+            return {r["id"]: Said(r["text"], int(r["created_at"]), bool(r["turn"])) for r in cursor}
 
     def list_memories(
         self, scope: Scope, filters: SearchFilters, limit: int, offset: int

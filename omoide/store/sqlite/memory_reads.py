@@ -9,6 +9,7 @@ import numpy as np
 
 from omoide.errors import NotFound
 from omoide.store import records
+from omoide.store.ports.memories import Said
 from omoide.store.sqlite import ann, keyword, rows
 from omoide.store.sqlite.db import Database, snapshot
 from omoide.store.sqlite.postings import PostingsCache
@@ -48,17 +49,18 @@ class SQLiteMemoryReads:
                 found[row["id"]] = rows.memory_from_row(row)
         return [found[i] for i in ids if i in found]
 
-    def texts_and_times(self, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, int]]:
+    def texts_and_times(self, scope: Scope, ids: Sequence[str]) -> dict[str, Said]:
         conn = self._db.reader()
-        out: dict[str, tuple[str, int]] = {}
+        out: dict[str, Said] = {}
         for start in range(0, len(ids), 500):
             chunk = list(ids[start : start + 500])
             cursor = conn.execute(
-                "SELECT id, text, created_at FROM memories WHERE +user_id = ? AND +scope_id = ?"
+                "SELECT id, text, created_at, session_id IS NOT NULL OR trim(context) != ''"
+                " FROM memories WHERE +user_id = ? AND +scope_id = ?"
                 f" AND id IN ({','.join('?' * len(chunk))})",
                 (scope.user_id, scope.scope_id, *chunk),
             )
-            out.update((str(r[0]), (str(r[1]), int(r[2]))) for r in cursor)
+            out.update((str(r[0]), Said(str(r[1]), int(r[2]), bool(r[3]))) for r in cursor)
         return out
 
     def list_memories(

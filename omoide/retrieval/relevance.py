@@ -1,0 +1,123 @@
+"""A hit's relevance: the probability that it is relevant to the query, from its own evidence.
+
+Each candidate of a search (the union of the vector and keyword candidate lists) is scored
+from what the search already knows about it and nothing else: its cosine to the query, its
+bm25 for the query's words (with the tenant's own statistics), the share of the query's content
+words its own text holds, whether it was said by a speaker the query names or in a period the
+query names, and whether it is a turn of a conversation or a standalone memory (two models:
+the same cosine means more for a standalone fact than for one turn among many on its topic).
+No value depends on the other hits of the result (no min-max or rank normalisation, no softmax
+over the result list, no words borrowed from the top hits) or on another tenant (bm25 uses the
+tenant's own statistics only), so a hit scores the same whatever else the result holds, and a
+threshold means the same for every query: 0.3 keeps hits that are relevant about 3 times in
+10. (One edge: a candidate outside the vector list's 100 has no cosine and is scored as one
+just below that list's.)
+
+The model is logistic over a few monotone features: weights fitted by a pairwise ranking
+loss, then scaled to probabilities (Platt), by ``python bench/relevance.py --fit`` on three
+shapes of memory at once (LoCoMo conversations, LongMemEval chat histories, standalone facts
+in several styles), each shape weighted alike and each held out in turn; the coefficients
+below are what that command printed (bench/README.md, "Relevance", has the figures).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from omoide.retrieval.terms import keyword_terms
+
+# Names of the features, in the order of ``WEIGHTS``.
+FEATURES = (
+    "cosine",
+    "cosine_missing",
+    "keyword",
+    "coverage",
+    "speaker",
+    "date",
+)
+# A candidate outside the vector list scores below every cosine the list holds; with 100
+# candidates in a tenant of chat turns that bound sits near this value.
+MISSING_COSINE = 0.15
+
+
+@dataclass(frozen=True)
+class Model:
+    """Weights of ``FEATURES`` and a bias: ``P = 1 / (1 + exp(-(bias + weights . x)))``."""
+
+    weights: tuple[float, ...]
+    bias: float
+
+
+# Fitted by ``python bench/relevance.py --fit`` (see the module docstring): one model for
+# the turns of conversations, one for standalone memories. A turn's words and cosine say less
+# than a standalone fact's: its neighbours share its topic, and the question's answer is often
+# one turn of several on it.
+TURN = Model(weights=(2.463, -0.036, 2.064, 0.789, 1.604, 1.102), bias=-8.422)
+STANDALONE = Model(weights=(12.317, 0.0, 1.321, 0.969, 1.604, 1.102), bias=-7.162)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a search knows of one candidate. ``cosine`` is None when the candidate is not
+    among the vector hits; ``keyword`` its bm25 (0 when not among the keyword hits);
+    ``coverage`` the share of the query's content words in the memory's own text; ``turn``
+    whether the memory is a turn of a conversation (else a standalone memory)."""
+
+    cosine: float | None
+    keyword: float = 0.0
+    coverage: float = 0.0
+    speaker: bool = False
+    date: bool = False
+    turn: bool = False
+
+
+def features(evidence: Evidence) -> tuple[float, ...]:
+    """The model's inputs, each non-decreasing in the evidence (but ``cosine_missing``)."""
+    missing = evidence.cosine is None
+    return (
+        MISSING_COSINE if evidence.cosine is None else evidence.cosine,
+        1.0 if missing else 0.0,
+        math.log1p(max(0.0, evidence.keyword)),
+        evidence.coverage,
+        1.0 if evidence.speaker else 0.0,
+        1.0 if evidence.date else 0.0,
+    )
+
+
+def model(evidence: Evidence) -> Model:
+    """The model for the candidate's kind."""
+    return TURN if evidence.turn else STANDALONE
+
+
+def relevance(evidence: Evidence, chosen: Model | None = None) -> float:
+    """P(relevant) of one candidate, in [0, 1), by ``chosen`` or its kind's model."""
+    m = chosen or model(evidence)
+    z = m.bias + sum(w * x for w, x in zip(m.weights, features(evidence), strict=True))
+    return 1.0 / (1.0 + math.exp(-z)) if z > -30 else 0.0
+
+
+_SUFFIX = re.compile(r"(?:ing|ed|es|s|ly)$")
+
+
+@lru_cache(maxsize=50_000)
+def _stem(word: str) -> str:
+    """A crude English stem (``hiking`` / ``hikes`` -> ``hik``): enough to match a query word
+    with its other forms in a short text; bm25 has the real stemmer."""
+    return _SUFFIX.sub("", word) if len(word) > 4 else word
+
+
+@lru_cache(maxsize=20_000)
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(_stem(w) for w in keyword_terms(text, 10_000))
+
+
+def coverage(query_terms: Sequence[str], text: str) -> float:
+    """The share of ``query_terms`` (``keyword_terms`` of the query) that ``text`` holds."""
+    if not query_terms:
+        return 0.0
+    held = _stems(text)
+    return sum(1 for t in query_terms if _stem(t) in held) / len(query_terms)
