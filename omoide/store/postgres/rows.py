@@ -15,7 +15,6 @@ from omoide.types import (
     Message,
     Project,
     Session,
-    Variable,
     ms_to_dt,
 )
 
@@ -144,13 +143,4 @@ def entity(row: Row) -> Entity:
         episodes=list(row["episodes"] or []),
         last_seen_at=dt(row["last_seen_at"]),
         created_at=dt(row["created_at"]),
-    )
-
-
-def variable(row: Row) -> Variable:
-    return Variable(
-        name=row["name"],
-        value=row["value"],
-        type=row["type"],
-        updated_at=dt(row["updated_at"]),
     )

@@ -23,9 +23,10 @@ from omoide.store.postgres.memory_reads import PostgresMemoryReads
 from omoide.store.postgres.schedules import PostgresScheduleReads
 from omoide.store.postgres.sessions import PostgresSessionReads
 from omoide.store.postgres.tx import PostgresTx
-from omoide.store.postgres.variables import PostgresVariableReads
 from omoide.store.postgres.wakeups import JobWatcher
 from omoide.store.protocol import Capability
+from omoide.store.sql.dialect import POSTGRES
+from omoide.store.sql.variables import SQLVariableReads
 
 __all__ = ["PostgresStore"]
 
@@ -53,7 +54,7 @@ class PostgresStore:
         self._jobs = PostgresJobQueue(self._db)
         self._graph = PostgresGraphReads(self._db)
         self._ledger = PostgresLedgerReads(self._db)
-        self._variables = PostgresVariableReads(self._db)
+        self._variables = SQLVariableReads(self._db, POSTGRES)
         self._admin = PostgresAdminReads(self._db)
         self._schedules = PostgresScheduleReads(self._db)
 
@@ -78,7 +79,7 @@ class PostgresStore:
         return self._ledger
 
     @property
-    def variables(self) -> PostgresVariableReads:
+    def variables(self) -> SQLVariableReads:
         return self._variables
 
     @property

@@ -10,7 +10,8 @@ from omoide.store.postgres.ledger import PostgresLedgerWrites
 from omoide.store.postgres.memory_writes import PostgresMemoryWrites
 from omoide.store.postgres.schedules import PostgresScheduleWrites
 from omoide.store.postgres.sessions import PostgresSessionWrites
-from omoide.store.postgres.variables import PostgresVariableWrites
+from omoide.store.sql.dialect import POSTGRES
+from omoide.store.sql.variables import SQLVariableWrites
 
 
 class PostgresTx:
@@ -23,7 +24,7 @@ class PostgresTx:
         self._jobs = PostgresJobWrites(conn)
         self._graph = PostgresGraphWrites(conn)
         self._ledger = PostgresLedgerWrites(conn, memories)
-        self._variables = PostgresVariableWrites(conn)
+        self._variables = SQLVariableWrites(conn, POSTGRES)
         self._schedules = PostgresScheduleWrites(conn)
         self._admin = PostgresAdminWrites(conn)
 
@@ -48,7 +49,7 @@ class PostgresTx:
         return self._ledger
 
     @property
-    def variables(self) -> PostgresVariableWrites:
+    def variables(self) -> SQLVariableWrites:
         return self._variables
 
     @property

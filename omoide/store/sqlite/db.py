@@ -97,6 +97,11 @@ class Database:
         return holder.conn
 
     @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """This thread's reader as a context: the shape ``store.sql``'s ports read through."""
+        yield self.reader()
+
+    @contextmanager
     def immediate(self) -> Iterator[sqlite3.Connection]:
         """The writer inside ``BEGIN IMMEDIATE``: committed on exit, rolled back on error.
 

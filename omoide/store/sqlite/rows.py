@@ -19,7 +19,6 @@ from omoide.types import (
     Scope,
     SearchFilters,
     Session,
-    Variable,
     dt_to_ms,
     ms_to_dt,
 )
@@ -142,15 +141,6 @@ def entity_from_row(row: sqlite3.Row) -> Entity:
         episodes=row["episodes"].split(",") if row["episodes"] else [],
         last_seen_at=ms_to_dt_required(row["last_seen_at"]),
         created_at=ms_to_dt_required(row["created_at"]),
-    )
-
-
-def variable_from_row(row: sqlite3.Row) -> Variable:
-    return Variable(
-        name=row["name"],
-        value=json.loads(row["value"]),
-        type=row["type"],
-        updated_at=ms_to_dt_required(row["updated_at"]),
     )
 
 

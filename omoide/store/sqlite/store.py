@@ -16,6 +16,8 @@ from pathlib import Path
 from omoide.errors import StoreError
 from omoide.store import files
 from omoide.store.protocol import Capability
+from omoide.store.sql.dialect import SQLITE
+from omoide.store.sql.variables import SQLVariableReads
 from omoide.store.sqlite import keyword, migrate, postings
 from omoide.store.sqlite.admin import SQLiteAdminReads
 from omoide.store.sqlite.db import Database, connect
@@ -27,7 +29,6 @@ from omoide.store.sqlite.postings import PostingsCache
 from omoide.store.sqlite.schedules import SQLiteScheduleReads
 from omoide.store.sqlite.sessions import SQLiteSessionReads
 from omoide.store.sqlite.tx import SQLiteTx
-from omoide.store.sqlite.variables import SQLiteVariableReads
 from omoide.store.sqlite.vectors import VectorCache, trim_log
 
 __all__ = ["SQLiteStore", "connect"]
@@ -63,7 +64,7 @@ class SQLiteStore:
         self._jobs = SQLiteJobQueue(self._db)
         self._graph = SQLiteGraphReads(self._db)
         self._ledger = SQLiteLedgerReads(self._db)
-        self._variables = SQLiteVariableReads(self._db)
+        self._variables = SQLVariableReads(self._db, SQLITE)
         self._admin = SQLiteAdminReads(self._db)
         self._schedules = SQLiteScheduleReads(self._db)
         with self._db.write_lock:
@@ -95,7 +96,7 @@ class SQLiteStore:
         return self._ledger
 
     @property
-    def variables(self) -> SQLiteVariableReads:
+    def variables(self) -> SQLVariableReads:
         return self._variables
 
     @property

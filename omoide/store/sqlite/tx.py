@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from omoide.store.sql.dialect import SQLITE
+from omoide.store.sql.variables import SQLVariableWrites
 from omoide.store.sqlite.admin import SQLiteAdminWrites
 from omoide.store.sqlite.graph import SQLiteGraphWrites
 from omoide.store.sqlite.jobs import SQLiteJobWrites
@@ -12,7 +14,6 @@ from omoide.store.sqlite.ledger import SQLiteLedgerWrites
 from omoide.store.sqlite.memory_writes import SQLiteMemoryWrites
 from omoide.store.sqlite.schedules import SQLiteScheduleWrites
 from omoide.store.sqlite.sessions import SQLiteSessionWrites
-from omoide.store.sqlite.variables import SQLiteVariableWrites
 
 
 class SQLiteTx:
@@ -25,7 +26,7 @@ class SQLiteTx:
         self._jobs = SQLiteJobWrites(conn)
         self._graph = SQLiteGraphWrites(conn)
         self._ledger = SQLiteLedgerWrites(conn, memories)
-        self._variables = SQLiteVariableWrites(conn)
+        self._variables = SQLVariableWrites(conn, SQLITE)
         self._schedules = SQLiteScheduleWrites(conn)
         self._admin = SQLiteAdminWrites(conn, tokenizer)
 
@@ -50,7 +51,7 @@ class SQLiteTx:
         return self._ledger
 
     @property
-    def variables(self) -> SQLiteVariableWrites:
+    def variables(self) -> SQLVariableWrites:
         return self._variables
 
     @property
