@@ -20,12 +20,12 @@ from omoide.store.postgres.graph import PostgresGraphReads
 from omoide.store.postgres.jobs import PostgresJobQueue
 from omoide.store.postgres.ledger import PostgresLedgerReads
 from omoide.store.postgres.memory_reads import PostgresMemoryReads
-from omoide.store.postgres.schedules import PostgresScheduleReads
 from omoide.store.postgres.sessions import PostgresSessionReads
 from omoide.store.postgres.tx import PostgresTx
 from omoide.store.postgres.wakeups import JobWatcher
 from omoide.store.protocol import Capability
 from omoide.store.sql.dialect import POSTGRES
+from omoide.store.sql.schedules import SQLScheduleReads
 from omoide.store.sql.variables import SQLVariableReads
 
 __all__ = ["PostgresStore"]
@@ -56,7 +56,7 @@ class PostgresStore:
         self._ledger = PostgresLedgerReads(self._db)
         self._variables = SQLVariableReads(self._db, POSTGRES)
         self._admin = PostgresAdminReads(self._db)
-        self._schedules = PostgresScheduleReads(self._db)
+        self._schedules = SQLScheduleReads(self._db, POSTGRES)
 
     @property
     def memories(self) -> PostgresMemoryReads:
@@ -87,7 +87,7 @@ class PostgresStore:
         return self._admin
 
     @property
-    def schedules(self) -> PostgresScheduleReads:
+    def schedules(self) -> SQLScheduleReads:
         return self._schedules
 
     def create_vector_index(self, dim: int) -> None:

@@ -8,9 +8,9 @@ from omoide.store.postgres.graph import PostgresGraphWrites
 from omoide.store.postgres.jobs import PostgresJobWrites
 from omoide.store.postgres.ledger import PostgresLedgerWrites
 from omoide.store.postgres.memory_writes import PostgresMemoryWrites
-from omoide.store.postgres.schedules import PostgresScheduleWrites
 from omoide.store.postgres.sessions import PostgresSessionWrites
 from omoide.store.sql.dialect import POSTGRES
+from omoide.store.sql.schedules import SQLScheduleWrites
 from omoide.store.sql.variables import SQLVariableWrites
 
 
@@ -25,7 +25,7 @@ class PostgresTx:
         self._graph = PostgresGraphWrites(conn)
         self._ledger = PostgresLedgerWrites(conn, memories)
         self._variables = SQLVariableWrites(conn, POSTGRES)
-        self._schedules = PostgresScheduleWrites(conn)
+        self._schedules = SQLScheduleWrites(conn, POSTGRES)
         self._admin = PostgresAdminWrites(conn)
 
     @property
@@ -57,5 +57,5 @@ class PostgresTx:
         return self._admin
 
     @property
-    def schedules(self) -> PostgresScheduleWrites:
+    def schedules(self) -> SQLScheduleWrites:
         return self._schedules

@@ -17,6 +17,7 @@ from omoide.errors import StoreError
 from omoide.store import files
 from omoide.store.protocol import Capability
 from omoide.store.sql.dialect import SQLITE
+from omoide.store.sql.schedules import SQLScheduleReads
 from omoide.store.sql.variables import SQLVariableReads
 from omoide.store.sqlite import keyword, migrate, postings
 from omoide.store.sqlite.admin import SQLiteAdminReads
@@ -26,7 +27,6 @@ from omoide.store.sqlite.jobs import SQLiteJobQueue
 from omoide.store.sqlite.ledger import SQLiteLedgerReads
 from omoide.store.sqlite.memory_reads import SQLiteMemoryReads
 from omoide.store.sqlite.postings import PostingsCache
-from omoide.store.sqlite.schedules import SQLiteScheduleReads
 from omoide.store.sqlite.sessions import SQLiteSessionReads
 from omoide.store.sqlite.tx import SQLiteTx
 from omoide.store.sqlite.vectors import VectorCache, trim_log
@@ -66,7 +66,7 @@ class SQLiteStore:
         self._ledger = SQLiteLedgerReads(self._db)
         self._variables = SQLVariableReads(self._db, SQLITE)
         self._admin = SQLiteAdminReads(self._db)
-        self._schedules = SQLiteScheduleReads(self._db)
+        self._schedules = SQLScheduleReads(self._db, SQLITE)
         with self._db.write_lock:
             if auto_migrate:
                 migrate.migrate(self._db.writer)
@@ -104,7 +104,7 @@ class SQLiteStore:
         return self._admin
 
     @property
-    def schedules(self) -> SQLiteScheduleReads:
+    def schedules(self) -> SQLScheduleReads:
         return self._schedules
 
     @property

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from omoide.store.sql.dialect import SQLITE
+from omoide.store.sql.schedules import SQLScheduleWrites
 from omoide.store.sql.variables import SQLVariableWrites
 from omoide.store.sqlite.admin import SQLiteAdminWrites
 from omoide.store.sqlite.graph import SQLiteGraphWrites
@@ -12,7 +13,6 @@ from omoide.store.sqlite.jobs import SQLiteJobWrites
 from omoide.store.sqlite.keyword import Tokenizer
 from omoide.store.sqlite.ledger import SQLiteLedgerWrites
 from omoide.store.sqlite.memory_writes import SQLiteMemoryWrites
-from omoide.store.sqlite.schedules import SQLiteScheduleWrites
 from omoide.store.sqlite.sessions import SQLiteSessionWrites
 
 
@@ -27,7 +27,7 @@ class SQLiteTx:
         self._graph = SQLiteGraphWrites(conn)
         self._ledger = SQLiteLedgerWrites(conn, memories)
         self._variables = SQLVariableWrites(conn, SQLITE)
-        self._schedules = SQLiteScheduleWrites(conn)
+        self._schedules = SQLScheduleWrites(conn, SQLITE)
         self._admin = SQLiteAdminWrites(conn, tokenizer)
 
     @property
@@ -59,5 +59,5 @@ class SQLiteTx:
         return self._admin
 
     @property
-    def schedules(self) -> SQLiteScheduleWrites:
+    def schedules(self) -> SQLScheduleWrites:
         return self._schedules
