@@ -13,7 +13,6 @@ from omoide.types import (
     MemoryItem,
     MemoryType,
     Message,
-    Project,
     Session,
     ms_to_dt,
 )
@@ -93,22 +92,6 @@ def episode(row: Row, session_ext: str) -> Episode:
         access_count=row["access_count"],
         last_accessed_at=ms_to_dt(row["last_accessed_at"]),
         consolidated_at=ms_to_dt(row["consolidated_at"]),
-    )
-
-
-def project(row: Row) -> Project:
-    return Project(
-        name=row["name"],
-        user_id=row["user_id"],
-        scope_id=row["scope_id"],
-        description=row["description"],
-        isolated=bool(row["isolated"]),
-        colour=row["colour"],
-        icon=row["icon"],
-        notes=row["notes"],
-        system_prompt=row["system_prompt"],
-        created_at=dt(row["created_at"]),
-        updated_at=ms_to_dt(row["updated_at"]),
     )
 
 

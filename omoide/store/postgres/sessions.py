@@ -16,9 +16,11 @@ import psycopg
 
 from omoide.errors import Conflict, InvalidInput, NotFound
 from omoide.store.ports.sessions import SessionPatch
-from omoide.store.postgres import projects, rows
+from omoide.store.postgres import rows
 from omoide.store.postgres.db import Conn, Database
+from omoide.store.postgres.dialect import POSTGRES
 from omoide.store.postgres.shared import jsonb, session_pk, session_row
+from omoide.store.sql import projects
 from omoide.types import Episode, Message, Project, Scope, Session, now_ms
 
 # Memories that came only from one episode (deleted with it), as memory ids.
@@ -87,11 +89,11 @@ class PostgresSessionReads:
 
     def get_project(self, scope: Scope, name: str) -> Project:
         with self._db.read() as conn:
-            return rows.project(projects.fetch(conn, scope, name))
+            return projects.project(projects.fetch(conn, POSTGRES, scope, name))
 
     def list_projects(self, scope: Scope, limit: int, offset: int) -> tuple[list[Project], int]:
         with self._db.read() as conn:
-            return projects.list_projects(conn, scope, limit, offset)
+            return projects.list_projects(conn, POSTGRES, scope, limit, offset)
 
 
 class PostgresSessionWrites:
@@ -152,7 +154,7 @@ class PostgresSessionWrites:
     ) -> Session:
         if not session_id:
             raise InvalidInput("session id must not be empty")
-        project_pk = projects.project_pk(self._conn, scope, project) if project else None
+        project_pk = projects.project_pk(self._conn, POSTGRES, scope, project) if project else None
         ts = now_ms()
         try:
             with self._conn.transaction():
@@ -185,7 +187,9 @@ class PostgresSessionWrites:
         if patch.project is not None:
             sets.append("project_id = %s")
             project = patch.project
-            params.append(projects.project_pk(self._conn, scope, project) if project else None)
+            params.append(
+                projects.project_pk(self._conn, POSTGRES, scope, project) if project else None
+            )
         if patch.metadata is not None:
             sets.append("metadata = %s::jsonb")
             params.append(jsonb(patch.metadata))
@@ -250,16 +254,16 @@ class PostgresSessionWrites:
     def upsert_project(
         self, scope: Scope, name: str, description: str | None, isolated: bool
     ) -> Project:
-        return projects.upsert_project(self._conn, scope, name, description, isolated)
+        return projects.upsert_project(self._conn, POSTGRES, scope, name, description, isolated)
 
     def insert_project(self, scope: Scope, name: str, fields: Mapping[str, Any]) -> Project:
-        return projects.insert_project(self._conn, scope, name, fields)
+        return projects.insert_project(self._conn, POSTGRES, scope, name, fields)
 
     def update_project(self, scope: Scope, name: str, fields: Mapping[str, Any]) -> Project:
-        return projects.update_project(self._conn, scope, name, fields)
+        return projects.update_project(self._conn, POSTGRES, scope, name, fields)
 
     def delete_project(self, scope: Scope, name: str) -> int:
-        return projects.delete_project(self._conn, scope, name)
+        return projects.delete_project(self._conn, POSTGRES, scope, name)
 
     def _session(self, scope: Scope, session_id: str) -> Session:
         row = session_row(self._conn, scope, session_id)

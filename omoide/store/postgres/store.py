@@ -16,6 +16,7 @@ from omoide.errors import StoreError
 from omoide.store.postgres import ann, migrate
 from omoide.store.postgres.admin import PostgresAdminReads
 from omoide.store.postgres.db import Database, connect
+from omoide.store.postgres.dialect import POSTGRES
 from omoide.store.postgres.graph import PostgresGraphReads
 from omoide.store.postgres.jobs import PostgresJobQueue
 from omoide.store.postgres.ledger import PostgresLedgerReads
@@ -24,7 +25,6 @@ from omoide.store.postgres.sessions import PostgresSessionReads
 from omoide.store.postgres.tx import PostgresTx
 from omoide.store.postgres.wakeups import JobWatcher
 from omoide.store.protocol import Capability
-from omoide.store.sql.dialect import POSTGRES
 from omoide.store.sql.schedules import SQLScheduleReads
 from omoide.store.sql.variables import SQLVariableReads
 

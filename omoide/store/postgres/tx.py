@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from omoide.store.postgres.admin import PostgresAdminWrites
 from omoide.store.postgres.db import Conn
+from omoide.store.postgres.dialect import POSTGRES
 from omoide.store.postgres.graph import PostgresGraphWrites
 from omoide.store.postgres.jobs import PostgresJobWrites
 from omoide.store.postgres.ledger import PostgresLedgerWrites
 from omoide.store.postgres.memory_writes import PostgresMemoryWrites
 from omoide.store.postgres.sessions import PostgresSessionWrites
-from omoide.store.sql.dialect import POSTGRES
 from omoide.store.sql.schedules import SQLScheduleWrites
 from omoide.store.sql.variables import SQLVariableWrites
 

@@ -42,12 +42,10 @@ class Reader(Protocol):
 
 
 @lru_cache(maxsize=1024)
-def _percent_style(sql: str) -> str:
-    return sql.replace("%", "%%").replace("?", "%s")
-
-
-def _same(sql: str) -> str:
-    return sql
+def _translated(statement: str, placeholder: str) -> str:
+    if placeholder == "?":
+        return statement
+    return statement.replace("%", "%%").replace("?", placeholder)
 
 
 @dataclass(frozen=True)
@@ -55,8 +53,8 @@ class Dialect:
     """A backend's spelling of the few things portable SQL cannot say alike."""
 
     name: str
-    #: ``?`` stays (SQLite) or becomes ``%s`` (PostgreSQL).
-    translate: Callable[[str], str] = field(repr=False)
+    #: What ``?`` becomes: itself (SQLite) or ``%s`` (psycopg, which then needs ``%%`` for ``%``).
+    placeholder: str
     #: The placeholder of a JSON parameter, in ``?`` form (``?`` or ``?::jsonb``).
     json_param: str
     #: A stored JSON value as Python: SQLite hands back text, PostgreSQL's jsonb a value.
@@ -69,10 +67,15 @@ class Dialect:
     skip_locked: str
     #: ``column IN (...)`` with each value a parameter, or ``column = ANY(?)`` with one array.
     array_params: bool
+    #: The driver's exceptions for a broken unique key (a ``Conflict`` to the caller).
+    unique_violation: tuple[type[Exception], ...] = field(repr=False)
+    #: A context around a statement that may fail on a unique key, so that the failure leaves
+    #: the caller's transaction usable (PostgreSQL aborts it otherwise: a savepoint there).
+    savepoint: Callable[[Any], AbstractContextManager[Any]] = field(repr=False)
 
     def sql(self, statement: str) -> str:
         """``statement`` (written with ``?``) in this backend's placeholder style."""
-        return self.translate(statement)
+        return _translated(statement, self.placeholder)
 
     def dump_json(self, value: Any) -> str:
         return json.dumps(value)
@@ -82,36 +85,3 @@ class Dialect:
         if self.array_params:
             return f"{column} = ANY(?)", [list(values)]
         return f"{column} IN ({','.join('?' * len(values))})", list(values)
-
-
-def _loads(raw: Any) -> Any:
-    return json.loads(raw)
-
-
-def _value(raw: Any) -> Any:
-    return raw
-
-
-SQLITE = Dialect(
-    name="sqlite",
-    translate=_same,
-    json_param="?",
-    load_json=_loads,
-    true="1",
-    false="0",
-    binary="",
-    skip_locked="",
-    array_params=False,
-)
-
-POSTGRES = Dialect(
-    name="postgres",
-    translate=_percent_style,
-    json_param="?::jsonb",
-    load_json=_value,
-    true="true",
-    false="false",
-    binary=' COLLATE "C"',
-    skip_locked=" FOR UPDATE SKIP LOCKED",
-    array_params=True,
-)

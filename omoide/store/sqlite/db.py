@@ -98,8 +98,10 @@ class Database:
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
-        """This thread's reader as a context: the shape ``store.sql``'s ports read through."""
-        yield self.reader()
+        """This thread's reader inside one snapshot, as PostgreSQL's ``read()``: the shape
+        ``store.sql``'s ports read through."""
+        with snapshot(self.reader()) as conn:
+            yield conn
 
     @contextmanager
     def immediate(self) -> Iterator[sqlite3.Connection]:

@@ -16,8 +16,10 @@ from typing import Any
 
 from omoide.errors import Conflict, InvalidInput, NotFound
 from omoide.store.ports.sessions import SessionPatch
-from omoide.store.sqlite import cipher, projects, rows
+from omoide.store.sql import projects
+from omoide.store.sqlite import cipher, rows
 from omoide.store.sqlite.db import Database, snapshot
+from omoide.store.sqlite.dialect import SQLITE
 from omoide.store.sqlite.shared import session_pk, session_row
 from omoide.types import Episode, Message, Project, Scope, Session, now_ms
 
@@ -77,10 +79,12 @@ class SQLiteSessionReads:
         return rows.episode_from_row(row, row["session_ext"])
 
     def get_project(self, scope: Scope, name: str) -> Project:
-        return projects.project_from_row(projects.fetch(self._db.reader(), scope, name))
+        with self._db.read() as conn:
+            return projects.project(projects.fetch(conn, SQLITE, scope, name))
 
     def list_projects(self, scope: Scope, limit: int, offset: int) -> tuple[list[Project], int]:
-        return projects.list_projects(self._db.reader(), scope, limit, offset)
+        with self._db.read() as conn:
+            return projects.list_projects(conn, SQLITE, scope, limit, offset)
 
 
 class SQLiteSessionWrites:
@@ -109,7 +113,7 @@ class SQLiteSessionWrites:
     ) -> Session:
         if not session_id:
             raise InvalidInput("session id must not be empty")
-        project_pk = projects.project_pk(self._conn, scope, project) if project else None
+        project_pk = projects.project_pk(self._conn, SQLITE, scope, project) if project else None
         ts = now_ms()
         try:
             self._conn.execute(
@@ -140,7 +144,9 @@ class SQLiteSessionWrites:
         if patch.project is not None:
             sets.append("project_id = ?")
             project = patch.project
-            params.append(projects.project_pk(self._conn, scope, project) if project else None)
+            params.append(
+                projects.project_pk(self._conn, SQLITE, scope, project) if project else None
+            )
         if patch.metadata is not None:
             sets.append("metadata = ?")
             params.append(json.dumps(patch.metadata))
@@ -197,16 +203,16 @@ class SQLiteSessionWrites:
     def upsert_project(
         self, scope: Scope, name: str, description: str | None, isolated: bool
     ) -> Project:
-        return projects.upsert_project(self._conn, scope, name, description, isolated)
+        return projects.upsert_project(self._conn, SQLITE, scope, name, description, isolated)
 
     def insert_project(self, scope: Scope, name: str, fields: Mapping[str, Any]) -> Project:
-        return projects.insert_project(self._conn, scope, name, fields)
+        return projects.insert_project(self._conn, SQLITE, scope, name, fields)
 
     def update_project(self, scope: Scope, name: str, fields: Mapping[str, Any]) -> Project:
-        return projects.update_project(self._conn, scope, name, fields)
+        return projects.update_project(self._conn, SQLITE, scope, name, fields)
 
     def delete_project(self, scope: Scope, name: str) -> int:
-        return projects.delete_project(self._conn, scope, name)
+        return projects.delete_project(self._conn, SQLITE, scope, name)
 
     def _session(self, scope: Scope, session_id: str) -> Session:
         row = session_row(self._conn, scope, session_id)

@@ -16,12 +16,12 @@ from pathlib import Path
 from omoide.errors import StoreError
 from omoide.store import files
 from omoide.store.protocol import Capability
-from omoide.store.sql.dialect import SQLITE
 from omoide.store.sql.schedules import SQLScheduleReads
 from omoide.store.sql.variables import SQLVariableReads
 from omoide.store.sqlite import keyword, migrate, postings
 from omoide.store.sqlite.admin import SQLiteAdminReads
 from omoide.store.sqlite.db import Database, connect
+from omoide.store.sqlite.dialect import SQLITE
 from omoide.store.sqlite.graph import SQLiteGraphReads
 from omoide.store.sqlite.jobs import SQLiteJobQueue
 from omoide.store.sqlite.ledger import SQLiteLedgerReads

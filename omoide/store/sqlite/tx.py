@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sqlite3
 
-from omoide.store.sql.dialect import SQLITE
 from omoide.store.sql.schedules import SQLScheduleWrites
 from omoide.store.sql.variables import SQLVariableWrites
 from omoide.store.sqlite.admin import SQLiteAdminWrites
+from omoide.store.sqlite.dialect import SQLITE
 from omoide.store.sqlite.graph import SQLiteGraphWrites
 from omoide.store.sqlite.jobs import SQLiteJobWrites
 from omoide.store.sqlite.keyword import Tokenizer
