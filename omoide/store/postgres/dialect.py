@@ -28,6 +28,7 @@ POSTGRES = Dialect(
     false="false",
     binary=' COLLATE "C"',
     skip_locked=" FOR UPDATE SKIP LOCKED",
+    row_lock=" FOR UPDATE",
     array_params=True,
     unique_violation=(psycopg.errors.UniqueViolation,),
     savepoint=_savepoint,

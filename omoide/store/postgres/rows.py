@@ -7,13 +7,10 @@ from typing import Any
 from omoide.store.records import ms_to_dt_required as dt
 from omoide.types import (
     Entity,
-    Episode,
     Job,
     JobState,
     MemoryItem,
     MemoryType,
-    Message,
-    Session,
     ms_to_dt,
 )
 
@@ -30,10 +27,6 @@ MEMORY_COLUMNS = """
         AS embedded
 """
 MEMORY_FROM = "memories m LEFT JOIN sessions s ON s.user_id = m.user_id AND s.id = m.session_id"
-SESSION_SELECT = """
-    SELECT s.*, p.name AS project_name FROM sessions s
-    LEFT JOIN projects p ON p.user_id = s.user_id AND p.id = s.project_id
-"""
 ENTITY_SELECT = """
     SELECT e.*, ARRAY(SELECT ee.episode_id FROM entity_episodes ee
                       WHERE ee.user_id = e.user_id AND ee.entity_id = e.id
@@ -65,33 +58,6 @@ def memory(row: Row) -> MemoryItem:
         created_at=dt(row["created_at"]),
         updated_at=dt(row["updated_at"]),
         embedded=bool(row["embedded"]),
-    )
-
-
-def session(row: Row) -> Session:
-    return Session(
-        id=row["external_id"],
-        user_id=row["user_id"],
-        scope_id=row["scope_id"],
-        name=row["name"],
-        project=row["project_name"],
-        metadata=row["metadata"],
-        created_at=dt(row["created_at"]),
-        updated_at=dt(row["updated_at"]),
-    )
-
-
-def episode(row: Row, session_ext: str) -> Episode:
-    return Episode(
-        id=row["id"],
-        session_id=session_ext,
-        user_id=row["user_id"],
-        scope_id=row["scope_id"],
-        messages=[Message(**m) for m in row["messages"]],
-        created_at=dt(row["created_at"]),
-        access_count=row["access_count"],
-        last_accessed_at=ms_to_dt(row["last_accessed_at"]),
-        consolidated_at=ms_to_dt(row["consolidated_at"]),
     )
 
 

@@ -21,11 +21,12 @@ from omoide.store.postgres.graph import PostgresGraphReads
 from omoide.store.postgres.jobs import PostgresJobQueue
 from omoide.store.postgres.ledger import PostgresLedgerReads
 from omoide.store.postgres.memory_reads import PostgresMemoryReads
-from omoide.store.postgres.sessions import PostgresSessionReads
+from omoide.store.postgres.sessions import LAYOUT as EPISODES
 from omoide.store.postgres.tx import PostgresTx
 from omoide.store.postgres.wakeups import JobWatcher
 from omoide.store.protocol import Capability
 from omoide.store.sql.schedules import SQLScheduleReads
+from omoide.store.sql.sessions import SQLSessionReads
 from omoide.store.sql.variables import SQLVariableReads
 
 __all__ = ["PostgresStore"]
@@ -50,7 +51,7 @@ class PostgresStore:
         self._db = Database(url, max_size=max_connections)
         self.location = self._db.location
         self._memories = PostgresMemoryReads(self._db)
-        self._sessions = PostgresSessionReads(self._db)
+        self._sessions = SQLSessionReads(self._db, POSTGRES, EPISODES)
         self._jobs = PostgresJobQueue(self._db)
         self._graph = PostgresGraphReads(self._db)
         self._ledger = PostgresLedgerReads(self._db)
@@ -63,7 +64,7 @@ class PostgresStore:
         return self._memories
 
     @property
-    def sessions(self) -> PostgresSessionReads:
+    def sessions(self) -> SQLSessionReads:
         return self._sessions
 
     @property

@@ -9,8 +9,9 @@ from omoide.store.postgres.graph import PostgresGraphWrites
 from omoide.store.postgres.jobs import PostgresJobWrites
 from omoide.store.postgres.ledger import PostgresLedgerWrites
 from omoide.store.postgres.memory_writes import PostgresMemoryWrites
-from omoide.store.postgres.sessions import PostgresSessionWrites
+from omoide.store.postgres.sessions import LAYOUT as EPISODES
 from omoide.store.sql.schedules import SQLScheduleWrites
+from omoide.store.sql.sessions import SQLSessionWrites
 from omoide.store.sql.variables import SQLVariableWrites
 
 
@@ -20,7 +21,7 @@ class PostgresTx:
     def __init__(self, conn: Conn) -> None:
         memories = PostgresMemoryWrites(conn)
         self._memories = memories
-        self._sessions = PostgresSessionWrites(conn)
+        self._sessions = SQLSessionWrites(conn, POSTGRES, EPISODES)
         self._jobs = PostgresJobWrites(conn)
         self._graph = PostgresGraphWrites(conn)
         self._ledger = PostgresLedgerWrites(conn, memories)
@@ -33,7 +34,7 @@ class PostgresTx:
         return self._memories
 
     @property
-    def sessions(self) -> PostgresSessionWrites:
+    def sessions(self) -> SQLSessionWrites:
         return self._sessions
 
     @property

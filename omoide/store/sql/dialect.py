@@ -65,6 +65,8 @@ class Dialect:
     binary: str
     #: Appended to a SELECT whose rows an UPDATE claims (rows another claimer holds are skipped).
     skip_locked: str
+    #: Appended to a SELECT of one row that the transaction must hold until it ends.
+    row_lock: str
     #: ``column IN (...)`` with each value a parameter, or ``column = ANY(?)`` with one array.
     array_params: bool
     #: The driver's exceptions for a broken unique key (a ``Conflict`` to the caller).

@@ -23,6 +23,7 @@ SQLITE = Dialect(
     false="0",
     binary="",
     skip_locked="",
+    row_lock="",  # the writer holds the whole database
     array_params=False,
     unique_violation=cipher.IntegrityError,
     savepoint=_savepoint,

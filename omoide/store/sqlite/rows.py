@@ -10,15 +10,12 @@ from typing import Any
 from omoide.store.records import ms_to_dt_required
 from omoide.types import (
     Entity,
-    Episode,
     Job,
     JobState,
     MemoryItem,
     MemoryType,
-    Message,
     Scope,
     SearchFilters,
-    Session,
     dt_to_ms,
     ms_to_dt,
 )
@@ -62,39 +59,6 @@ def memory_from_row(row: sqlite3.Row) -> MemoryItem:
         created_at=ms_to_dt_required(row["created_at"]),
         updated_at=ms_to_dt_required(row["updated_at"]),
         embedded=bool(row["embedded"]),
-    )
-
-
-def session_from_row(row: sqlite3.Row) -> Session:
-    return Session(
-        id=row["external_id"],
-        user_id=row["user_id"],
-        scope_id=row["scope_id"],
-        name=row["name"],
-        project=row["project_name"],
-        metadata=json.loads(row["metadata"]),
-        created_at=ms_to_dt_required(row["created_at"]),
-        updated_at=ms_to_dt_required(row["updated_at"]),
-    )
-
-
-SESSION_SELECT = """
-    SELECT s.*, p.name AS project_name FROM sessions s
-    LEFT JOIN projects p ON p.id = s.project_id
-"""
-
-
-def episode_from_row(row: sqlite3.Row, session_ext: str) -> Episode:
-    return Episode(
-        id=row["id"],
-        session_id=session_ext,
-        user_id=row["user_id"],
-        scope_id=row["scope_id"],
-        messages=[Message(**m) for m in json.loads(row["messages"])],
-        created_at=ms_to_dt_required(row["created_at"]),
-        access_count=row["access_count"],
-        last_accessed_at=ms_to_dt(row["last_accessed_at"]),
-        consolidated_at=ms_to_dt(row["consolidated_at"]),
     )
 
 

@@ -17,6 +17,7 @@ from omoide.errors import StoreError
 from omoide.store import files
 from omoide.store.protocol import Capability
 from omoide.store.sql.schedules import SQLScheduleReads
+from omoide.store.sql.sessions import SQLSessionReads
 from omoide.store.sql.variables import SQLVariableReads
 from omoide.store.sqlite import keyword, migrate, postings
 from omoide.store.sqlite.admin import SQLiteAdminReads
@@ -27,7 +28,7 @@ from omoide.store.sqlite.jobs import SQLiteJobQueue
 from omoide.store.sqlite.ledger import SQLiteLedgerReads
 from omoide.store.sqlite.memory_reads import SQLiteMemoryReads
 from omoide.store.sqlite.postings import PostingsCache
-from omoide.store.sqlite.sessions import SQLiteSessionReads
+from omoide.store.sqlite.sessions import LAYOUT as EPISODES
 from omoide.store.sqlite.tx import SQLiteTx
 from omoide.store.sqlite.vectors import VectorCache, trim_log
 
@@ -60,7 +61,7 @@ class SQLiteStore:
         self._vectors = VectorCache(graphs_beside, reader=self._db.reader)
         self._postings = PostingsCache()
         self._memories = SQLiteMemoryReads(self._db, self._vectors, self._tokenizer, self._postings)
-        self._sessions = SQLiteSessionReads(self._db)
+        self._sessions = SQLSessionReads(self._db, SQLITE, EPISODES)
         self._jobs = SQLiteJobQueue(self._db)
         self._graph = SQLiteGraphReads(self._db)
         self._ledger = SQLiteLedgerReads(self._db)
@@ -80,7 +81,7 @@ class SQLiteStore:
         return self._memories
 
     @property
-    def sessions(self) -> SQLiteSessionReads:
+    def sessions(self) -> SQLSessionReads:
         return self._sessions
 
     @property

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from omoide.store.sql.schedules import SQLScheduleWrites
+from omoide.store.sql.sessions import SQLSessionWrites
 from omoide.store.sql.variables import SQLVariableWrites
 from omoide.store.sqlite.admin import SQLiteAdminWrites
 from omoide.store.sqlite.dialect import SQLITE
@@ -13,7 +14,7 @@ from omoide.store.sqlite.jobs import SQLiteJobWrites
 from omoide.store.sqlite.keyword import Tokenizer
 from omoide.store.sqlite.ledger import SQLiteLedgerWrites
 from omoide.store.sqlite.memory_writes import SQLiteMemoryWrites
-from omoide.store.sqlite.sessions import SQLiteSessionWrites
+from omoide.store.sqlite.sessions import LAYOUT as EPISODES
 
 
 class SQLiteTx:
@@ -22,7 +23,7 @@ class SQLiteTx:
     def __init__(self, conn: sqlite3.Connection, tokenizer: Tokenizer) -> None:
         memories = SQLiteMemoryWrites(conn, tokenizer)
         self._memories = memories
-        self._sessions = SQLiteSessionWrites(conn)
+        self._sessions = SQLSessionWrites(conn, SQLITE, EPISODES)
         self._jobs = SQLiteJobWrites(conn)
         self._graph = SQLiteGraphWrites(conn)
         self._ledger = SQLiteLedgerWrites(conn, memories)
@@ -35,7 +36,7 @@ class SQLiteTx:
         return self._memories
 
     @property
-    def sessions(self) -> SQLiteSessionWrites:
+    def sessions(self) -> SQLSessionWrites:
         return self._sessions
 
     @property
