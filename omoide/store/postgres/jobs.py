@@ -12,16 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import psycopg
-
 from omoide.errors import Conflict, NotFound
 from omoide.store.postgres import rows
 from omoide.store.postgres.db import Conn, Database
-from omoide.store.postgres.shared import jsonb
+from omoide.store.postgres.dialect import POSTGRES
 from omoide.store.postgres.wakeups import notify_jobs
+from omoide.store.sql.jobs import ERROR_CHARS, JobLayout, dumps
 from omoide.types import Job, JobState, Scope, now_ms
-
-_ERROR_CHARS = 4000  # the end of a traceback is the informative part
 
 _CLAIM = """
 WITH ready AS (
@@ -59,7 +56,7 @@ class PostgresJobQueue:
                 " ELSE 'pending' END, last_error = %s, run_after = %s, lease_until = NULL,"
                 " updated_at = %s, result = coalesce(%s::jsonb, result)"
                 " WHERE id = %s AND state = 'running'",
-                (error[-_ERROR_CHARS:], ts + backoff_ms, ts, _dumps(result), job_id),
+                (error[-ERROR_CHARS:], ts + backoff_ms, ts, dumps(POSTGRES, result), job_id),
             )
             return _due_later(conn, job_id, backoff_ms)
 
@@ -72,7 +69,7 @@ class PostgresJobQueue:
                 "UPDATE jobs SET state = 'pending', max_attempts = max_attempts + 1,"
                 " last_error = %s, run_after = %s, lease_until = NULL, updated_at = %s,"
                 " result = coalesce(%s::jsonb, result) WHERE id = %s AND state = 'running'",
-                (error[-_ERROR_CHARS:], ts + delay_ms, ts, _dumps(result), job_id),
+                (error[-ERROR_CHARS:], ts + delay_ms, ts, dumps(POSTGRES, result), job_id),
             )
             return _due_later(conn, job_id, delay_ms)
 
@@ -149,87 +146,14 @@ class PostgresJobQueue:
             return {r["step"]: {k: v for k, v in r.items() if k != "step"} for r in cursor}
 
 
-class PostgresJobWrites:
-    """Job writes that belong to the caller's transaction (see ``JobWrites``)."""
-
-    def __init__(self, conn: Conn) -> None:
-        self._conn = conn
-
-    def enqueue_job(
-        self, scope: Scope, kind: str, payload: dict[str, Any], max_attempts: int = 5
-    ) -> int:
-        ts = now_ms()
-        row = self._conn.execute(
-            "INSERT INTO jobs (kind, user_id, scope_id, payload, max_attempts, run_after,"
-            " created_at, updated_at) VALUES (%s, %s, %s, %s::jsonb, %s, %s, %s, %s)"
-            " RETURNING id",
-            (kind, scope.user_id, scope.scope_id, jsonb(payload), max_attempts, ts, ts, ts),
-        ).fetchone()
-        notify_jobs(self._conn)
-        return int(row["id"]) if row else 0
-
-    def finish_job(self, job_id: int, result: dict[str, Any] | None = None) -> None:
-        self._conn.execute(
-            "UPDATE jobs SET state = 'done', lease_until = NULL, updated_at = %s,"
-            " result = coalesce(%s::jsonb, result) WHERE id = %s AND state = 'running'",
-            (now_ms(), _dumps(result), job_id),
-        )
-
-    def claim_step(self, job_id: int, step: str, lease_ms: int) -> bool:
-        ts = now_ms()
-        # The UPDATE row-locks the job: a racing claim of a step of the same job waits here,
-        # then sees the step this one records (READ COMMITTED reads it in its next statement).
-        cur = self._conn.execute(
-            "UPDATE jobs SET lease_until = %s, updated_at = %s WHERE id = %s AND state = 'running'",
-            (ts + lease_ms, ts, job_id),
-        )
-        if not cur.rowcount:
-            return False
-        row = self._conn.execute(
-            "SELECT 1 FROM job_steps WHERE job_id = %s AND step = %s", (job_id, step)
-        ).fetchone()
-        return row is None
-
-    def record_step(self, job_id: int, step: str, record: dict[str, Any]) -> None:
-        try:
-            with self._conn.transaction():  # a savepoint: Conflict leaves the caller's tx usable
-                self._insert_step(job_id, step, record)
-        except psycopg.errors.UniqueViolation as exc:
-            raise Conflict(f"step {step!r} of job {job_id} is recorded already") from exc
-
-    def _insert_step(self, job_id: int, step: str, record: dict[str, Any]) -> None:
-        # INSERT ... SELECT: no row at all unless the job is still running.
-        self._conn.execute(
-            "INSERT INTO job_steps (user_id, job_id, step, status, detail, calls, prompt_tokens,"
-            " completion_tokens, created_at) SELECT user_id, id, %s, %s, %s, %s, %s, %s, %s"
-            " FROM jobs WHERE id = %s AND state = 'running'",
-            (
-                step,
-                record["status"],
-                record.get("detail", ""),
-                record.get("calls", 0),
-                record.get("prompt_tokens", 0),
-                record.get("completion_tokens", 0),
-                now_ms(),
-                job_id,
-            ),
-        )
-
-    def fail_job_now(self, job_id: int, error: str, result: dict[str, Any] | None = None) -> None:
-        self._conn.execute(
-            "UPDATE jobs SET state = 'failed', last_error = %s, lease_until = NULL,"
-            " updated_at = %s, result = coalesce(%s::jsonb, result)"
-            " WHERE id = %s AND state = 'running'",
-            (error[-_ERROR_CHARS:], now_ms(), _dumps(result), job_id),
-        )
-
-    def has_pending_job(self, scope: Scope, kind: str, payload: dict[str, Any]) -> bool:
-        row = self._conn.execute(
-            "SELECT 1 FROM jobs WHERE user_id = %s AND scope_id = %s AND state = 'pending'"
-            " AND kind = %s AND payload = %s::jsonb LIMIT 1",
-            (scope.user_id, scope.scope_id, kind, jsonb(payload)),
-        ).fetchone()
-        return row is not None
+LAYOUT = JobLayout(
+    insert_step=(
+        "INSERT INTO job_steps (user_id, job_id, step, status, detail, calls, prompt_tokens,"
+        " completion_tokens, created_at) SELECT user_id, id, ?, ?, ?, ?, ?, ?, ?"
+        " FROM jobs WHERE id = ? AND state = 'running'"
+    ),
+    announce=notify_jobs,
+)
 
 
 def _due_later(conn: Conn, job_id: int, delay_ms: int) -> JobState:
@@ -239,10 +163,6 @@ def _due_later(conn: Conn, job_id: int, delay_ms: int) -> JobState:
     if state is JobState.PENDING:
         notify_jobs(conn, delay_ms)
     return state
-
-
-def _dumps(result: dict[str, Any] | None) -> str | None:
-    return None if result is None else jsonb(result)
 
 
 def _job_where(scope: Scope | None, state: JobState | None) -> tuple[str, list[Any]]:

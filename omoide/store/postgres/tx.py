@@ -6,10 +6,11 @@ from omoide.store.postgres.admin import PostgresAdminWrites
 from omoide.store.postgres.db import Conn
 from omoide.store.postgres.dialect import POSTGRES
 from omoide.store.postgres.graph import PostgresGraphWrites
-from omoide.store.postgres.jobs import PostgresJobWrites
+from omoide.store.postgres.jobs import LAYOUT as JOBS
 from omoide.store.postgres.ledger import PostgresLedgerWrites
 from omoide.store.postgres.memory_writes import PostgresMemoryWrites
 from omoide.store.postgres.sessions import LAYOUT as EPISODES
+from omoide.store.sql.jobs import SQLJobWrites
 from omoide.store.sql.schedules import SQLScheduleWrites
 from omoide.store.sql.sessions import SQLSessionWrites
 from omoide.store.sql.variables import SQLVariableWrites
@@ -22,7 +23,7 @@ class PostgresTx:
         memories = PostgresMemoryWrites(conn)
         self._memories = memories
         self._sessions = SQLSessionWrites(conn, POSTGRES, EPISODES)
-        self._jobs = PostgresJobWrites(conn)
+        self._jobs = SQLJobWrites(conn, POSTGRES, JOBS)
         self._graph = PostgresGraphWrites(conn)
         self._ledger = PostgresLedgerWrites(conn, memories)
         self._variables = SQLVariableWrites(conn, POSTGRES)
@@ -38,7 +39,7 @@ class PostgresTx:
         return self._sessions
 
     @property
-    def jobs(self) -> PostgresJobWrites:
+    def jobs(self) -> SQLJobWrites:
         return self._jobs
 
     @property

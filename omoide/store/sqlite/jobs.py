@@ -7,17 +7,17 @@ statement, so a late or duplicate report can never move a job backwards: a ``don
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
 from omoide.errors import Conflict, NotFound
-from omoide.store.sqlite import cipher, rows
+from omoide.store.sql.dialect import Conn
+from omoide.store.sql.jobs import ERROR_CHARS, JobLayout, dumps
+from omoide.store.sqlite import rows
 from omoide.store.sqlite.db import Database
+from omoide.store.sqlite.dialect import SQLITE
 from omoide.types import Job, JobState, Scope, now_ms
-
-_ERROR_CHARS = 4000  # the end of a traceback is the informative part
 
 
 class SQLiteJobQueue:
@@ -55,7 +55,7 @@ class SQLiteJobQueue:
                 "UPDATE jobs SET state = CASE WHEN attempts >= max_attempts THEN 'failed'"
                 " ELSE 'pending' END, last_error = ?, run_after = ?, lease_until = NULL,"
                 " updated_at = ?, result = coalesce(?, result) WHERE id = ? AND state = 'running'",
-                (error[-_ERROR_CHARS:], ts + backoff_ms, ts, _dumps(result), job_id),
+                (error[-ERROR_CHARS:], ts + backoff_ms, ts, dumps(SQLITE, result), job_id),
             )
             return _job(conn, job_id).state
 
@@ -68,7 +68,7 @@ class SQLiteJobQueue:
                 "UPDATE jobs SET state = 'pending', max_attempts = max_attempts + 1,"
                 " last_error = ?, run_after = ?, lease_until = NULL, updated_at = ?,"
                 " result = coalesce(?, result) WHERE id = ? AND state = 'running'",
-                (error[-_ERROR_CHARS:], ts + delay_ms, ts, _dumps(result), job_id),
+                (error[-ERROR_CHARS:], ts + delay_ms, ts, dumps(SQLITE, result), job_id),
             )
             return _job(conn, job_id).state
 
@@ -141,86 +141,18 @@ class SQLiteJobQueue:
         return {r["step"]: {k: v for k, v in dict(r).items() if k != "step"} for r in cursor}
 
 
-class SQLiteJobWrites:
-    """Job writes that belong to the caller's transaction (see ``JobWrites``)."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-
-    def enqueue_job(
-        self, scope: Scope, kind: str, payload: dict[str, Any], max_attempts: int = 5
-    ) -> int:
-        ts = now_ms()
-        cur = self._conn.execute(
-            "INSERT INTO jobs (kind, user_id, scope_id, payload, max_attempts, run_after,"
-            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (kind, scope.user_id, scope.scope_id, json.dumps(payload), max_attempts, ts, ts, ts),
-        )
-        return int(cur.lastrowid or 0)
-
-    def finish_job(self, job_id: int, result: dict[str, Any] | None = None) -> None:
-        self._conn.execute(
-            "UPDATE jobs SET state = 'done', lease_until = NULL, updated_at = ?,"
-            " result = coalesce(?, result) WHERE id = ? AND state = 'running'",
-            (now_ms(), _dumps(result), job_id),
-        )
-
-    def claim_step(self, job_id: int, step: str, lease_ms: int) -> bool:
-        ts = now_ms()
-        cur = self._conn.execute(
-            "UPDATE jobs SET lease_until = ?, updated_at = ? WHERE id = ? AND state = 'running'",
-            (ts + lease_ms, ts, job_id),
-        )
-        if not cur.rowcount:
-            return False
-        row = self._conn.execute(
-            "SELECT 1 FROM job_steps WHERE job_id = ? AND step = ?", (job_id, step)
-        ).fetchone()
-        return row is None
-
-    def record_step(self, job_id: int, step: str, record: dict[str, Any]) -> None:
-        # INSERT ... SELECT: no row at all unless the job is still running.
-        try:
-            self._insert_step(job_id, step, record)
-        except cipher.IntegrityError as exc:
-            raise Conflict(f"step {step!r} of job {job_id} is recorded already") from exc
-
-    def _insert_step(self, job_id: int, step: str, record: dict[str, Any]) -> None:
-        self._conn.execute(
-            "INSERT INTO job_steps (job_id, step, status, detail, calls, prompt_tokens,"
-            " completion_tokens, created_at) SELECT ?, ?, ?, ?, ?, ?, ?, ?"
-            " WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ? AND state = 'running')",
-            (
-                job_id,
-                step,
-                record["status"],
-                record.get("detail", ""),
-                record.get("calls", 0),
-                record.get("prompt_tokens", 0),
-                record.get("completion_tokens", 0),
-                now_ms(),
-                job_id,
-            ),
-        )
-
-    def fail_job_now(self, job_id: int, error: str, result: dict[str, Any] | None = None) -> None:
-        self._conn.execute(
-            "UPDATE jobs SET state = 'failed', last_error = ?, lease_until = NULL, updated_at = ?,"
-            " result = coalesce(?, result) WHERE id = ? AND state = 'running'",
-            (error[-_ERROR_CHARS:], now_ms(), _dumps(result), job_id),
-        )
-
-    def has_pending_job(self, scope: Scope, kind: str, payload: dict[str, Any]) -> bool:
-        row = self._conn.execute(
-            "SELECT 1 FROM jobs WHERE state = 'pending' AND kind = ? AND user_id = ?"
-            " AND scope_id = ? AND payload = ? LIMIT 1",
-            (kind, scope.user_id, scope.scope_id, json.dumps(payload)),
-        ).fetchone()
-        return row is not None
+def _announce(conn: Conn, delay_ms: int) -> None:
+    del conn, delay_ms  # one process's workers are woken by the engine's own signal
 
 
-def _dumps(result: dict[str, Any] | None) -> str | None:
-    return None if result is None else json.dumps(result)
+LAYOUT = JobLayout(
+    insert_step=(
+        "INSERT INTO job_steps (job_id, step, status, detail, calls, prompt_tokens,"
+        " completion_tokens, created_at) SELECT id, ?, ?, ?, ?, ?, ?, ?"
+        " FROM jobs WHERE id = ? AND state = 'running'"
+    ),
+    announce=_announce,
+)
 
 
 def _job_where(scope: Scope | None, state: JobState | None) -> tuple[str, list[Any]]:

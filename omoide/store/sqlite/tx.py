@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import sqlite3
 
+from omoide.store.sql.jobs import SQLJobWrites
 from omoide.store.sql.schedules import SQLScheduleWrites
 from omoide.store.sql.sessions import SQLSessionWrites
 from omoide.store.sql.variables import SQLVariableWrites
 from omoide.store.sqlite.admin import SQLiteAdminWrites
 from omoide.store.sqlite.dialect import SQLITE
 from omoide.store.sqlite.graph import SQLiteGraphWrites
-from omoide.store.sqlite.jobs import SQLiteJobWrites
+from omoide.store.sqlite.jobs import LAYOUT as JOBS
 from omoide.store.sqlite.keyword import Tokenizer
 from omoide.store.sqlite.ledger import SQLiteLedgerWrites
 from omoide.store.sqlite.memory_writes import SQLiteMemoryWrites
@@ -24,7 +25,7 @@ class SQLiteTx:
         memories = SQLiteMemoryWrites(conn, tokenizer)
         self._memories = memories
         self._sessions = SQLSessionWrites(conn, SQLITE, EPISODES)
-        self._jobs = SQLiteJobWrites(conn)
+        self._jobs = SQLJobWrites(conn, SQLITE, JOBS)
         self._graph = SQLiteGraphWrites(conn)
         self._ledger = SQLiteLedgerWrites(conn, memories)
         self._variables = SQLVariableWrites(conn, SQLITE)
@@ -40,7 +41,7 @@ class SQLiteTx:
         return self._sessions
 
     @property
-    def jobs(self) -> SQLiteJobWrites:
+    def jobs(self) -> SQLJobWrites:
         return self._jobs
 
     @property
