@@ -7,8 +7,6 @@ from typing import Any
 from omoide.store.records import ms_to_dt_required as dt
 from omoide.types import (
     Entity,
-    Job,
-    JobState,
     MemoryItem,
     MemoryType,
     ms_to_dt,
@@ -58,24 +56,6 @@ def memory(row: Row) -> MemoryItem:
         created_at=dt(row["created_at"]),
         updated_at=dt(row["updated_at"]),
         embedded=bool(row["embedded"]),
-    )
-
-
-def job(row: Row) -> Job:
-    return Job(
-        id=row["id"],
-        kind=row["kind"],
-        state=JobState(row["state"]),
-        user_id=row["user_id"],
-        scope_id=row["scope_id"],
-        payload=row["payload"],
-        attempts=row["attempts"],
-        max_attempts=row["max_attempts"],
-        last_error=row["last_error"],
-        run_after=dt(row["run_after"]),
-        created_at=dt(row["created_at"]),
-        updated_at=dt(row["updated_at"]),
-        result=row["result"],
     )
 
 

@@ -18,13 +18,14 @@ from omoide.store.postgres.admin import PostgresAdminReads
 from omoide.store.postgres.db import Database, connect
 from omoide.store.postgres.dialect import POSTGRES
 from omoide.store.postgres.graph import PostgresGraphReads
-from omoide.store.postgres.jobs import PostgresJobQueue
+from omoide.store.postgres.jobs import LAYOUT as JOBS
 from omoide.store.postgres.ledger import PostgresLedgerReads
 from omoide.store.postgres.memory_reads import PostgresMemoryReads
 from omoide.store.postgres.sessions import LAYOUT as EPISODES
 from omoide.store.postgres.tx import PostgresTx
 from omoide.store.postgres.wakeups import JobWatcher
 from omoide.store.protocol import Capability
+from omoide.store.sql.jobs import SQLJobQueue
 from omoide.store.sql.schedules import SQLScheduleReads
 from omoide.store.sql.sessions import SQLSessionReads
 from omoide.store.sql.variables import SQLVariableReads
@@ -52,7 +53,7 @@ class PostgresStore:
         self.location = self._db.location
         self._memories = PostgresMemoryReads(self._db)
         self._sessions = SQLSessionReads(self._db, POSTGRES, EPISODES)
-        self._jobs = PostgresJobQueue(self._db)
+        self._jobs = SQLJobQueue(self._db, POSTGRES, JOBS)
         self._graph = PostgresGraphReads(self._db)
         self._ledger = PostgresLedgerReads(self._db)
         self._variables = SQLVariableReads(self._db, POSTGRES)
@@ -68,7 +69,7 @@ class PostgresStore:
         return self._sessions
 
     @property
-    def jobs(self) -> PostgresJobQueue:
+    def jobs(self) -> SQLJobQueue:
         return self._jobs
 
     @property

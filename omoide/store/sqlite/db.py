@@ -14,7 +14,7 @@ import threading
 import time
 import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from omoide.errors import StoreError
@@ -102,6 +102,10 @@ class Database:
         ``store.sql``'s ports read through."""
         with snapshot(self.reader()) as conn:
             yield conn
+
+    def write(self) -> AbstractContextManager[sqlite3.Connection]:
+        """``immediate()``, under the name ``store.sql``'s ports write through."""
+        return self.immediate()
 
     @contextmanager
     def immediate(self) -> Iterator[sqlite3.Connection]:

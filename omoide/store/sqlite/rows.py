@@ -10,8 +10,6 @@ from typing import Any
 from omoide.store.records import ms_to_dt_required
 from omoide.types import (
     Entity,
-    Job,
-    JobState,
     MemoryItem,
     MemoryType,
     Scope,
@@ -59,24 +57,6 @@ def memory_from_row(row: sqlite3.Row) -> MemoryItem:
         created_at=ms_to_dt_required(row["created_at"]),
         updated_at=ms_to_dt_required(row["updated_at"]),
         embedded=bool(row["embedded"]),
-    )
-
-
-def job_from_row(row: sqlite3.Row) -> Job:
-    return Job(
-        id=row["id"],
-        kind=row["kind"],
-        state=JobState(row["state"]),
-        user_id=row["user_id"],
-        scope_id=row["scope_id"],
-        payload=json.loads(row["payload"]),
-        attempts=row["attempts"],
-        max_attempts=row["max_attempts"],
-        last_error=row["last_error"],
-        run_after=ms_to_dt_required(row["run_after"]),
-        created_at=ms_to_dt_required(row["created_at"]),
-        updated_at=ms_to_dt_required(row["updated_at"]),
-        result=json.loads(row["result"]) if row["result"] else None,
     )
 
 

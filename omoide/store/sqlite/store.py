@@ -16,6 +16,7 @@ from pathlib import Path
 from omoide.errors import StoreError
 from omoide.store import files
 from omoide.store.protocol import Capability
+from omoide.store.sql.jobs import SQLJobQueue
 from omoide.store.sql.schedules import SQLScheduleReads
 from omoide.store.sql.sessions import SQLSessionReads
 from omoide.store.sql.variables import SQLVariableReads
@@ -24,7 +25,7 @@ from omoide.store.sqlite.admin import SQLiteAdminReads
 from omoide.store.sqlite.db import Database, connect
 from omoide.store.sqlite.dialect import SQLITE
 from omoide.store.sqlite.graph import SQLiteGraphReads
-from omoide.store.sqlite.jobs import SQLiteJobQueue
+from omoide.store.sqlite.jobs import LAYOUT as JOBS
 from omoide.store.sqlite.ledger import SQLiteLedgerReads
 from omoide.store.sqlite.memory_reads import SQLiteMemoryReads
 from omoide.store.sqlite.postings import PostingsCache
@@ -62,7 +63,7 @@ class SQLiteStore:
         self._postings = PostingsCache()
         self._memories = SQLiteMemoryReads(self._db, self._vectors, self._tokenizer, self._postings)
         self._sessions = SQLSessionReads(self._db, SQLITE, EPISODES)
-        self._jobs = SQLiteJobQueue(self._db)
+        self._jobs = SQLJobQueue(self._db, SQLITE, JOBS)
         self._graph = SQLiteGraphReads(self._db)
         self._ledger = SQLiteLedgerReads(self._db)
         self._variables = SQLVariableReads(self._db, SQLITE)
@@ -85,7 +86,7 @@ class SQLiteStore:
         return self._sessions
 
     @property
-    def jobs(self) -> SQLiteJobQueue:
+    def jobs(self) -> SQLJobQueue:
         return self._jobs
 
     @property
