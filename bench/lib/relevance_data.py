@@ -23,16 +23,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from common import load_locomo, session_time_ms
-
+from lib.common import load_locomo, session_time_ms
 from omoide import Memory
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "datasets"
 if not SHARED.exists():
     SHARED = Path("/work/shared/datasets")
 LOCOMO = SHARED / "locomo-dev"
 LONGMEMEVAL = SHARED / "longmemeval-dev" / "longmemeval_s_dev65.jsonl.gz"
-FACTS = Path(__file__).resolve().parent / "data" / "facts"
+FACTS = Path(__file__).resolve().parent.parent / "data" / "facts"
 
 
 @dataclass
