@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import (
+from lib.common import (
     DEFAULT_DATA,
     RESULTS_DIR,
     aggregate,
@@ -42,13 +42,13 @@ from common import (
     table,
     write_json,
 )
-from locomo import session_records
-from scale import LookupEmbedder, corpus, questions, sentence_vectors, sentences
+from lib.corpus import LookupEmbedder, corpus, questions, sentence_vectors, sentences
+from lib.locomo_run import session_records
 
+from omoide import NewMemory
 from omoide.config import Settings
 from omoide.embed import build_embedder
 from omoide.memory import Memory
-from omoide.store.protocol import NewMemory
 from omoide.types import MemoryType, Scope, now_ms
 
 BUDGETS = (1000, 4000, 16000)

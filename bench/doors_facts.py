@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from locomo import open_engine, warm_up
+from lib.locomo_run import open_engine, warm_up
 
 from omoide import Memory
 

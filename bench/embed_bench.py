@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import DEFAULT_DATA, REPO_DIR, load_locomo, machine_note, percentiles_ms, table
+from lib.common import DEFAULT_DATA, REPO_DIR, load_locomo, machine_note, percentiles_ms, table
 
 # "onnx-uncapped" is onnx without the 512-token cap per run, to tell the runtime's gain from
 # the batching's.

@@ -35,7 +35,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import REPO_DIR, machine_note, percentiles_ms, table
+from lib.common import REPO_DIR, machine_note, percentiles_ms, table
 
 TENANT = "bench"  # the 10k memories that searches run against
 WRITER = "bench-writes"  # adds go to another tenant, so the searched one stays the same size

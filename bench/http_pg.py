@@ -31,8 +31,8 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import http_bench as hb
-from common import REPO_DIR, machine_note, table
-from scale_pg import drop_schema, schema_url, start_server
+from lib.common import REPO_DIR, machine_note, table
+from lib.pgserver import drop_schema, schema_url, start_server
 
 
 def spawn(args: list[str], db_url: str, embedder: str, port: int | None = None) -> Any:

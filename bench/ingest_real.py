@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import DEFAULT_DATA, REPO_DIR, load_locomo, machine_note, table
+from lib.common import DEFAULT_DATA, REPO_DIR, load_locomo, machine_note, table
 
 MODES = ("turn", "session", "http1", "http8", "queued")
 PYTHON = sys.executable

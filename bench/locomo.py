@@ -10,7 +10,7 @@ session_date}``, ingested with ``Memory.add_many``, one call per session, in ses
 Metrics per question, averaged: evidence recall@k (k = 1, 5, 10, 20), NDCG@10 (binary), and
 session-level recall@10; query latency includes embedding the query. Every recipe is measured
 over the same store, with the recipes interleaved question by question so that machine load hits
-them alike. Also (bench/locomo_honesty.py): recall in a store mixed with decoy tenants
+them alike. Also (bench/lib/honesty.py): recall in a store mixed with decoy tenants
 (``--decoys``), per category and per conversation, and precision/recall of ``--threshold`` on
 questions asked to their own vs. another conversation. Results: bench/results/locomo.json.
 """
@@ -20,30 +20,24 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from common import (
+from lib.common import (
     CATEGORIES,
     DEFAULT_DATA,
-    KS,
     RESULTS_DIR,
     Conversation,
-    aggregate,
     load_locomo,
     machine_note,
     peak_rss_mb,
-    percentiles_ms,
-    score_question,
-    session_time_ms,
     table,
 )
-from embed_cache import DiskCachedEmbedder
-from locomo_honesty import (
+from lib.embed_cache import DiskCachedEmbedder
+from lib.honesty import (
     CachingEmbedder,
     alone_vs_mixed,
     decoys,
@@ -51,159 +45,12 @@ from locomo_honesty import (
     threshold_report,
     threshold_table,
 )
+from lib.locomo_run import evaluate, ingest, open_engine, results_table, warm_up
 
 from omoide.config import Settings
 from omoide.embed import build_embedder
-from omoide.memory import Memory
-from omoide.store.protocol import NewMemory
 
 RECIPES = ("hybrid", "hybrid_weighted", "keyword", "vector")
-
-
-class TimedEmbedder:
-    """Wraps an embedder and adds up the time spent in it."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.seconds = 0.0
-        self.texts = 0
-
-    def embed(self, texts: Sequence[str]) -> Any:
-        start = time.perf_counter()
-        vectors = self.inner.embed(texts)
-        self.seconds += time.perf_counter() - start
-        self.texts += len(texts)
-        return vectors
-
-
-def open_engine(db_path: Path, embedder: Any = None) -> tuple[Memory, TimedEmbedder]:
-    """A ``Memory`` on ``db_path`` with the default embedder (timed), no background workers."""
-    timed = TimedEmbedder(embedder or build_embedder(Settings()))
-    return Memory(db_path, embedder=timed, workers=0), timed
-
-
-def warm_up(timed: TimedEmbedder) -> float:
-    """Load the model before anything is timed; return the load time."""
-    start = time.perf_counter()
-    timed.inner.embed(["warm up the model"])
-    return time.perf_counter() - start
-
-
-def session_records(
-    conv: Conversation, context: str = "engine", sessions: bool = True
-) -> list[list[NewMemory]]:
-    """One list of memories per session, in order; each turn's time is its session's date.
-
-    ``sessions=False`` leaves out the session id (and the session's number and date in the
-    metadata): the engine must link the turns into conversations from their times alone.
-    ``context`` is for experiments only: ``engine`` leaves it to the engine (previous and next
-    turn), ``none`` disables it (a blank context makes the engine skip its neighbour logic),
-    ``prev`` gives each turn only the previous turn.
-    """
-    out = []
-    for n, date, turns in conv.sessions:
-        records = []
-        at = session_time_ms(date)
-        for i, t in enumerate(turns):
-            ctx = ""
-            if context == "none":
-                ctx = " "
-            elif context == "prev":
-                ctx = turns[i - 1].text[:1000] if i else " "
-            meta: dict[str, Any] = {"dia_id": t.dia_id}
-            if sessions:
-                meta.update(session=n, session_date=date)
-            records.append(
-                NewMemory(
-                    text=t.text,
-                    session_id=f"session_{n}" if sessions else None,
-                    metadata=meta,
-                    context=ctx,
-                    created_at_ms=at,
-                )
-            )
-        out.append(records)
-    return out
-
-
-def ingest(
-    engine: Memory,
-    timed: TimedEmbedder,
-    convs: list[Conversation],
-    batch: int = 0,
-    context: str = "engine",
-    with_sessions: bool = True,
-) -> dict[str, Any]:
-    """``add_many`` once per session (``batch=0``) or per ``batch`` turns of a conversation
-    (spanning sessions), in session order. Times everything, embedding included."""
-    groups = []
-    for conv in convs:
-        sessions = session_records(conv, context, with_sessions)
-        if batch:
-            flat = [r for records in sessions for r in records]
-            sessions = [flat[i : i + batch] for i in range(0, len(flat), batch)]
-        groups += [(conv.sample_id, records) for records in sessions]
-    items = sum(len(records) for _, records in groups)
-    embed_before = timed.seconds
-    cpu_before = time.process_time()
-    start = time.perf_counter()
-    for user_id, records in groups:
-        engine.add_many(records, user_id=user_id)
-    seconds = time.perf_counter() - start
-    cpu = time.process_time() - cpu_before
-    embed_seconds = timed.seconds - embed_before
-    return {
-        "items": items,
-        "add_many_calls": len(groups),
-        "batch": batch or "session",
-        "seconds": seconds,
-        "items_per_s": items / seconds,
-        "cpu_seconds": cpu,
-        "embed_seconds": embed_seconds,
-        "store_seconds": seconds - embed_seconds,
-        "store_items_per_s": items / max(seconds - embed_seconds, 1e-9),
-    }
-
-
-def evaluate(
-    engine: Memory,
-    timed: TimedEmbedder,
-    convs: list[Conversation],
-    recipes: list[str],
-    limit: int = 20,
-) -> dict[str, Any]:
-    """Run every question through every recipe (interleaved); metrics and latency per recipe."""
-    # a few untimed queries first: first-query costs (cache loads, lazy imports) are not latency
-    for conv in convs:
-        for recipe in recipes:
-            engine.search("warm up", user_id=conv.sample_id, limit=limit, recipe=recipe)
-    rows: dict[str, list[dict[str, float]]] = {r: [] for r in recipes}
-    lat: dict[str, list[float]] = {r: [] for r in recipes}
-    embed_lat: dict[str, list[float]] = {r: [] for r in recipes}
-    questions = []
-    for conv in convs:
-        for q in conv.questions:
-            questions.append(q)
-            turn = len(questions) % len(recipes)  # rotate which recipe runs first
-            for recipe in recipes[turn:] + recipes[:turn]:
-                before = timed.seconds
-                start = time.perf_counter()
-                result = engine.search(
-                    q.question, user_id=conv.sample_id, limit=limit, recipe=recipe
-                )
-                lat[recipe].append(time.perf_counter() - start)
-                embed_lat[recipe].append(timed.seconds - before)
-                retrieved = [str(h.memory.metadata.get("dia_id")) for h in result.hits]
-                rows[recipe].append(score_question(q, retrieved))
-    out = {}
-    for recipe in recipes:
-        summary = aggregate(questions, rows[recipe])
-        summary["latency"] = percentiles_ms(lat[recipe])
-        summary["latency_query_embedding"] = percentiles_ms(embed_lat[recipe])
-        summary["per_question_recall@10"] = [r["recall@10"] for r in rows[recipe]]
-        out[recipe] = summary
-    return out
 
 
 def dataset_summary(convs: list[Conversation]) -> dict[str, Any]:
@@ -219,22 +66,6 @@ def dataset_summary(convs: list[Conversation]) -> dict[str, Any]:
         "evidence_ids_unmatched": sum(len(q.unmatched) for c in convs for q in c.questions),
         "unmatched_examples": [u for c in convs for q in c.questions for u in q.unmatched][:10],
     }
-
-
-def results_table(results: dict[str, dict[str, Any]]) -> str:
-    headers = ["recipe", *(f"R@{k}" for k in KS), "NDCG@10", "sessR@10", "p50 ms", "p95 ms"]
-    rows = [
-        [
-            name,
-            *(r[f"recall@{k}"] for k in KS),
-            r["ndcg@10"],
-            r["session_recall@10"],
-            f"{r['latency']['p50_ms']:.1f}" if "latency" in r else "-",
-            f"{r['latency']['p95_ms']:.1f}" if "latency" in r else "-",
-        ]
-        for name, r in results.items()
-    ]
-    return table(headers, rows)
 
 
 def category_table(results: dict[str, dict[str, Any]]) -> str:
@@ -372,6 +203,61 @@ def measure_without_sessions(
     return {"ingest": stats, "results": results}
 
 
+# mem0 in the same run ---------------------------------------------------------------------
+def run_mem0(python: str, data: Path, limit: int, threads: int) -> dict[str, Any] | None:
+    """bench/mem0_baseline.py in its own virtualenv (with omoide's torch thread count); its
+    JSON result, or None if it failed."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "mem0.json"
+        cmd = [python, str(Path(__file__).with_name("mem0_baseline.py"))]
+        cmd += ["--data", str(data), "--out", str(out), "--limit", str(limit)]
+        cmd += ["--threads", str(threads)]
+        print(f"running mem0 baseline: {' '.join(cmd)}", flush=True)
+        proc = subprocess.run(cmd, check=False)
+        if proc.returncode != 0 or not out.exists():
+            print(f"mem0 baseline failed (exit {proc.returncode})")
+            return None
+        return json.loads(out.read_text())
+
+
+def ingest_again(convs: list[Conversation], batch: int) -> dict[str, Any]:
+    """omoide's ingest once more, into a throwaway store (the second A of an A-B-A timing)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        engine, timed = open_engine(Path(tmp) / "again.db")
+        warm_up(timed)
+        out = ingest(engine, timed, convs, batch)
+        engine.close()
+    return out
+
+
+def compare_mem0(payload: dict[str, Any], mem0: dict[str, Any], after: dict[str, Any]) -> None:
+    """Ingest ratio with omoide timed before and after mem0 (A-B-A), so load drift cancels."""
+    rate = mem0["ingest"]["items_per_s"]
+    results = payload["results"]
+    print("\n" + results_table({"omoide hybrid": results["hybrid"], **mem0["results"]}))
+    before = payload["ingest"]
+    omoide = (before["items_per_s"] + after["items_per_s"]) / 2
+    cpu = (before["cpu_seconds"] + after["cpu_seconds"]) / 2
+    payload["ingest_after_mem0"] = after
+    payload["ingest_vs_mem0"] = {
+        "omoide_items_per_s_before_after": [before["items_per_s"], after["items_per_s"]],
+        "omoide_items_per_s": omoide,
+        "mem0_items_per_s": rate,
+        "ratio": omoide / rate,
+        "ratio_cpu_time": mem0["ingest"]["cpu_seconds"] / cpu,
+    }
+    print(
+        f"ingest (add_many per session): omoide {before['items_per_s']:.0f} / "
+        f"{after['items_per_s']:.0f} items/s before / after mem0's {rate:.0f} items/s = "
+        f"{omoide / rate:.2f}x (target >= 3x); by CPU time "
+        f"{payload['ingest_vs_mem0']['ratio_cpu_time']:.2f}x"
+    )
+    if payload.get("ingest_batched"):
+        batched = payload["ingest_batched"]["items_per_s"]
+        payload["ingest_vs_mem0"]["ratio_batched_500"] = batched / rate
+        print(f"ingest (add_many of 500): omoide {batched:.0f} items/s = {batched / rate:.2f}x")
+
+
 def main() -> None:
     args = parse_args()
     convs = load_locomo(args.data, date_prefix=args.date_prefix)
@@ -419,8 +305,6 @@ def main() -> None:
     }
     if args.mem0_python:
         threads = measured["machine"]["torch_threads"]
-        from locomo_mem0 import compare_mem0, ingest_again, run_mem0
-
         payload["mem0"] = run_mem0(args.mem0_python, args.data, args.limit, threads)
         if payload["mem0"] and "hybrid" in results:
             compare_mem0(payload, payload["mem0"], ingest_again(convs, args.batch))

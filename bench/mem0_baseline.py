@@ -31,7 +31,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("OPENAI_API_KEY", "unused-no-llm-is-called")  # the default LLM is built
 
-from common import (
+from lib.common import (
     DEFAULT_DATA,
     aggregate,
     load_locomo,

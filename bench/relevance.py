@@ -6,7 +6,7 @@
     python bench/relevance.py --shapes facts --facts DIR --reuse
     python bench/relevance.py --latency /tmp/s/one-100k.db   # p50 vs hybrid_rrf (scale.py db)
 
-Each shape (``bench/relevance_data.py``) is ingested through ``Memory`` into one SQLite file
+Each shape (``bench/lib/relevance_data.py``) is ingested through ``Memory`` into one SQLite file
 under ``--cache`` (vectors cached beside it; ``--reuse`` keeps an ingested store). Every query
 runs through ``search`` with a limit past the candidate count, so each hit's per-signal
 evidence comes back (``signals``): that is what the model scores, and what ``--fit`` fits it on
@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from embed_cache import DiskCachedEmbedder
-from relevance_data import FACTS, INGEST, Query
+from lib.embed_cache import DiskCachedEmbedder
+from lib.relevance_data import FACTS, INGEST, Query
 
 from omoide import Memory
 from omoide.config import Settings
@@ -325,8 +325,8 @@ def latency(db: Path, user_id: str, rounds: int = 3) -> dict[str, Any]:
     """p50 of the default search (``hybrid``) over that of the old default (``hybrid_rrf``) on
     one store, the LoCoMo dev questions in turn, the two recipes alternating (which goes first
     rotates), after a warm-up round: the same process, store and machine load for both."""
-    from common import load_locomo
-    from relevance_data import LOCOMO
+    from lib.common import load_locomo
+    from lib.relevance_data import LOCOMO
 
     questions = [q.question for c in load_locomo(LOCOMO) for q in c.questions]
     recipes = ("hybrid", "hybrid_rrf")

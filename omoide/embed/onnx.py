@@ -3,7 +3,7 @@
 The same vectors as ``LocalEmbedder`` (cosine >= 0.9999, checked by tests/test_embed_onnx.py
 where torch is installed), so the two share a ``name`` and a database embedded by one is
 searched by the other without ``omoide reindex``. One query and batches run several times
-faster than through torch, with a fraction of its memory and start time (bench/README_embed.md).
+faster than through torch, with a fraction of its memory and start time (bench/README.md).
 
 On first use the ONNX graph is written once from the bundled safetensors weights
 (``onnx_build.py``: no torch) to ``<cache_dir>/<model>-<hash of the weights and of the build

@@ -8,7 +8,7 @@ vectors (the memory embedder's, one word at a time) are nearest to it, above a c
 The neighbours come from the tenant's own top hits, so the expansion uses nothing of other
 tenants, and word vectors depend on the word alone.
 
-Measured on the LoCoMo dev set (bench/window_proto.py, bench/README.md): 3 neighbours per word
+Measured on the LoCoMo dev set (docs/decisions/0004, bench/README.md): 3 neighbours per word
 from the top 30 hits, cosine >= 0.5, weight 0.15: +0.017 recall@10, both conversations up.
 """
 

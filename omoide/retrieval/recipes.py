@@ -53,7 +53,7 @@ RECIPES: dict[str, SearchRecipe] = {
         # Chosen on the LoCoMo dev set (bench/README.md): BM25 over turns with their neighbours
         # is the stronger signal on conversations, so it leads the fusion.
         # The speaker and date boosts moved both dev conversations the same way, alone and
-        # together (bench/recall_directions.py, bench/README.md): +0.035 recall@10 [+0.011,
+        # together (docs/decisions/0003, bench/README.md): +0.035 recall@10 [+0.011,
         # +0.062], search 1.08x. Feedback (feedback_terms=5) stays opt-in: on top of them
         # +0.008 [-0.016, +0.031] for a second keyword query (search 1.4-1.9x).
         # Query expansion by word-vector neighbours from the top 30 hits, on top of the boosts

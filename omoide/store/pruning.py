@@ -12,7 +12,7 @@ enough candidates, and the cost of ranking them no longer grows with the tenant.
 
 Pruned terms still count where it matters: the best ``RESCORE_DEPTH`` memories by the kept
 terms are scored again with every term the tenant used and re-ranked (``rescore``), the rest
-keep their order after them. Measured (bench/locomo_scale.py, bench/README.md: each LoCoMo
+keep their order after them. Measured (docs/decisions/0002, bench/README.md: each LoCoMo
 dev conversation in a tenant with 3k-100k memories of another conversation's sentences):
 dropping terms beyond 15% of the tenant's memories, the rule before, lost 0.02-0.045
 recall@10 against no pruning; this rule lost nothing (the same hits, question for question).

@@ -34,10 +34,10 @@ MAX_SCAN_TUPLES = 50_000
 
 
 # pgvector's defaults (m 16, ef_construction 64) made graphs a tenant's small clusters are hard
-# to reach in: a LoCoMo conversation's turns among 100k other memories (bench/locomo_scale.py's
+# to reach in: a LoCoMo conversation's turns among 100k other memories (docs/decisions/0002's
 # stores), recall@10 against exact 0.853-0.976 at ef_search 200-240; ef_construction 256 gave
 # 0.952-0.994, m 32 with 256 0.978, 512 0.986-0.999, for ~4.7x the build time of the defaults
-# (bench/README_pg.md, "HNSW graphs that reach small clusters").
+# (bench/README.md, "HNSW graphs that reach small clusters").
 INDEX_OPTIONS = "m = 16, ef_construction = 512"
 
 

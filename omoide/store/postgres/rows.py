@@ -7,15 +7,8 @@ from typing import Any
 from omoide.store.records import ms_to_dt_required as dt
 from omoide.types import (
     Entity,
-    Episode,
-    Job,
-    JobState,
     MemoryItem,
     MemoryType,
-    Message,
-    Project,
-    Session,
-    Variable,
     ms_to_dt,
 )
 
@@ -32,10 +25,6 @@ MEMORY_COLUMNS = """
         AS embedded
 """
 MEMORY_FROM = "memories m LEFT JOIN sessions s ON s.user_id = m.user_id AND s.id = m.session_id"
-SESSION_SELECT = """
-    SELECT s.*, p.name AS project_name FROM sessions s
-    LEFT JOIN projects p ON p.user_id = s.user_id AND p.id = s.project_id
-"""
 ENTITY_SELECT = """
     SELECT e.*, ARRAY(SELECT ee.episode_id FROM entity_episodes ee
                       WHERE ee.user_id = e.user_id AND ee.entity_id = e.id
@@ -70,67 +59,6 @@ def memory(row: Row) -> MemoryItem:
     )
 
 
-def session(row: Row) -> Session:
-    return Session(
-        id=row["external_id"],
-        user_id=row["user_id"],
-        scope_id=row["scope_id"],
-        name=row["name"],
-        project=row["project_name"],
-        metadata=row["metadata"],
-        created_at=dt(row["created_at"]),
-        updated_at=dt(row["updated_at"]),
-    )
-
-
-def episode(row: Row, session_ext: str) -> Episode:
-    return Episode(
-        id=row["id"],
-        session_id=session_ext,
-        user_id=row["user_id"],
-        scope_id=row["scope_id"],
-        messages=[Message(**m) for m in row["messages"]],
-        created_at=dt(row["created_at"]),
-        access_count=row["access_count"],
-        last_accessed_at=ms_to_dt(row["last_accessed_at"]),
-        consolidated_at=ms_to_dt(row["consolidated_at"]),
-    )
-
-
-def project(row: Row) -> Project:
-    return Project(
-        name=row["name"],
-        user_id=row["user_id"],
-        scope_id=row["scope_id"],
-        description=row["description"],
-        isolated=bool(row["isolated"]),
-        colour=row["colour"],
-        icon=row["icon"],
-        notes=row["notes"],
-        system_prompt=row["system_prompt"],
-        created_at=dt(row["created_at"]),
-        updated_at=ms_to_dt(row["updated_at"]),
-    )
-
-
-def job(row: Row) -> Job:
-    return Job(
-        id=row["id"],
-        kind=row["kind"],
-        state=JobState(row["state"]),
-        user_id=row["user_id"],
-        scope_id=row["scope_id"],
-        payload=row["payload"],
-        attempts=row["attempts"],
-        max_attempts=row["max_attempts"],
-        last_error=row["last_error"],
-        run_after=dt(row["run_after"]),
-        created_at=dt(row["created_at"]),
-        updated_at=dt(row["updated_at"]),
-        result=row["result"],
-    )
-
-
 def entity(row: Row) -> Entity:
     return Entity(
         id=row["id"],
@@ -144,13 +72,4 @@ def entity(row: Row) -> Entity:
         episodes=list(row["episodes"] or []),
         last_seen_at=dt(row["last_seen_at"]),
         created_at=dt(row["created_at"]),
-    )
-
-
-def variable(row: Row) -> Variable:
-    return Variable(
-        name=row["name"],
-        value=row["value"],
-        type=row["type"],
-        updated_at=dt(row["updated_at"]),
     )

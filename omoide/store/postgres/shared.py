@@ -12,6 +12,8 @@ from typing import Any
 from omoide.errors import NotFound
 from omoide.store.postgres import rows
 from omoide.store.postgres.db import Conn
+from omoide.store.postgres.dialect import POSTGRES
+from omoide.store.sql import sessions
 from omoide.types import HistoryEvent, MemoryItem, Scope, now_ms
 
 
@@ -22,23 +24,14 @@ def jsonb(value: Any) -> str:
 
 def session_row(conn: Conn, scope: Scope, session_id: str) -> rows.Row | None:
     """The session's row (with its project's name), or None."""
-    return conn.execute(
-        rows.SESSION_SELECT + " WHERE s.user_id = %s AND s.scope_id = %s AND s.external_id = %s",
-        (scope.user_id, scope.scope_id, session_id),
-    ).fetchone()
+    row: rows.Row | None = sessions.session_row(conn, POSTGRES, scope, session_id)
+    return row
 
 
 def session_pk(conn: Conn, scope: Scope, session_id: str, *, lock: bool = False) -> int:
     """The row id of the tenant's session; ``NotFound`` if none. ``lock`` takes its row lock,
     which serialises writers that re-check session-wide state (the chunk ledger)."""
-    row = conn.execute(
-        "SELECT id FROM sessions WHERE user_id = %s AND scope_id = %s AND external_id = %s"
-        + (" FOR UPDATE" if lock else ""),
-        (scope.user_id, scope.scope_id, session_id),
-    ).fetchone()
-    if row is None:
-        raise NotFound(f"session {session_id!r} not found", id=session_id)
-    return int(row["id"])
+    return sessions.session_pk(conn, POSTGRES, scope, session_id, lock)
 
 
 def fetch_memory(conn: Conn, scope: Scope, memory_id: str) -> MemoryItem:

@@ -16,16 +16,19 @@ from omoide.errors import StoreError
 from omoide.store.postgres import ann, migrate
 from omoide.store.postgres.admin import PostgresAdminReads
 from omoide.store.postgres.db import Database, connect
+from omoide.store.postgres.dialect import POSTGRES
 from omoide.store.postgres.graph import PostgresGraphReads
-from omoide.store.postgres.jobs import PostgresJobQueue
+from omoide.store.postgres.jobs import LAYOUT as JOBS
 from omoide.store.postgres.ledger import PostgresLedgerReads
 from omoide.store.postgres.memory_reads import PostgresMemoryReads
-from omoide.store.postgres.schedules import PostgresScheduleReads
-from omoide.store.postgres.sessions import PostgresSessionReads
+from omoide.store.postgres.sessions import LAYOUT as EPISODES
 from omoide.store.postgres.tx import PostgresTx
-from omoide.store.postgres.variables import PostgresVariableReads
 from omoide.store.postgres.wakeups import JobWatcher
 from omoide.store.protocol import Capability
+from omoide.store.sql.jobs import SQLJobQueue
+from omoide.store.sql.schedules import SQLScheduleReads
+from omoide.store.sql.sessions import SQLSessionReads
+from omoide.store.sql.variables import SQLVariableReads
 
 __all__ = ["PostgresStore"]
 
@@ -49,24 +52,24 @@ class PostgresStore:
         self._db = Database(url, max_size=max_connections)
         self.location = self._db.location
         self._memories = PostgresMemoryReads(self._db)
-        self._sessions = PostgresSessionReads(self._db)
-        self._jobs = PostgresJobQueue(self._db)
+        self._sessions = SQLSessionReads(self._db, POSTGRES, EPISODES)
+        self._jobs = SQLJobQueue(self._db, POSTGRES, JOBS)
         self._graph = PostgresGraphReads(self._db)
         self._ledger = PostgresLedgerReads(self._db)
-        self._variables = PostgresVariableReads(self._db)
+        self._variables = SQLVariableReads(self._db, POSTGRES)
         self._admin = PostgresAdminReads(self._db)
-        self._schedules = PostgresScheduleReads(self._db)
+        self._schedules = SQLScheduleReads(self._db, POSTGRES)
 
     @property
     def memories(self) -> PostgresMemoryReads:
         return self._memories
 
     @property
-    def sessions(self) -> PostgresSessionReads:
+    def sessions(self) -> SQLSessionReads:
         return self._sessions
 
     @property
-    def jobs(self) -> PostgresJobQueue:
+    def jobs(self) -> SQLJobQueue:
         return self._jobs
 
     @property
@@ -78,7 +81,7 @@ class PostgresStore:
         return self._ledger
 
     @property
-    def variables(self) -> PostgresVariableReads:
+    def variables(self) -> SQLVariableReads:
         return self._variables
 
     @property
@@ -86,7 +89,7 @@ class PostgresStore:
         return self._admin
 
     @property
-    def schedules(self) -> PostgresScheduleReads:
+    def schedules(self) -> SQLScheduleReads:
         return self._schedules
 
     def create_vector_index(self, dim: int) -> None:

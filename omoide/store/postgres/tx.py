@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from omoide.store.postgres.admin import PostgresAdminWrites
 from omoide.store.postgres.db import Conn
+from omoide.store.postgres.dialect import POSTGRES
 from omoide.store.postgres.graph import PostgresGraphWrites
-from omoide.store.postgres.jobs import PostgresJobWrites
+from omoide.store.postgres.jobs import LAYOUT as JOBS
 from omoide.store.postgres.ledger import PostgresLedgerWrites
 from omoide.store.postgres.memory_writes import PostgresMemoryWrites
-from omoide.store.postgres.schedules import PostgresScheduleWrites
-from omoide.store.postgres.sessions import PostgresSessionWrites
-from omoide.store.postgres.variables import PostgresVariableWrites
+from omoide.store.postgres.sessions import LAYOUT as EPISODES
+from omoide.store.sql.jobs import SQLJobWrites
+from omoide.store.sql.schedules import SQLScheduleWrites
+from omoide.store.sql.sessions import SQLSessionWrites
+from omoide.store.sql.variables import SQLVariableWrites
 
 
 class PostgresTx:
@@ -19,12 +22,12 @@ class PostgresTx:
     def __init__(self, conn: Conn) -> None:
         memories = PostgresMemoryWrites(conn)
         self._memories = memories
-        self._sessions = PostgresSessionWrites(conn)
-        self._jobs = PostgresJobWrites(conn)
+        self._sessions = SQLSessionWrites(conn, POSTGRES, EPISODES)
+        self._jobs = SQLJobWrites(conn, POSTGRES, JOBS)
         self._graph = PostgresGraphWrites(conn)
         self._ledger = PostgresLedgerWrites(conn, memories)
-        self._variables = PostgresVariableWrites(conn)
-        self._schedules = PostgresScheduleWrites(conn)
+        self._variables = SQLVariableWrites(conn, POSTGRES)
+        self._schedules = SQLScheduleWrites(conn, POSTGRES)
         self._admin = PostgresAdminWrites(conn)
 
     @property
@@ -32,11 +35,11 @@ class PostgresTx:
         return self._memories
 
     @property
-    def sessions(self) -> PostgresSessionWrites:
+    def sessions(self) -> SQLSessionWrites:
         return self._sessions
 
     @property
-    def jobs(self) -> PostgresJobWrites:
+    def jobs(self) -> SQLJobWrites:
         return self._jobs
 
     @property
@@ -48,7 +51,7 @@ class PostgresTx:
         return self._ledger
 
     @property
-    def variables(self) -> PostgresVariableWrites:
+    def variables(self) -> SQLVariableWrites:
         return self._variables
 
     @property
@@ -56,5 +59,5 @@ class PostgresTx:
         return self._admin
 
     @property
-    def schedules(self) -> PostgresScheduleWrites:
+    def schedules(self) -> SQLScheduleWrites:
         return self._schedules

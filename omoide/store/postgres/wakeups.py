@@ -28,6 +28,7 @@ import psycopg
 from psycopg import sql
 
 from omoide.store.postgres.db import Conn, connect
+from omoide.store.sql.dialect import Conn as Executes
 
 log = logging.getLogger("omoide.store.postgres")
 
@@ -38,7 +39,7 @@ _POLL_NOTIFIES_S = 0.2  # how often the listening thread looks at its stop flag 
 _MAX_LATER = 10_000  # wake-ups kept for later; beyond, polling finds those jobs
 
 
-def notify_jobs(conn: Conn, delay_ms: int = 0) -> None:
+def notify_jobs(conn: Executes, delay_ms: int = 0) -> None:
     """Announce a job due in ``delay_ms`` (0: now); delivered on commit of ``conn``'s
     transaction. Equal notifications of one transaction are delivered once."""
     conn.execute(f"SELECT pg_notify({CHANNEL_SQL}, %s)", (str(max(0, delay_ms)),))

@@ -56,7 +56,7 @@ SYNC_BUILD = 50_000
 MAX_FETCH = 1_000  # beyond this many candidates an exact scan of the filtered rows is cheaper
 CONNECTIVITY = 16
 # Candidates kept while a node is linked in. 64 made graphs a tenant's small clusters are hard
-# to reach in: bench/locomo_scale.py's tenants (a conversation's ~400 turns among 100k other
+# to reach in: docs/decisions/0002's tenants (a conversation's ~400 turns among 100k other
 # memories), recall@10 against exact 0.905 / 0.945 (f16 / f32) at 64, 0.969 at 128, 0.985-0.998
 # at 192, 0.986-0.998 at 256, for ~4x the build time of 64 (8 -> 29-37 s at 72k distinct
 # vectors; bench/README.md, "The graph from 50,000 vectors").

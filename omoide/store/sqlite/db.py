@@ -14,7 +14,7 @@ import threading
 import time
 import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from omoide.errors import StoreError
@@ -95,6 +95,17 @@ class Database:
             self._local.reader = holder
             self._readers.add(holder)
         return holder.conn
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """This thread's reader inside one snapshot, as PostgreSQL's ``read()``: the shape
+        ``store.sql``'s ports read through."""
+        with snapshot(self.reader()) as conn:
+            yield conn
+
+    def write(self) -> AbstractContextManager[sqlite3.Connection]:
+        """``immediate()``, under the name ``store.sql``'s ports write through."""
+        return self.immediate()
 
     @contextmanager
     def immediate(self) -> Iterator[sqlite3.Connection]:

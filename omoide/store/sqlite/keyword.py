@@ -26,13 +26,15 @@ import numpy as np
 
 from omoide.segment import segment
 from omoide.store import pruning
-from omoide.store.sqlite.fts import TOKENIZER
 from omoide.store.sqlite.postings import PostingsCache
 
 K1 = 1.2
 B = 0.75
 CONTEXT_WEIGHT = 0.4
 IDF_FLOOR = 1e-6
+# The tokenizer of the ``memories_fts`` table (migration 0001): the per-tenant index splits and
+# stems text exactly as FTS5 does, so its scores equal FTS5's bm25 on the same rows.
+TOKENIZER = "porter unicode61 remove_diacritics 2"
 LINE_CACHE = 20_000  # tokenised lines kept (a batch may exceed it: then it alone is kept)
 
 

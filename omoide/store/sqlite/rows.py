@@ -10,16 +10,10 @@ from typing import Any
 from omoide.store.records import ms_to_dt_required
 from omoide.types import (
     Entity,
-    Episode,
-    Job,
-    JobState,
     MemoryItem,
     MemoryType,
-    Message,
     Scope,
     SearchFilters,
-    Session,
-    Variable,
     dt_to_ms,
     ms_to_dt,
 )
@@ -66,57 +60,6 @@ def memory_from_row(row: sqlite3.Row) -> MemoryItem:
     )
 
 
-def session_from_row(row: sqlite3.Row) -> Session:
-    return Session(
-        id=row["external_id"],
-        user_id=row["user_id"],
-        scope_id=row["scope_id"],
-        name=row["name"],
-        project=row["project_name"],
-        metadata=json.loads(row["metadata"]),
-        created_at=ms_to_dt_required(row["created_at"]),
-        updated_at=ms_to_dt_required(row["updated_at"]),
-    )
-
-
-SESSION_SELECT = """
-    SELECT s.*, p.name AS project_name FROM sessions s
-    LEFT JOIN projects p ON p.id = s.project_id
-"""
-
-
-def episode_from_row(row: sqlite3.Row, session_ext: str) -> Episode:
-    return Episode(
-        id=row["id"],
-        session_id=session_ext,
-        user_id=row["user_id"],
-        scope_id=row["scope_id"],
-        messages=[Message(**m) for m in json.loads(row["messages"])],
-        created_at=ms_to_dt_required(row["created_at"]),
-        access_count=row["access_count"],
-        last_accessed_at=ms_to_dt(row["last_accessed_at"]),
-        consolidated_at=ms_to_dt(row["consolidated_at"]),
-    )
-
-
-def job_from_row(row: sqlite3.Row) -> Job:
-    return Job(
-        id=row["id"],
-        kind=row["kind"],
-        state=JobState(row["state"]),
-        user_id=row["user_id"],
-        scope_id=row["scope_id"],
-        payload=json.loads(row["payload"]),
-        attempts=row["attempts"],
-        max_attempts=row["max_attempts"],
-        last_error=row["last_error"],
-        run_after=ms_to_dt_required(row["run_after"]),
-        created_at=ms_to_dt_required(row["created_at"]),
-        updated_at=ms_to_dt_required(row["updated_at"]),
-        result=json.loads(row["result"]) if row["result"] else None,
-    )
-
-
 ENTITY_SELECT = """
     SELECT e.*, (SELECT group_concat(ee.episode_id) FROM entity_episodes ee
                  WHERE ee.entity_id = e.id) AS episodes
@@ -142,15 +85,6 @@ def entity_from_row(row: sqlite3.Row) -> Entity:
         episodes=row["episodes"].split(",") if row["episodes"] else [],
         last_seen_at=ms_to_dt_required(row["last_seen_at"]),
         created_at=ms_to_dt_required(row["created_at"]),
-    )
-
-
-def variable_from_row(row: sqlite3.Row) -> Variable:
-    return Variable(
-        name=row["name"],
-        value=json.loads(row["value"]),
-        type=row["type"],
-        updated_at=ms_to_dt_required(row["updated_at"]),
     )
 
 

@@ -9,27 +9,21 @@ from __future__ import annotations
 import sqlite3
 
 from omoide.errors import NotFound
+from omoide.store.sql import sessions
 from omoide.store.sqlite import rows
+from omoide.store.sqlite.dialect import SQLITE
 from omoide.types import HistoryEvent, MemoryItem, Scope, now_ms
-
-_SESSION_PK = "SELECT id FROM sessions WHERE user_id = ? AND scope_id = ? AND external_id = ?"
 
 
 def session_row(conn: sqlite3.Connection, scope: Scope, session_id: str) -> sqlite3.Row | None:
     """The session's row (with its project's name), or None."""
-    row: sqlite3.Row | None = conn.execute(
-        rows.SESSION_SELECT + " WHERE s.user_id = ? AND s.scope_id = ? AND s.external_id = ?",
-        (scope.user_id, scope.scope_id, session_id),
-    ).fetchone()
+    row: sqlite3.Row | None = sessions.session_row(conn, SQLITE, scope, session_id)
     return row
 
 
 def session_pk(conn: sqlite3.Connection, scope: Scope, session_id: str) -> int:
     """The row id of the tenant's session with this external id; ``NotFound`` if none."""
-    row = conn.execute(_SESSION_PK, (scope.user_id, scope.scope_id, session_id)).fetchone()
-    if row is None:
-        raise NotFound(f"session {session_id!r} not found", id=session_id)
-    return int(row[0])
+    return sessions.session_pk(conn, SQLITE, scope, session_id)
 
 
 def fetch_memory(conn: sqlite3.Connection, scope: Scope, memory_id: str) -> MemoryItem:

@@ -16,18 +16,21 @@ from pathlib import Path
 from omoide.errors import StoreError
 from omoide.store import files
 from omoide.store.protocol import Capability
+from omoide.store.sql.jobs import SQLJobQueue
+from omoide.store.sql.schedules import SQLScheduleReads
+from omoide.store.sql.sessions import SQLSessionReads
+from omoide.store.sql.variables import SQLVariableReads
 from omoide.store.sqlite import keyword, migrate, postings
 from omoide.store.sqlite.admin import SQLiteAdminReads
 from omoide.store.sqlite.db import Database, connect
+from omoide.store.sqlite.dialect import SQLITE
 from omoide.store.sqlite.graph import SQLiteGraphReads
-from omoide.store.sqlite.jobs import SQLiteJobQueue
+from omoide.store.sqlite.jobs import LAYOUT as JOBS
 from omoide.store.sqlite.ledger import SQLiteLedgerReads
 from omoide.store.sqlite.memory_reads import SQLiteMemoryReads
 from omoide.store.sqlite.postings import PostingsCache
-from omoide.store.sqlite.schedules import SQLiteScheduleReads
-from omoide.store.sqlite.sessions import SQLiteSessionReads
+from omoide.store.sqlite.sessions import LAYOUT as EPISODES
 from omoide.store.sqlite.tx import SQLiteTx
-from omoide.store.sqlite.variables import SQLiteVariableReads
 from omoide.store.sqlite.vectors import VectorCache, trim_log
 
 __all__ = ["SQLiteStore", "connect"]
@@ -59,13 +62,13 @@ class SQLiteStore:
         self._vectors = VectorCache(graphs_beside, reader=self._db.reader)
         self._postings = PostingsCache()
         self._memories = SQLiteMemoryReads(self._db, self._vectors, self._tokenizer, self._postings)
-        self._sessions = SQLiteSessionReads(self._db)
-        self._jobs = SQLiteJobQueue(self._db)
+        self._sessions = SQLSessionReads(self._db, SQLITE, EPISODES)
+        self._jobs = SQLJobQueue(self._db, SQLITE, JOBS)
         self._graph = SQLiteGraphReads(self._db)
         self._ledger = SQLiteLedgerReads(self._db)
-        self._variables = SQLiteVariableReads(self._db)
+        self._variables = SQLVariableReads(self._db, SQLITE)
         self._admin = SQLiteAdminReads(self._db)
-        self._schedules = SQLiteScheduleReads(self._db)
+        self._schedules = SQLScheduleReads(self._db, SQLITE)
         with self._db.write_lock:
             if auto_migrate:
                 migrate.migrate(self._db.writer)
@@ -79,11 +82,11 @@ class SQLiteStore:
         return self._memories
 
     @property
-    def sessions(self) -> SQLiteSessionReads:
+    def sessions(self) -> SQLSessionReads:
         return self._sessions
 
     @property
-    def jobs(self) -> SQLiteJobQueue:
+    def jobs(self) -> SQLJobQueue:
         return self._jobs
 
     @property
@@ -95,7 +98,7 @@ class SQLiteStore:
         return self._ledger
 
     @property
-    def variables(self) -> SQLiteVariableReads:
+    def variables(self) -> SQLVariableReads:
         return self._variables
 
     @property
@@ -103,7 +106,7 @@ class SQLiteStore:
         return self._admin
 
     @property
-    def schedules(self) -> SQLiteScheduleReads:
+    def schedules(self) -> SQLScheduleReads:
         return self._schedules
 
     @property

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import sqlite3
 
+from omoide.store.sql.jobs import SQLJobWrites
+from omoide.store.sql.schedules import SQLScheduleWrites
+from omoide.store.sql.sessions import SQLSessionWrites
+from omoide.store.sql.variables import SQLVariableWrites
 from omoide.store.sqlite.admin import SQLiteAdminWrites
+from omoide.store.sqlite.dialect import SQLITE
 from omoide.store.sqlite.graph import SQLiteGraphWrites
-from omoide.store.sqlite.jobs import SQLiteJobWrites
+from omoide.store.sqlite.jobs import LAYOUT as JOBS
 from omoide.store.sqlite.keyword import Tokenizer
 from omoide.store.sqlite.ledger import SQLiteLedgerWrites
 from omoide.store.sqlite.memory_writes import SQLiteMemoryWrites
-from omoide.store.sqlite.schedules import SQLiteScheduleWrites
-from omoide.store.sqlite.sessions import SQLiteSessionWrites
-from omoide.store.sqlite.variables import SQLiteVariableWrites
+from omoide.store.sqlite.sessions import LAYOUT as EPISODES
 
 
 class SQLiteTx:
@@ -21,12 +24,12 @@ class SQLiteTx:
     def __init__(self, conn: sqlite3.Connection, tokenizer: Tokenizer) -> None:
         memories = SQLiteMemoryWrites(conn, tokenizer)
         self._memories = memories
-        self._sessions = SQLiteSessionWrites(conn)
-        self._jobs = SQLiteJobWrites(conn)
+        self._sessions = SQLSessionWrites(conn, SQLITE, EPISODES)
+        self._jobs = SQLJobWrites(conn, SQLITE, JOBS)
         self._graph = SQLiteGraphWrites(conn)
         self._ledger = SQLiteLedgerWrites(conn, memories)
-        self._variables = SQLiteVariableWrites(conn)
-        self._schedules = SQLiteScheduleWrites(conn)
+        self._variables = SQLVariableWrites(conn, SQLITE)
+        self._schedules = SQLScheduleWrites(conn, SQLITE)
         self._admin = SQLiteAdminWrites(conn, tokenizer)
 
     @property
@@ -34,11 +37,11 @@ class SQLiteTx:
         return self._memories
 
     @property
-    def sessions(self) -> SQLiteSessionWrites:
+    def sessions(self) -> SQLSessionWrites:
         return self._sessions
 
     @property
-    def jobs(self) -> SQLiteJobWrites:
+    def jobs(self) -> SQLJobWrites:
         return self._jobs
 
     @property
@@ -50,7 +53,7 @@ class SQLiteTx:
         return self._ledger
 
     @property
-    def variables(self) -> SQLiteVariableWrites:
+    def variables(self) -> SQLVariableWrites:
         return self._variables
 
     @property
@@ -58,5 +61,5 @@ class SQLiteTx:
         return self._admin
 
     @property
-    def schedules(self) -> SQLiteScheduleWrites:
+    def schedules(self) -> SQLScheduleWrites:
         return self._schedules

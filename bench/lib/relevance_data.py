@@ -1,0 +1,165 @@
+"""The shapes of memory ``bench/relevance.py`` measures and fits on, ingested through ``Memory``.
+
+* ``locomo``: LoCoMo dev, one tenant per conversation, each session one ``add`` of its turns
+  (``<speaker>: <text>``) as chat messages with the session's id and date; evidence = the
+  question's ``dia_id``s. Questions of the other conversation are its never-said questions.
+* ``longmemeval``: LongMemEval dev, one tenant per question, each haystack session one ``add``
+  of its turns (``<role>: <content>``) with the session's id and date; evidence = the
+  ``has_answer`` turns (abstention questions are never-said questions).
+* ``facts``: standalone facts, one ``add`` of a plain text each, a second apart, no session;
+  questions as an agent asks them, and questions about things never said. Read from
+  ``bench/data/facts/*.json`` (``{"tenant", "facts": [{"key", "text"}], "questions": [{"query",
+  "answers": [key...]}]}``; no answers = never said).
+
+Every add goes through a caching embedder (``bench/embed_cache.py``), so later runs embed nothing.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from lib.common import load_locomo, session_time_ms
+from omoide import Memory
+
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "datasets"
+if not SHARED.exists():
+    SHARED = Path("/work/shared/datasets")
+LOCOMO = SHARED / "locomo-dev"
+LONGMEMEVAL = SHARED / "longmemeval-dev" / "longmemeval_s_dev65.jsonl.gz"
+FACTS = Path(__file__).resolve().parent.parent / "data" / "facts"
+
+
+@dataclass
+class Query:
+    tenant: str
+    text: str
+    relevant: set[str]  # memory ids; empty for a never-said question
+    kind: str = ""
+    ignore: set[str] = field(default_factory=set)  # neither relevant nor wrong
+
+
+@dataclass
+class Shape:
+    name: str
+    queries: list[Query] = field(default_factory=list)
+
+
+def _ms(at: datetime) -> datetime:
+    return at if at.tzinfo else at.replace(tzinfo=UTC)
+
+
+def ingest_locomo(memory: Memory, path: Path = LOCOMO) -> Shape:
+    shape = Shape("locomo")
+    convs = load_locomo(path)
+    by_dia: dict[str, dict[str, str]] = {}
+    for conv in convs:
+        ids = by_dia.setdefault(conv.sample_id, {})
+        for n, date, turns in conv.sessions:
+            at_ms = session_time_ms(date)
+            at = datetime.fromtimestamp(at_ms / 1000, UTC) if at_ms else None
+            items = memory.add(
+                [{"role": "user", "content": t.text} for t in turns],
+                user_id=conv.sample_id,
+                session_id=f"session_{n}",
+                timestamp=at,
+                infer=False,
+            )
+            ids.update({t.dia_id: item.id for t, item in zip(turns, items, strict=True)})
+    for conv in convs:
+        for q in conv.questions:
+            relevant = {by_dia[conv.sample_id][d] for d in q.evidence}
+            shape.queries.append(Query(conv.sample_id, q.question, relevant, str(q.category)))
+    # each conversation's questions asked to the other: nothing there is about them
+    for conv in convs:
+        others = [c.sample_id for c in convs if c.sample_id != conv.sample_id]
+        for q in conv.questions[::3]:
+            shape.queries += [Query(o, q.question, set(), "never") for o in others]
+    return shape
+
+
+def _lme_time(text: str) -> datetime:
+    return datetime.strptime(text.split(" (")[0] + text.split(")")[1], "%Y/%m/%d %H:%M").replace(
+        tzinfo=UTC
+    )
+
+
+def ingest_longmemeval(
+    memory: Memory, path: Path = LONGMEMEVAL, every: int = 1, distractors: int = 0
+) -> Shape:
+    """Every ``every``-th question (types stay balanced: the file holds them in blocks); with
+    ``distractors``, each haystack keeps its answer sessions and that many others (the first
+    ones), a smaller haystack than the benchmark's (embedding all ~32k turns takes hours on a
+    loaded machine)."""
+    shape = Shape("longmemeval")
+    with gzip.open(path, "rt") as lines:
+        rows = [json.loads(line) for line in lines]
+    for row in rows[::every]:
+        tenant = row["question_id"]
+        relevant: set[str] = set()
+        answer_sessions = set(row["answer_session_ids"])
+        kept = 0
+        triples = zip(
+            row["haystack_session_ids"],
+            row["haystack_dates"],
+            row["haystack_sessions"],
+            strict=True,
+        )
+        for sid, date, turns in triples:
+            turns = [t for t in turns if t.get("content", "").strip()]
+            if not turns:
+                continue
+            if distractors and sid not in answer_sessions:
+                if kept >= distractors:
+                    continue
+                kept += 1
+            items = memory.add(
+                [{"role": t["role"], "content": f"{t['role']}: {t['content']}"} for t in turns],
+                user_id=tenant,
+                session_id=str(sid),
+                timestamp=_lme_time(date),
+                infer=False,
+            )
+            relevant |= {i.id for t, i in zip(turns, items, strict=True) if t.get("has_answer")}
+        never = tenant.endswith("_abs")
+        kind = "never" if never else row["question_type"]
+        shape.queries.append(Query(tenant, row["question"], set() if never else relevant, kind))
+    return shape
+
+
+def ingest_facts(memory: Memory, folder: Path = FACTS) -> Shape:
+    """Each file one tenant (format: ``bench/data/facts/README.md``); a fact's duplicates
+    answer wherever it does, ``related`` facts count neither way (left out of ``ignore``)."""
+    shape = Shape("facts")
+    start = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+    for file in sorted(folder.glob("*.json")):
+        data: Any = json.loads(file.read_text())
+        tenant = str(data["tenant"])
+        keys: dict[str, str] = {}
+        same: dict[str, set[str]] = {}
+        for n, fact in enumerate(data["facts"]):
+            (item,) = memory.add(
+                fact["text"], user_id=tenant, timestamp=start + timedelta(seconds=n), infer=False
+            )
+            keys[fact["id"]] = item.id
+            if dup := fact.get("duplicate_of"):
+                same.setdefault(dup, {dup}).add(fact["id"])
+                same[fact["id"]] = same[dup]
+        for q in data["questions"]:
+            answers = {f for a in q.get("answers") or [] for f in same.get(a, {a})}
+            query = Query(
+                tenant,
+                q["question"],
+                {keys[a] for a in answers},
+                "answer" if answers else "never",
+            )
+            query.ignore = {keys[r] for r in q.get("related") or []} - query.relevant
+            shape.queries.append(query)
+    return shape
+
+
+INGEST = {"locomo": ingest_locomo, "longmemeval": ingest_longmemeval, "facts": ingest_facts}
