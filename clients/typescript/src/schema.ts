@@ -11,10 +11,12 @@ export interface paths {
         };
         /**
          * Root
-         * @description The service name, version and the list of endpoints.
+         * @description The service name, version and the list of endpoints, and where the docs and the web UI
+         *     are.
          *
-         *     `endpoints` is the JiuwenMemory seed's list of `"METHOD /path"` strings; `routes` carries the
-         *     same routes with their summaries.
+         *     `message` and `endpoints` (`"METHOD /path"` strings) are the fields JiuwenMemory's root has
+         *     (`memory-server` answers with its message too); `routes` carries the same routes with their
+         *     summaries.
          */
         get: operations["root__get"];
         put?: never;
@@ -44,7 +46,7 @@ export interface paths {
          *     with a 503 when the store is down or its file is corrupt (`store.integrity`). Without a
          *     valid key (when one is configured) only the statuses and the version are shown, and
          *     `probe=true` (which embeds a text on every call) is a 401. A tenant-bound key sees no
-         *     database location and only its own tenant's job counts.
+         *     database location, only its own tenant's job counts and no other tenant's detail.
          */
         get: operations["health_health_get"];
         put?: never;
@@ -861,7 +863,7 @@ export interface paths {
         put?: never;
         /**
          * Search User History Summary
-         * @description Search the user's conversation summaries, most similar first.
+         * @description Search the user's conversation summaries, most relevant first.
          */
         post: operations["search_user_history_summary_search_user_history_summary__post"];
         delete?: never;
@@ -4264,12 +4266,12 @@ export interface components {
             memory: components["schemas"]["MemoryItem"];
             /**
              * Score
-             * @description Fused score in [0, 1]; higher is better.
+             * @description In [0, 1], higher is better. The default recipe (hybrid): the estimated probability that the hit is relevant, from its own evidence only; vector: the cosine.
              */
             score: number;
             /**
              * Signals
-             * @description Per-signal rank and score: 'keyword', 'vector'.
+             * @description Per-signal rank and score: 'keyword', 'vector', 'expansion' (bm25 of the expanded query), and the evidence the relevance used: 'coverage' (share of the query's words in the text), 'speaker', 'date', 'turn' (1 when it counted).
              */
             signals?: {
                 [key: string]: components["schemas"]["Signal"];
@@ -4898,7 +4900,7 @@ export interface components {
          *       "inactive_days_threshold": 180
          *     }
          */
-        MetaBatchDeleteRequest: {
+        JiuwenBatchDeleteRequest: {
             /** User Ids */
             user_ids?: string[] | null;
             /**
@@ -4931,7 +4933,7 @@ export interface components {
             force?: boolean;
         };
         /** Added */
-        CompatJiuwenModelsAdded: {
+        JiuwenAdded: {
             /**
              * Status
              * @default success
@@ -4954,7 +4956,7 @@ export interface components {
          *       "user_id": "user_001"
          *     }
          */
-        BatchDeleteRequest: {
+        CompatJiuwenModelsBatchDeleteRequest: {
             /**
              * User Id
              * @description Default "__default__".
@@ -4978,7 +4980,7 @@ export interface components {
          *       "user_id": "user_001"
          *     }
          */
-        SearchRequest: {
+        JiuwenSearchRequest: {
             /**
              * User Id
              * @description Default "__default__".
@@ -4999,7 +5001,7 @@ export interface components {
             num?: number;
             /**
              * Threshold
-             * @description Minimum score (null: 0.3): the cosine similarity of query and memory.
+             * @description Minimum score (null: 0.3), compared with each hit's `score`: the same relevance score as /v1 search's (the cosine similarity with OMOIDE_JIUWEN_COSINE_THRESHOLD=true).
              * @default 0.3
              */
             threshold?: number | null;
@@ -5013,7 +5015,7 @@ export interface components {
          *       "user_id": "alice"
          *     }
          */
-        WireSearchRequest: {
+        WilmerSearchRequest: {
             /**
              * Keywords
              * @description Keywords or phrases separated by ';' (at most 60 are used).
@@ -8567,7 +8569,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CompatJiuwenModelsAdded"];
+                    "application/json": components["schemas"]["JiuwenAdded"];
                 };
             };
             /** @description Validation Error */
@@ -8656,7 +8658,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["BatchDeleteRequest"];
+                "application/json": components["schemas"]["CompatJiuwenModelsBatchDeleteRequest"];
             };
         };
         responses: {
@@ -8821,7 +8823,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["SearchRequest"];
+                "application/json": components["schemas"]["JiuwenSearchRequest"];
             };
         };
         responses: {
@@ -8854,7 +8856,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["SearchRequest"];
+                "application/json": components["schemas"]["JiuwenSearchRequest"];
             };
         };
         responses: {
@@ -9420,7 +9422,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["MetaBatchDeleteRequest"];
+                "application/json": components["schemas"]["JiuwenBatchDeleteRequest"];
             };
         };
         responses: {
@@ -12563,7 +12565,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WireSearchRequest"];
+                "application/json": components["schemas"]["WilmerSearchRequest"];
             };
         };
         responses: {
