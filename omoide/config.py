@@ -93,6 +93,13 @@ class Settings(BaseSettings):
         description="sqlite:///path/to/file.db, or a postgresql:// URL (the PostgreSQL backend).",
         validation_alias=_alias("OMOIDE_DB_URL", "DB_URL"),
     )
+    pg_search_timeout: float = Field(
+        10.0,
+        gt=0,
+        le=3600,
+        description="Seconds a search statement may run on PostgreSQL; past it the request "
+        "fails (retryable) instead of holding a connection.",
+    )
     encryption_key: SecretStr | None = Field(
         None,
         description="Passphrase that encrypts the SQLite database (SQLCipher) and exports.",

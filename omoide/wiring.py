@@ -102,7 +102,7 @@ def build_engine(
     key = settings.encryption_passphrase  # the store and exports are encrypted with it
     if key is not None and settings.file_mirror_root is not None:
         log.warning(ENCRYPTED_BUT_FILES, settings.file_mirror_root)
-    store = open_store(location, encryption_key=key)
+    store = open_store(location, encryption_key=key, search_timeout=settings.pg_search_timeout)
     if embedder is None:  # the runtime a store's vectors came from stays its runtime
         embedder = build_embedder(settings, store.admin.get_meta(META_MODEL))
     log.info("omoide embedder: %s", embedder.name)

@@ -63,7 +63,11 @@ def _sqlite_path(location: Path | str) -> Path:
 
 
 def open_store(
-    location: Path | str, *, auto_migrate: bool = True, encryption_key: str | None = None
+    location: Path | str,
+    *,
+    auto_migrate: bool = True,
+    encryption_key: str | None = None,
+    search_timeout: float | None = None,
 ) -> Store:
     """Open the store at ``location``, creating it (and its parent folder) if missing.
 
@@ -73,11 +77,16 @@ def open_store(
     passphrase) opens or creates a SQLite file encrypted with SQLCipher; a wrong or missing
     key is a ``StoreError`` saying so. PostgreSQL ignores it (its exports use it, see
     ``omoide.engine.transfer.service``; the server's disk and TLS are the server's).
+    ``search_timeout``: seconds a PostgreSQL search statement may run (SQLite ignores it).
     """
     if _is_postgres(location):
         from omoide.store.postgres import PostgresStore
 
-        return PostgresStore(str(location), auto_migrate=auto_migrate)
+        if search_timeout is None:
+            return PostgresStore(str(location), auto_migrate=auto_migrate)
+        return PostgresStore(
+            str(location), auto_migrate=auto_migrate, search_timeout=search_timeout
+        )
     path = _sqlite_path(location)
     from omoide.store.sqlite import SQLiteStore  # backends load only when asked for
 

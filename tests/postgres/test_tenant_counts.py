@@ -230,7 +230,7 @@ def _deltas(url: str, scope: Scope) -> int:
     return int(row["n"]) if row else 0
 
 
-def test_a_search_folds_many_deltas_into_one_row(pg_url: str) -> None:
+def test_a_fold_leaves_many_deltas_one_row_and_the_same_statistics(pg_url: str) -> None:
     store = PostgresStore(pg_url)
     try:
         for i in range(counts.COMPACT_AT + 1):
@@ -238,6 +238,8 @@ def test_a_search_folds_many_deltas_into_one_row(pg_url: str) -> None:
                 tx.memories.insert_memory(ALICE, NewMemory(text=f"tea number {i}"), "t")
         assert _deltas(pg_url, ALICE) == counts.COMPACT_AT + 1
         before = store.memories.keyword_search(ALICE, ["tea", "number"], SearchFilters(), 50)
+        assert _deltas(pg_url, ALICE) == counts.COMPACT_AT + 1  # searches never fold
+        counts.compact(store.memories._db, ALICE.user_id, ALICE.scope_id)
         assert _deltas(pg_url, ALICE) == 1
         _assert_exact(pg_url)
         after = store.memories.keyword_search(ALICE, ["tea", "number"], SearchFilters(), 50)

@@ -80,6 +80,8 @@ class PostgresAdminWrites:
 
     def __init__(self, conn: Conn) -> None:
         self._conn = conn
+        # rows imported by tenant, for the maintenance after the commit (``upkeep``)
+        self.written: dict[tuple[str, str], int] = {}
 
     def set_meta(self, key: str, value: str) -> None:
         self._conn.execute(
@@ -102,7 +104,13 @@ class PostgresAdminWrites:
         return int(row["n"]) if row else 0
 
     def import_records(self, kind: str, records: Sequence[dict[str, Any]]) -> list[int]:
-        return import_.import_records(self._conn, kind, records)
+        written = import_.import_records(self._conn, kind, records)
+        for position in written:
+            record = records[position]
+            if isinstance(record.get("user_id"), str) and isinstance(record.get("scope_id"), str):
+                tenant = (record["user_id"], record["scope_id"])
+                self.written[tenant] = self.written.get(tenant, 0) + 1
+        return written
 
     def delete_everything(self) -> None:
         # TRUNCATE takes an exclusive lock; DELETE keeps this an ordinary transaction that

@@ -3,7 +3,8 @@
 The database appends the deltas (statement triggers on ``memories`` and ``memory_vectors``);
 a read sums the tenant's rows in the reader's own snapshot, so the figures agree exactly with
 a ``count(*)`` in that snapshot. Reading costs one index range scan over the tenant's delta
-rows: ``compact`` folds them into one row when a read found more than ``COMPACT_AT``.
+rows: ``compact`` folds them into one row when there are more than ``COMPACT_AT``, called by
+the writers after their commit (``upkeep``), never by a search.
 
 Folding is one ``READ COMMITTED`` transaction: ``DELETE ... RETURNING`` the rows its
 statement snapshot sees, ``INSERT`` their sum. A reader's snapshot holds either the old rows or
@@ -57,18 +58,31 @@ HAVING sum(memories) <> 0 OR sum(doc_len) <> 0 OR sum(vectors) <> 0
 """
 
 # The tenant's lexemes of several delta rows, or of a zero sum (the words of deleted memories),
-# folded as the counters are. One range scan over the tenant's rows of ``lexeme_counts``.
+# folded as the counters are. The lexemes to fold are aggregated once into a materialized CTE
+# (one range scan of the tenant's rows), then joined back to those rows by hash: linear in the
+# tenant's rows whatever the statistics say. Run as an ``IN (subquery)`` right after a bulk
+# load, with no statistics yet, the planner estimated one lexeme and re-aggregated the subquery
+# for every row (a nested loop): quadratic, minutes at 30k memories. ``LINEAR`` forbids the
+# nested loop and the merge join for the statement's transaction, so the hash join is the plan.
 _FOLD_LEXEMES = """
-WITH gone AS (
-    DELETE FROM lexeme_counts WHERE user_id = %s AND scope_id = %s AND lexeme IN (
-        SELECT lexeme FROM lexeme_counts WHERE user_id = %s AND scope_id = %s
-        GROUP BY lexeme HAVING count(*) > 1 OR sum(df) = 0
-    )
-    RETURNING lexeme, df
+WITH folded AS MATERIALIZED (
+    SELECT lexeme FROM lexeme_counts WHERE user_id = %s AND scope_id = %s
+    GROUP BY lexeme HAVING count(*) > 1 OR sum(df) = 0
+),
+gone AS (
+    DELETE FROM lexeme_counts l USING folded f
+    WHERE l.user_id = %s AND l.scope_id = %s AND l.lexeme = f.lexeme
+    RETURNING l.lexeme, l.df
 )
 INSERT INTO lexeme_counts (user_id, scope_id, lexeme, df)
 SELECT %s, %s, lexeme, sum(df) FROM gone GROUP BY lexeme HAVING sum(df) <> 0
 """
+# One round trip for the three settings (SET LOCAL = set_config(..., true)); maintenance may
+# take long on a large tenant, so the pool's statement timeout (a search's) is lifted.
+LINEAR = (
+    "SELECT set_config('enable_nestloop', 'off', true), set_config('enable_mergejoin', 'off',"
+    " true), set_config('statement_timeout', '0', true)"
+)
 
 
 @dataclass(frozen=True)
@@ -124,6 +138,7 @@ def fold_lexemes(conn: Conn, user_id: str, scope_id: str) -> None:
     transaction: ``READ COMMITTED``, where the sum inserted is that of the rows this statement
     deleted, so it is exact whatever runs beside it."""
     tenant = (user_id, scope_id)
+    conn.execute(LINEAR)
     conn.execute(_FOLD_LEXEMES, (*tenant, *tenant, *tenant))
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import select
 import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -55,12 +56,15 @@ def redacted(url: str) -> str:
 @contextmanager
 def _translated() -> Iterator[None]:
     """Driver errors as the store's errors: a value PostgreSQL cannot hold (a NUL character in
-    text) is ``InvalidInput``; a lost connection, a full pool, a deadlock or a serialization
-    failure is a retryable ``StoreError``. Our own errors (``NotFound``...) pass through."""
+    text) is ``InvalidInput``; a statement cancelled (the search timeout), a lost connection,
+    a full pool, a deadlock or a serialization failure is a retryable ``StoreError``.
+    Our own errors (``NotFound``...) pass through."""
     try:
         yield
     except psycopg.DataError as exc:
         raise InvalidInput(f"the database refused a value: {exc}") from exc
+    except psycopg.errors.QueryCanceled as exc:  # a search over its timeout, most often
+        raise StoreError(f"the database cancelled a statement: {exc}", retryable=True) from exc
     except (psycopg.OperationalError, PoolTimeout) as exc:
         raise StoreError(f"database unavailable: {exc}", retryable=True) from exc
     except psycopg.Error as exc:
@@ -100,15 +104,35 @@ def _readable(fd: int) -> bool:
     return bool(readable)
 
 
-class Database:
-    """The pool of one database, shared by every port of a ``PostgresStore``."""
+SEARCH_TIMEOUT = 10.0  # seconds a search statement may run before it fails (a setting)
 
-    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10) -> None:
+
+class Database:
+    """The pool of one database, shared by every port of a ``PostgresStore``.
+
+    Search statements (``search``) run under ``statement_timeout`` = ``search_timeout``
+    seconds: a plan that went wrong fails the request with a ``StoreError`` instead of holding
+    a connection and a core for minutes. Other statements keep the session's own setting
+    (the URL's, the role's, or none): exports and bulk writes may rightly take long. The
+    setting is per session, so it is sent only when a connection changes from one kind of
+    use to the other, not on every search."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        min_size: int = 1,
+        max_size: int = 10,
+        search_timeout: float = SEARCH_TIMEOUT,
+    ) -> None:
         """Open the pool. The schema must exist already (migrate first): each new connection
         looks up the ``vector`` type."""
         self.url = conninfo(url)
         self.location = redacted(url)
         self._closed = threading.Event()
+        self._search_ms = max(1, round(search_timeout * 1000))
+        # connections whose session runs under the search timeout now
+        self._timed: weakref.WeakSet[Conn] = weakref.WeakSet()
         self.pool: ConnectionPool[Conn] = ConnectionPool(
             self.url,
             min_size=min_size,
@@ -127,10 +151,12 @@ class Database:
             raise StoreError(f"cannot open {self.location}: {exc}", retryable=True) from exc
 
     @contextmanager
-    def read(self) -> Iterator[Conn]:
-        """A pooled connection inside one read-only snapshot transaction."""
+    def read(self, *, search: bool = False) -> Iterator[Conn]:
+        """A pooled connection inside one read-only snapshot transaction (``search``: under
+        the search timeout)."""
         self._check_open()
         with _translated(), self.pool.connection() as conn:
+            self._time(conn, search)
             # set on the connection, the BEGIN itself carries them: one round trip less than
             # a SET TRANSACTION after it (the pool's reset clears them again)
             conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
@@ -139,12 +165,14 @@ class Database:
                 yield conn
 
     @contextmanager
-    def read_one(self) -> Iterator[Conn]:
+    def read_one(self, *, search: bool = False) -> Iterator[Conn]:
         """A pooled connection in autocommit, for a read of ONE statement: a statement is its
         own snapshot, so it sees what a ``read()`` transaction would, without the ``BEGIN``
-        and ``COMMIT`` round trips. Several statements here would see several snapshots."""
+        and ``COMMIT`` round trips. Several statements here would see several snapshots.
+        ``search``: under the search timeout."""
         self._check_open()
         with _translated(), self.pool.connection() as conn:
+            self._time(conn, search)
             yield conn
 
     @contextmanager
@@ -154,9 +182,22 @@ class Database:
         level (the pool's reset clears it again)."""
         self._check_open()
         with _translated(), self.pool.connection() as conn:
+            self._time(conn, False)
             conn.isolation_level = isolation
             with conn.transaction():
                 yield conn
+
+    def _time(self, conn: Conn, search: bool) -> None:
+        """The session's statement timeout for this use, set outside any transaction (so a
+        rollback keeps it): the search timeout, or back to the session's default."""
+        if search == (conn in self._timed):
+            return
+        if search:
+            conn.execute(f"SET statement_timeout = {self._search_ms}")
+            self._timed.add(conn)
+        else:
+            conn.execute("RESET statement_timeout")
+            self._timed.discard(conn)
 
     def _check_open(self) -> None:
         if self._closed.is_set():

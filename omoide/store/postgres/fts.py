@@ -146,7 +146,7 @@ def search(
     limit: int,
 ) -> tuple[list[tuple[str, float]], Counts]:
     """``(memory id, bm25 score)`` of the tenant's rows matching any term, best first, and
-    the tenant's counts read in the same statement (for ``counts.fold_if_needed``)."""
+    the tenant's counts read in the same statement."""
     sql = _SEARCH.replace("{where}", where[0])
     tenant = [user_id, scope_id]
     params: list[Any] = [

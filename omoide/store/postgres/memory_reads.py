@@ -36,7 +36,7 @@ class PostgresMemoryReads:
     def get_memories(self, scope: Scope, ids: Sequence[str]) -> list[MemoryItem]:
         if not ids:
             return []
-        with self._db.read_one() as conn:
+        with self._db.read_one(search=True) as conn:
             cursor = conn.execute(
                 f"SELECT {rows.MEMORY_COLUMNS} FROM {rows.MEMORY_FROM} WHERE m.user_id = %s"
                 " AND m.scope_id = %s AND m.id = ANY(%s)",
@@ -48,7 +48,7 @@ class PostgresMemoryReads:
     def texts_and_times(self, scope: Scope, ids: Sequence[str]) -> dict[str, Said]:
         if not ids:
             return {}
-        with self._db.read_one() as conn:
+        with self._db.read_one(search=True) as conn:
             cursor = conn.execute(
                 "SELECT id, text, created_at,"
                 " session_id IS NOT NULL OR btrim(context) <> '' AS turn FROM memories"
@@ -88,12 +88,11 @@ class PostgresMemoryReads:
         if not terms:
             return []
         where = memory_filter(scope, filters)
-        with self._db.read_one() as conn:  # one statement: its own snapshot
+        with self._db.read_one(search=True) as conn:  # one statement: its own snapshot
             try:
-                found, tally = fts.search(conn, scope.user_id, scope.scope_id, terms, where, limit)
+                found, _ = fts.search(conn, scope.user_id, scope.scope_id, terms, where, limit)
             except psycopg.errors.SyntaxError as exc:  # never expected: every lexeme is quoted
                 raise InvalidInput(f"keyword query rejected: {exc}") from exc
-        counts.fold_if_needed(self._db, scope.user_id, scope.scope_id, tally)
         return found
 
     def vector_search(
@@ -106,21 +105,20 @@ class PostgresMemoryReads:
         index search runs after them, in a snapshot of its own."""
         query = vector.astype(np.float32, copy=False)
         where = memory_filter(scope, filters)
-        with self._db.read_one() as conn:
+        with self._db.read_one(search=True) as conn:
             tally, small = ann.exact_if_small(
                 conn, scope.user_id, scope.scope_id, query, where, limit
             )
         found = small
         if found is None:
-            with self._db.read() as conn:
+            with self._db.read(search=True) as conn:
                 found = ann.search(
                     conn, scope.user_id, scope.scope_id, query, where, limit, tally.vectors,
                     self._index_builder,
                 )  # fmt: skip
         if not found:
-            with self._db.read_one() as conn:
+            with self._db.read_one(search=True) as conn:
                 _check_dimension(conn, scope, query.shape[0])
-        counts.fold_if_needed(self._db, scope.user_id, scope.scope_id, tally)
         return found
 
     def history(self, scope: Scope, memory_id: str) -> list[HistoryEntry]:
@@ -173,11 +171,10 @@ class PostgresMemoryReads:
         # Every search asks: memories minus vectors from the counters (every vector row
         # belongs to a memory of the same tenant: foreign key with cascade, scope_id copied
         # from the memory, which never changes scope), so no count over the tenant's rows.
-        with self._db.read_one() as conn:
+        with self._db.read_one(search=True) as conn:
             if scope is None:
                 return counts.unembedded(conn)
             tally = counts.read(conn, scope.user_id, scope.scope_id)
-        counts.fold_if_needed(self._db, scope.user_id, scope.scope_id, tally)
         return max(0, tally.memories - tally.vectors)
 
 

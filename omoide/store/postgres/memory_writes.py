@@ -33,6 +33,12 @@ class PostgresMemoryWrites:
 
     def __init__(self, conn: Conn) -> None:
         self._conn = conn
+        # rows written by tenant, for the maintenance after the commit (``upkeep``)
+        self.written: dict[tuple[str, str], int] = {}
+
+    def _note(self, scope: Scope, rows: int = 1) -> None:
+        tenant = (scope.user_id, scope.scope_id)
+        self.written[tenant] = self.written.get(tenant, 0) + rows
 
     def insert_memory(self, scope: Scope, new: NewMemory, actor: str) -> MemoryItem:
         return self._insert(scope, new, actor, HistoryEvent.ADD, None)
@@ -40,6 +46,7 @@ class PostgresMemoryWrites:
     def insert_memories(
         self, scope: Scope, news: Sequence[NewMemory], actor: str
     ) -> list[MemoryItem]:
+        self._note(scope, len(news))
         return bulk.insert_memories(self._conn, scope, news, actor)
 
     def supersede_memory(
@@ -86,6 +93,7 @@ class PostgresMemoryWrites:
         )
 
     def set_context(self, scope: Scope, memory_id: str, context: str) -> None:
+        self._note(scope)
         self._conn.execute(
             "UPDATE memories SET context = %s, context_seg = %s"
             " WHERE user_id = %s AND scope_id = %s AND id = %s",
@@ -100,6 +108,7 @@ class PostgresMemoryWrites:
         metadata: dict[str, Any] | None,
         actor: str,
     ) -> MemoryItem:
+        self._note(scope)
         old = fetch_memory(self._conn, scope, memory_id)
         sets: list[str] = ["updated_at = %s"]
         params: list[Any] = [now_ms()]
@@ -124,6 +133,7 @@ class PostgresMemoryWrites:
         return fetch_memory(self._conn, scope, memory_id)
 
     def delete_memory(self, scope: Scope, memory_id: str, actor: str) -> None:
+        self._note(scope)
         old = fetch_memory(self._conn, scope, memory_id)
         self._conn.execute(  # cascades to sources and vector
             "DELETE FROM memories WHERE user_id = %s AND id = %s", (scope.user_id, memory_id)
@@ -136,6 +146,7 @@ class PostgresMemoryWrites:
         return self._write_vector("memory_vectors", scope, memory_id, vector, text)
 
     def put_vectors(self, scope: Scope, memory_ids: Sequence[str], vectors: np.ndarray) -> int:
+        self._note(scope, len(memory_ids))
         return bulk.put_vectors(self._conn, scope, memory_ids, vectors)
 
     def stage_vector(self, scope: Scope, memory_id: str, vector: np.ndarray, text: str) -> bool:
@@ -164,6 +175,7 @@ class PostgresMemoryWrites:
         # INSERT ... SELECT inside the writer's transaction: nothing when the memory was
         # deleted, or its text changed (an update() committed after the vector was computed),
         # since the vector was computed.
+        self._note(scope)
         cursor = self._conn.execute(
             f"INSERT INTO {table} (user_id, scope_id, memory_id, embedding)"
             " SELECT user_id, scope_id, id, %s FROM memories"
@@ -195,4 +207,5 @@ class PostgresMemoryWrites:
     def _insert(
         self, scope: Scope, new: NewMemory, actor: str, event: HistoryEvent, old_text: str | None
     ) -> MemoryItem:
+        self._note(scope)
         return bulk.insert_memories(self._conn, scope, [new], actor, event, old_text)[0]

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from omoide.errors import StoreError
 from omoide.store.postgres import ann, migrate
 from omoide.store.postgres.admin import PostgresAdminReads
-from omoide.store.postgres.db import Database, connect
+from omoide.store.postgres.db import SEARCH_TIMEOUT, Database, connect
 from omoide.store.postgres.dialect import POSTGRES
 from omoide.store.postgres.graph import PostgresGraphReads
 from omoide.store.postgres.jobs import LAYOUT as JOBS
@@ -23,6 +23,7 @@ from omoide.store.postgres.ledger import PostgresLedgerReads
 from omoide.store.postgres.memory_reads import PostgresMemoryReads
 from omoide.store.postgres.sessions import LAYOUT as EPISODES
 from omoide.store.postgres.tx import PostgresTx
+from omoide.store.postgres.upkeep import Upkeep
 from omoide.store.postgres.wakeups import JobWatcher
 from omoide.store.protocol import Capability
 from omoide.store.sql.jobs import SQLJobQueue
@@ -36,20 +37,29 @@ __all__ = ["PostgresStore"]
 class PostgresStore:
     """A ``Store`` on one PostgreSQL database (or schema, by the URL's ``search_path``).
 
-    ``auto_migrate=False`` refuses an outdated schema instead of migrating it.
+    ``auto_migrate=False`` refuses an outdated schema instead of migrating it;
+    ``search_timeout`` is the seconds a search statement may run (``Database``).
     """
 
     capabilities = frozenset(
         {Capability.KEYWORD_SEARCH, Capability.VECTOR_SEARCH, Capability.BACKUP}
     )
 
-    def __init__(self, url: str, *, auto_migrate: bool = True, max_connections: int = 10) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        auto_migrate: bool = True,
+        max_connections: int = 10,
+        search_timeout: float = SEARCH_TIMEOUT,
+    ) -> None:
         with connect(url) as conn:
             if auto_migrate:
                 migrate.migrate(conn)
             elif migrate.pending(conn) or migrate.current_version(conn) == 0:
                 raise StoreError("the database needs `omoide migrate`", retryable=False)
-        self._db = Database(url, max_size=max_connections)
+        self._db = Database(url, max_size=max_connections, search_timeout=search_timeout)
+        self._upkeep = Upkeep(self._db)
         self.location = self._db.location
         self._memories = PostgresMemoryReads(self._db)
         self._sessions = SQLSessionReads(self._db, POSTGRES, EPISODES)
@@ -101,7 +111,14 @@ class PostgresStore:
     @contextmanager
     def transaction(self) -> Iterator[PostgresTx]:
         with self._db.write() as conn:
-            yield PostgresTx(conn)
+            tx = PostgresTx(conn)
+            yield tx
+        # committed: the maintenance it calls for, at write time (never in a search)
+        written = dict(tx.memories.written)
+        for tenant, rows in tx.admin.written.items():
+            written[tenant] = written.get(tenant, 0) + rows
+        if written:
+            self._upkeep.after_commit(written)
 
     def watch_jobs(self, wake: Callable[[], None]) -> Callable[[], None]:
         return JobWatcher(self._db.url, wake).stop
