@@ -7,7 +7,8 @@ words other tenants' hits held. The list (``vocabulary.txt``: the 21,250 lower-c
 whole words of three letters or more in all-MiniLM-L6-v2's WordPiece vocabulary, stopwords left
 out) covers ~96% of the words of LoCoMo's turns and depends on no tenant's data.
 
-A background thread embeds the list in chunks of ``CHUNK`` words (~10 s on 2 cores in all) and
+A background thread embeds the list in chunks of ``CHUNK`` words (~10 s on 2 cores in all, more
+while searches arrive: it yields to them, see ``YIELD``) and
 saves each chunk as ``<dir>/<model>-words-<digest>.<chunk>.npy`` (a temporary file, then a
 rename), so a short-lived process (one CLI search) still leaves its finished chunks to the
 next. A process loads the chunks already saved and embeds only the missing ones; until a word's
@@ -43,9 +44,28 @@ log = logging.getLogger("omoide")
 
 CHUNK = 1_024
 # Words per embed call: an embedder runs one call at a time (``omoide.embed.batching``), so a
-# search's query waits for at most one of these (~35 ms), not for a whole chunk.
-BATCH = 64
+# search's query waits for at most one of these, not for a whole chunk.
+BATCH = 16
 RETRY_S = 60.0  # a build that failed (an embedder down for a while) starts again after this
+# While searches arrive (one in the last ``BUSY_S`` seconds), the build yields: after each
+# batch it rests ``YIELD`` times what the batch took, so it holds the embedder and a core at
+# most 1 / (1 + YIELD) of the time. Idle, it runs at full speed. Its words are embedded on
+# demand by the searches meanwhile (``word_vectors.py``), so a slower build costs no result.
+BUSY_S = 2.0
+YIELD = 3.0
+_last_search = 0.0
+
+
+def note_search() -> None:
+    """A search started: a build in progress yields to searches for ``BUSY_S`` seconds."""
+    global _last_search
+    _last_search = time.monotonic()
+
+
+def _busy() -> bool:
+    return time.monotonic() - _last_search < BUSY_S
+
+
 Embed = Callable[[Sequence[str]], np.ndarray]
 
 
@@ -168,7 +188,10 @@ class Vocabulary:
         for start in range(0, len(words), BATCH):
             embed = self._embed
             assert embed is not None  # released only once every chunk is there
+            began = time.monotonic()
             parts.append(np.asarray(embed(words[start : start + BATCH]), np.float32))
+            if _busy():
+                self._stop.wait(YIELD * (time.monotonic() - began))
         matrix = np.ascontiguousarray(normalize(np.concatenate(parts)))
         matrix.setflags(write=False)  # shared by every tenant's searches
         path = self._path(index)

@@ -26,6 +26,10 @@ log = logging.getLogger("omoide")
 
 META_MODEL = "embedding_model"
 META_DIM = "embedding_dim"
+# Texts per embed call of a write. The embedder runs one call at a time (a search's query
+# joins the next batch, ``omoide.embed.batching``): a bulk write embedded in one call made the
+# searches beside it wait for all of its texts; in slices, for one slice at most.
+SLICE = 32
 
 
 class Embedding:
@@ -54,6 +58,11 @@ class Embedding:
 
     def embed_unchecked(self, texts: Sequence[str]) -> np.ndarray:
         """The vectors without the signature check (a reindex changes the signature)."""
+        if len(texts) > SLICE:
+            parts = [
+                self.embed_unchecked(texts[i : i + SLICE]) for i in range(0, len(texts), SLICE)
+            ]
+            return np.concatenate(parts)
         started = time.perf_counter()
         try:
             vectors = self.embedder.embed(texts)
