@@ -194,3 +194,37 @@ def test_a_table_that_only_loads_never_embeds(tmp_path: Path, embedder: LocalEmb
     loads = Vocabulary(idle.embed, idle.name, tmp_path, WORDS, chunk=3, build=False)
     loads.start()
     assert loads.wait(60) and loads.complete and idle.words == []
+
+
+class _Waits(threading.Event):
+    """An event that records how long it was asked to wait, and never waits."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[float] = []
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.asked.append(timeout or 0.0)
+        return self.is_set()
+
+
+def _embed_words(texts: Sequence[str]) -> np.ndarray:
+    return np.ones((len(texts), 4), np.float32)
+
+
+def test_the_build_yields_to_searches_and_runs_freely_without_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from omoide.engine.search import vocabulary
+
+    words = [f"w{i}" for i in range(3 * BATCH)]
+    monkeypatch.setattr(vocabulary, "_last_search", 0.0)  # no search for a long time
+    table = Vocabulary(_embed_words, "fake", None, words, chunk=len(words))
+    table._stop = waits = _Waits()
+    table._build(0)
+    assert waits.asked == []  # idle: one batch after the other
+
+    vocabulary.note_search()  # searches are arriving
+    table._build(0)
+    assert len(waits.asked) == 3  # a rest after each batch of the chunk
+    assert all(w >= 0 for w in waits.asked)
