@@ -7,9 +7,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from omoide.embed.hashing import HashEmbedder
-from omoide.engine.shared.embedding import SLICE, Embedding
+from omoide.engine.shared import activity
+from omoide.engine.shared.embedding import SLICE, SLICE_SEARCHING, Embedding
 from omoide.store import open_store
 
 
@@ -23,7 +25,10 @@ class Recording(HashEmbedder):
         return super().embed(texts)
 
 
-def test_a_bulk_write_is_embedded_slice_by_slice_in_order(tmp_path: Path) -> None:
+def test_a_bulk_write_is_embedded_slice_by_slice_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(activity, "_last_search", -1e9)  # no search for a long time
     store = open_store(tmp_path / "s.db")
     try:
         recording = Recording()
@@ -35,5 +40,10 @@ def test_a_bulk_write_is_embedded_slice_by_slice_in_order(tmp_path: Path) -> Non
         assert np.array_equal(vectors, HashEmbedder().embed(texts))  # same rows, same order
         embedding.try_embed(["one query"])
         assert recording.calls[-1] == 1
+        activity.note_search()  # while searches arrive, smaller slices
+        recording.calls.clear()
+        again = embedding.try_embed(texts)
+        assert recording.calls == [SLICE_SEARCHING] * (len(texts) // SLICE_SEARCHING) + [5]
+        assert again is not None and np.array_equal(again, vectors)
     finally:
         store.close()

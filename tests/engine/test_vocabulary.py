@@ -215,16 +215,16 @@ def _embed_words(texts: Sequence[str]) -> np.ndarray:
 def test_the_build_yields_to_searches_and_runs_freely_without_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from omoide.engine.search import vocabulary
+    from omoide.engine.shared import activity
 
     words = [f"w{i}" for i in range(3 * BATCH)]
-    monkeypatch.setattr(vocabulary, "_last_search", 0.0)  # no search for a long time
+    monkeypatch.setattr(activity, "_last_search", -1e9)  # no search for a long time
     table = Vocabulary(_embed_words, "fake", None, words, chunk=len(words))
     table._stop = waits = _Waits()
     table._build(0)
     assert waits.asked == []  # idle: one batch after the other
 
-    vocabulary.note_search()  # searches are arriving
+    activity.note_search()  # searches are arriving
     table._build(0)
     assert len(waits.asked) == 3  # a rest after each batch of the chunk
     assert all(w >= 0 for w in waits.asked)

@@ -11,8 +11,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
-from omoide.engine.search.vocabulary import note_search
 from omoide.engine.search.word_vectors import WordVectors
+from omoide.engine.shared import activity
 from omoide.engine.shared.checks import check_filters, check_scope
 from omoide.engine.shared.embedding import Embedding
 from omoide.engine.shared.events import MemoryEvents
@@ -80,7 +80,7 @@ class SearchService:
         """Hybrid search; degrades to keywords (and says so) when the embedder is down."""
         check_text(query, self._max_text_chars, what="query")
         check_limit(limit, 0, maximum=1000)
-        note_search()  # background builds yield while searches arrive
+        activity.note_search()  # background and bulk work yield while searches arrive
         chosen = get_recipe(recipe or self.recipe)
         scope = Scope(user_id=user_id, scope_id=scope_id)
         check_scope(scope)

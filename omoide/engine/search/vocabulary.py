@@ -39,31 +39,20 @@ from pathlib import Path
 import numpy as np
 
 from omoide.embed.protocol import normalize
+from omoide.engine.shared import activity
 
 log = logging.getLogger("omoide")
 
 CHUNK = 1_024
 # Words per embed call: an embedder runs one call at a time (``omoide.embed.batching``), so a
 # search's query waits for at most one of these, not for a whole chunk.
-BATCH = 16
+BATCH = 8
 RETRY_S = 60.0  # a build that failed (an embedder down for a while) starts again after this
-# While searches arrive (one in the last ``BUSY_S`` seconds), the build yields: after each
-# batch it rests ``YIELD`` times what the batch took, so it holds the embedder and a core at
-# most 1 / (1 + YIELD) of the time. Idle, it runs at full speed. Its words are embedded on
-# demand by the searches meanwhile (``word_vectors.py``), so a slower build costs no result.
-BUSY_S = 2.0
-YIELD = 3.0
-_last_search = 0.0
-
-
-def note_search() -> None:
-    """A search started: a build in progress yields to searches for ``BUSY_S`` seconds."""
-    global _last_search
-    _last_search = time.monotonic()
-
-
-def _busy() -> bool:
-    return time.monotonic() - _last_search < BUSY_S
+# While searches arrive (``activity.searching``), the build yields: after each batch it rests
+# ``YIELD`` times what the batch took, so it holds the embedder and a core at most
+# 1 / (1 + YIELD) of the time. Idle, it runs at full speed. Its words are embedded on demand
+# by the searches meanwhile (``word_vectors.py``), so a slower build costs no result.
+YIELD = 6.0
 
 
 Embed = Callable[[Sequence[str]], np.ndarray]
@@ -190,7 +179,7 @@ class Vocabulary:
             assert embed is not None  # released only once every chunk is there
             began = time.monotonic()
             parts.append(np.asarray(embed(words[start : start + BATCH]), np.float32))
-            if _busy():
+            if activity.searching():
                 self._stop.wait(YIELD * (time.monotonic() - began))
         matrix = np.ascontiguousarray(normalize(np.concatenate(parts)))
         matrix.setflags(write=False)  # shared by every tenant's searches

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from omoide.embed.protocol import Embedder
+from omoide.engine.shared import activity
 from omoide.errors import EmbedderError
 from omoide.jobs.kinds import EMBED, EmbedPayload
 from omoide.jobs.queue import enqueue
@@ -28,8 +29,10 @@ META_MODEL = "embedding_model"
 META_DIM = "embedding_dim"
 # Texts per embed call of a write. The embedder runs one call at a time (a search's query
 # joins the next batch, ``omoide.embed.batching``): a bulk write embedded in one call made the
-# searches beside it wait for all of its texts; in slices, for one slice at most.
+# searches beside it wait for all of its texts; in slices, for about one slice. Smaller slices
+# while searches arrive (``activity``): a search waits less, the write goes a little slower.
 SLICE = 32
+SLICE_SEARCHING = 8
 
 
 class Embedding:
@@ -58,11 +61,11 @@ class Embedding:
 
     def embed_unchecked(self, texts: Sequence[str]) -> np.ndarray:
         """The vectors without the signature check (a reindex changes the signature)."""
-        if len(texts) > SLICE:
-            parts = [
-                self.embed_unchecked(texts[i : i + SLICE]) for i in range(0, len(texts), SLICE)
-            ]
-            return np.concatenate(parts)
+        if len(texts) > SLICE_SEARCHING:
+            return self._sliced(texts)
+        return self._embed_call(texts)
+
+    def _embed_call(self, texts: Sequence[str]) -> np.ndarray:
         started = time.perf_counter()
         try:
             vectors = self.embedder.embed(texts)
@@ -71,6 +74,14 @@ class Embedding:
             raise
         self._observer.embed_call(time.perf_counter() - started, None)
         return vectors
+
+    def _sliced(self, texts: Sequence[str]) -> np.ndarray:
+        parts, start = [], 0
+        while start < len(texts):
+            size = SLICE_SEARCHING if activity.searching() else SLICE
+            parts.append(self._embed_call(texts[start : start + size]))
+            start += size
+        return np.concatenate(parts)
 
     def try_embed(self, texts: Sequence[str]) -> np.ndarray | None:
         """The vectors, or None when the embedder is down (retryable): queue them instead."""

@@ -1,0 +1,81 @@
+"""The first search after a bulk load on PostgreSQL (issue 35, point 3), old code vs new.
+
+    python bench/pg_first_search.py --items 30000 --compare /old/tree --give-up 300
+
+One throwaway pgserver; for each code (this checkout, and ``--compare``'s ``omoide`` if given)
+a subprocess loads ``--items`` memories of ``bench/scale.py``'s corpus into one tenant of a
+fresh schema through ``Memory.add_many`` (batches of 1,000, the hash embedder: no model time),
+then times the first hybrid search and a second one. A search still running after
+``--give-up`` seconds is reported as such and abandoned (the server is deleted at exit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import common
+
+HERE = Path(__file__).resolve().parent
+
+CHILD = r"""
+import json, os, sys, threading, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[5])
+import common
+common.DEFAULT_DATA = Path(sys.argv[6])
+from scale import corpus_texts
+from scale_pg import schema_url
+from omoide import Memory, NewMemory
+from omoide.embed.hashing import HashEmbedder
+
+base, schema, n, give_up = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+memory = Memory(schema_url(base, schema), embedder=HashEmbedder(), workers=0)
+texts = corpus_texts(n)
+start = time.perf_counter()
+for i in range(0, n, 1000):
+    memory.add_many([NewMemory(text=t) for t in texts[i : i + 1000]], user_id="u")
+out = {"ingest_s": round(time.perf_counter() - start, 1)}
+for name, query in (("first", "What did Caroline do at the support group?"),
+                    ("second", "Where did Melanie go camping?")):
+    done = threading.Event()
+    start = time.perf_counter()
+    threading.Thread(target=lambda: (memory.search(query, user_id="u"), done.set()),
+                     daemon=True).start()
+    if not done.wait(give_up):
+        out[name + "_s"] = f"> {give_up:.0f} (abandoned)"
+        break
+    out[name + "_s"] = round(time.perf_counter() - start, 3)
+print(json.dumps(out), flush=True)
+os._exit(0)
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--items", type=int, default=30_000)
+    parser.add_argument("--give-up", type=float, default=300.0)
+    parser.add_argument("--compare", type=Path)
+    parser.add_argument("--data", type=Path, default=common.DEFAULT_DATA)
+    args = parser.parse_args()
+    from scale_pg import start_server
+
+    base, _server = start_server()
+    codes = {"new": HERE.parent, **({"old": args.compare} if args.compare else {})}
+    for name, code in codes.items():
+        cmd = [sys.executable, "-c", CHILD, base, name, str(args.items), str(args.give_up)]
+        cmd += [str(HERE), str(args.data)]
+        proc = subprocess.run(
+            cmd, env={**os.environ, "PYTHONPATH": str(code)}, capture_output=True, text=True
+        )
+        lines = proc.stdout.strip().splitlines()
+        print(name, lines[-1] if lines else proc.stderr[-1500:], flush=True)
+
+
+if __name__ == "__main__":
+    main()
