@@ -20,6 +20,7 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -56,6 +57,8 @@ for name, query in (("first", "What did Caroline do at the support group?"),
         out[name + "_s"] = f"> {give_up:.0f} (abandoned)"
         break
     out[name + "_s"] = round(time.perf_counter() - start, 3)
+import omoide
+out["code"] = str(Path(omoide.__file__).parent.parent)
 print(json.dumps(out), flush=True)
 os._exit(0)
 """
@@ -81,8 +84,12 @@ def main() -> None:
     for name, code in codes.items():
         cmd = [sys.executable, "-c", CHILD, base, name, str(args.items), str(args.give_up)]
         cmd += [str(HERE), str(args.data)]
-        proc = subprocess.run(
-            cmd, env={**os.environ, "PYTHONPATH": str(code)}, capture_output=True, text=True
+        proc = subprocess.run(  # cwd: with -c the current folder comes first on sys.path
+            cmd,
+            env={**os.environ, "PYTHONPATH": str(code)},
+            cwd=tempfile.gettempdir(),
+            capture_output=True,
+            text=True,
         )
         lines = proc.stdout.strip().splitlines()
         print(name, lines[-1] if lines else proc.stderr[-1500:], flush=True)
