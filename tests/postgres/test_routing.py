@@ -41,17 +41,19 @@ EXCEPTIONS: dict[str, str] = {
         "a job addressed by its id alone: the worker's own claimed job (its state, lease and"
         " steps) and an operator's retry; job ids are unique across tenants"
     ),
-    r"^SELECT \* FROM jobs WHERE true ORDER BY id DESC": (
+    r"^SELECT \* FROM jobs WHERE (?:true|1 = 1) ORDER BY id DESC": (
         "GET /v1/jobs without a tenant: the operators' view of every job"
     ),
-    r"^SELECT state, count\(\*\) AS n FROM jobs WHERE true GROUP BY state$": (
+    r"^SELECT state, count\(\*\) AS n FROM jobs WHERE (?:true|1 = 1) GROUP BY state$": (
         "GET /v1/jobs/stats without a tenant and /health: job counts over every tenant"
     ),
     r"^SELECT coalesce\(sum\(memories\) - sum\(vectors\), 0\)::bigint AS n FROM tenant_counts$": (
         "/health: memories still waiting for their vector, over every tenant"
     ),
-    r"^SELECT user_id, scope_id, count\(\*\) AS n, .* FROM memories WHERE true GROUP BY user_id,"
-    r" scope_id": "GET /v1/tenants: the operators' list of tenants and their sizes",
+    r"^SELECT user_id, scope_id, count\(\*\) AS n, .* FROM memories WHERE (?:true|1 = 1)"
+    r" GROUP BY user_id, scope_id": (
+        "GET /v1/tenants: the operators' list of tenants and their sizes"
+    ),
     r"^SELECT user_id, scope_id FROM (memories|history) WHERE (id|memory_id) = \$1 LIMIT 1$": (
         "the id-only routes (JiuwenMemory's update/delete by id) find the tenant of a memory"
         " id once; every statement after it is routed"
@@ -60,7 +62,7 @@ EXCEPTIONS: dict[str, str] = {
     r" seq > \$1": (
         "maintenance over every tenant's rows in batches (reindex, the word-vector table)"
     ),
-    r"\bFROM dreaming_schedules WHERE (enabled|true)\b": (
+    r"\bFROM dreaming_schedules WHERE (enabled|true|1 = 1)\b": (
         "the dreaming scheduler's next due time and its status page: every tenant's schedule"
     ),
 }
