@@ -16,6 +16,7 @@ import pytest
 from omoide import Memory
 from omoide.config import Settings
 from omoide.embed.protocol import Embedder
+from omoide.redact import redact
 from omoide.store.protocol import NewMemory
 from omoide.types import MemoryType, Scope
 from tests.api.conftest import KEY, Running
@@ -40,10 +41,12 @@ def _health(server: Running, key: str | None, **params: str) -> tuple[int, dict[
 
 def test_a_tenant_bound_key_sees_no_path_and_only_its_own_jobs(keyed: Running) -> None:
     status, full = _health(keyed, KEY)
-    assert status == 200 and str(keyed.engine.store.location) in str(full)
+    # the full key sees where the data is, with a URL's credentials and query masked
+    shown = redact(str(keyed.engine.store.location))
+    assert status == 200 and shown in str(full)
     bound_status, bound = _health(keyed, "alice-key")
     assert bound_status == 200
-    assert str(keyed.engine.store.location) not in str(bound)
+    assert shown not in str(bound) and str(keyed.engine.store.location) not in str(bound)
     assert "location" not in bound["store"]  # type: ignore[operator]
     own = keyed.engine.job_counts(scope=Scope(user_id="alice", scope_id="default"))
     assert bound["jobs"] == own and sum(own.values()) == 0
@@ -94,7 +97,7 @@ def test_mcp_health_check_shows_a_bound_key_no_path_and_only_its_jobs(keyed: Run
 
     bound = run(lambda: script("alice-key"))
     full = run(lambda: script(KEY))
-    location = str(keyed.engine.store.location)
+    location = redact(str(keyed.engine.store.location))  # credentials and query masked
     assert location in json.dumps(full) and location not in json.dumps(bound)
     assert sum(full["jobs"].values()) >= 1  # bob's job
     assert bound["jobs"] == keyed.engine.job_counts(scope=Scope(user_id="alice"))
