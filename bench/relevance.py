@@ -40,6 +40,7 @@ from omoide.config import Settings
 from omoide.embed import build_embedder
 from omoide.retrieval import relevance
 from omoide.retrieval.relevance import Evidence
+from omoide.types import Scope, SearchFilters
 
 RESULTS = Path(__file__).resolve().parent / "results" / "relevance.json"
 CANDIDATES = 100  # what a search takes from each signal: the hits of a search of limit 100
@@ -48,7 +49,7 @@ THRESHOLD = 0.3
 Cand = tuple[str, Evidence, bool, bool, str]
 
 
-def evidence_of(signals: dict[str, Any]) -> Evidence:
+def evidence_of(signals: dict[str, Any], population: int) -> Evidence:
     def value(name: str) -> float:
         s = signals.get(name)
         return float(s.score) if s is not None else 0.0
@@ -61,7 +62,15 @@ def evidence_of(signals: dict[str, Any]) -> Evidence:
         speaker=bool(value("speaker")),
         date=bool(value("date")),
         turn=bool(value("turn")),
+        population=population,
     )
+
+
+def population(memory: Memory, tenant: str) -> int:
+    """How many vectors the tenant holds: what the search reads beside its nearest hits."""
+    probe = memory.embedder.embed(["how many"])[0]
+    nearest = memory.store.memories.vector_search(Scope(user_id=tenant), probe, SearchFilters(), 1)
+    return nearest.population
 
 
 def collect(
@@ -83,13 +92,14 @@ def collect(
     queries: list[Query] = pickle.loads(saved.read_bytes())
     cands: list[list[Cand]] = []
     tops: dict[str, list[list[str]]] = {r: [] for r in recipes}
+    sizes = {t: population(memory, t) for t in {q.tenant for q in queries}}
     for q in queries:
         hits = memory.search(q.text, user_id=q.tenant, limit=CANDIDATES).hits
         cands.append(
             [
                 (
                     h.memory.id,
-                    evidence_of(h.signals),
+                    evidence_of(h.signals, sizes[q.tenant]),
                     h.memory.id in q.relevant,
                     h.memory.id in q.ignore,
                     h.memory.text,
@@ -191,7 +201,11 @@ def thresholds(
 def report(data: dict[str, Any], scores: list[list[tuple[str, float]]]) -> dict[str, Any]:
     queries, cands = data["queries"], data["cands"]
     out: dict[str, Any] = {r: ranking(queries, t) for r, t in data["tops"].items()}
-    out["relevance"] = ranking(queries, [[i for i, _ in s] for s in scores])
+    ranked = [[i for i, _ in s] for s in scores]
+    out["relevance"] = ranking(queries, ranked)
+    for other in ("hybrid_rrf", "vector"):
+        if other in data["tops"]:
+            out[f"relevance_vs_{other}_recall@10"] = paired(queries, ranked, data["tops"][other])
     out["calibration"] = calibration(queries, cands, scores)
     out["threshold"] = thresholds(queries, scores)
     return out
@@ -199,7 +213,12 @@ def report(data: dict[str, Any], scores: list[list[tuple[str, float]]]) -> dict[
 
 # fit ----------------------------------------------------------------------------------------
 Group = tuple[str, str | None]  # (shape, one tenant of it or None for all)
-Part = tuple[np.ndarray, np.ndarray, np.ndarray]
+Part = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # features, labels, query, size
+# Shapes the models are not fitted on: small tenants (LoCoMo's sessions each a tenant of its
+# own; the fact tenants cut in blocks of eight), which fit only the prior's weight, and the
+# fact tenants written as chat messages (what a chat door such as JiuwenMemory's stores).
+SMALL = ("locomo_sessions", "facts_small")
+MEASURED_ONLY = (*SMALL, "facts_chat")
 
 
 def groups(shapes: dict[str, dict[str, Any]]) -> list[Group]:
@@ -207,6 +226,8 @@ def groups(shapes: dict[str, dict[str, Any]]) -> list[Group]:
     (the fact tenants are the only standalone memories: each is one style of writing)."""
     out: list[Group] = []
     for name, data in shapes.items():
+        if name in MEASURED_ONLY:
+            continue
         tenants = sorted({q.tenant for q in data["queries"]})
         out += [(name, t) for t in tenants] if name == "facts" else [(name, None)]
     return out
@@ -215,7 +236,7 @@ def groups(shapes: dict[str, dict[str, Any]]) -> list[Group]:
 def design(data: dict[str, Any], turn: bool, tenant: str | None) -> Part:
     """Features, labels and query numbers of the candidates of one kind (ignored ones left
     out), of one tenant or all."""
-    xs, ys, qs = [], [], []
+    xs, ys, qs, sizes = [], [], [], []
     for n, (q, query) in enumerate(zip(data["queries"], data["cands"], strict=True)):
         if tenant is not None and q.tenant != tenant:
             continue
@@ -224,8 +245,9 @@ def design(data: dict[str, Any], turn: bool, tenant: str | None) -> Part:
                 xs.append(relevance.features(e))
                 ys.append(float(rel))
                 qs.append(n)
+                sizes.append(e.population)
     width = len(relevance.FEATURES)
-    return np.array(xs).reshape(-1, width), np.array(ys), np.array(qs)
+    return np.array(xs).reshape(-1, width), np.array(ys), np.array(qs), np.array(sizes)
 
 
 def _minimize(loss: Any, start: np.ndarray, bounds: list[Any]) -> np.ndarray:
@@ -234,11 +256,11 @@ def _minimize(loss: Any, start: np.ndarray, bounds: list[Any]) -> np.ndarray:
     return np.asarray(minimize(loss, start, jac=True, method="L-BFGS-B", bounds=bounds).x)
 
 
-def _pairs(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[Any, Any]:
+def _pairs(parts: list[Part]) -> tuple[Any, Any]:
     """Feature differences (relevant minus not) of every pair within a query; weights that
     give each query of a shape the same total, and each shape the same total."""
     diffs, weights = [], []
-    for x, y, qid in parts:
+    for x, y, qid, _ in parts:
         found = []
         for n in np.unique(qid):
             m = qid == n
@@ -256,7 +278,8 @@ def fit(parts: list[Part], l2: float = 1e-3) -> relevance.Model:
     alike: the weights minimise a pairwise logistic loss (a relevant candidate above an
     irrelevant one of the same query; non-negative but the missing-cosine weight: the score
     rises with every kind of evidence), then one scale and one bias map ``w . x`` to a
-    probability (Platt scaling on every candidate)."""
+    probability (Platt scaling on every candidate). The model's ``population`` is the
+    smallest tenant of the fit: below it, the prior of a smaller tenant applies."""
     parts = [p for p in parts if len(p[1])]
     diffs, pw = _pairs(parts)
     n = diffs.shape[1]
@@ -279,7 +302,9 @@ def fit(parts: list[Part], l2: float = 1e-3) -> relevance.Model:
         return float(value), np.array([np.sum(g * z), np.sum(g)])
 
     a, b = _minimize(platt, np.array([1.0, -3.0]), [(0, None), (None, None)])
-    return relevance.Model(tuple(round(float(v * a), 3) for v in w), round(float(b), 3))
+    smallest = float(min(p[3].min() for p in parts))
+    weights = tuple(round(float(v * a), 3) for v in w)
+    return relevance.Model(weights, round(float(b), 3), smallest)
 
 
 def fit_models(
@@ -304,13 +329,16 @@ def borrow(standalone: relevance.Model, turn: relevance.Model) -> relevance.Mode
     for name in ("speaker", "date"):
         at = relevance.FEATURES.index(name)
         weights[at] = turn.weights[at]
-    return relevance.Model(tuple(weights), standalone.bias)
+    return relevance.Model(tuple(weights), standalone.bias, standalone.population)
 
 
 def held_out(shapes: dict[str, dict[str, Any]], l2: float) -> dict[str, Any]:
     """Each shape scored by models fitted without it (fact tenants: without that tenant)."""
     out = {}
     for name, data in shapes.items():
+        if name in MEASURED_ONLY:  # never fitted on: the models of every fitted shape
+            out[name] = report(data, scored(data["cands"], fit_models(shapes, l2)))
+            continue
         scores: list[list[tuple[str, float]]] = [[] for _ in data["queries"]]
         for group in [g for g in groups(shapes) if g[0] == name]:
             models = fit_models(shapes, l2, group)
@@ -319,6 +347,53 @@ def held_out(shapes: dict[str, dict[str, Any]], l2: float) -> dict[str, Any]:
                     scores[n] = scored([data["cands"][n]], models)[0]
         out[name] = report(data, scores)
     return out
+
+
+def log_loss(data: dict[str, Any], weight: float) -> float:
+    """Mean log loss of every candidate's relevance with the prior at ``weight``."""
+    total, count = 0.0, 0
+    for query in data["cands"]:
+        for _, e, rel, ign, _ in query:
+            if ign:
+                continue
+            m = relevance.model(e)
+            z = m.bias + sum(w * x for w, x in zip(m.weights, relevance.features(e), strict=True))
+            p = 1 / (1 + math.exp(-(z + relevance.prior(m, e.population, weight))))
+            p = min(max(p, 1e-9), 1 - 1e-9)
+            total -= math.log(p if rel else 1 - p)
+            count += 1
+    return total / max(count, 1)
+
+
+def fit_prior(shapes: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The prior's weight (``relevance.PRIOR_WEIGHT``) that minimises the log loss of each
+    small shape on its own, and of both (weighted alike): a grid of 0.05."""
+    grid = [round(0.05 * n, 2) for n in range(21)]
+    small = {s: shapes[s] for s in SMALL if s in shapes}
+    out: dict[str, Any] = {}
+    for name, data in small.items():
+        out[name] = min(grid, key=lambda w, d=data: log_loss(d, w))
+    if small:
+        out["both"] = min(grid, key=lambda w: sum(log_loss(d, w) for d in small.values()))
+    return out
+
+
+def paired(
+    queries: list[Query], a: list[list[str]], b: list[list[str]], rounds: int = 2000
+) -> dict[str, float]:
+    """Recall@10 of ranking ``a`` minus ``b`` over the answerable questions, with a 95%
+    paired bootstrap interval (questions resampled, seed fixed)."""
+    diffs = [
+        (len(set(x[:10]) & q.relevant) - len(set(y[:10]) & q.relevant)) / len(q.relevant)
+        for q, x, y in zip(queries, a, b, strict=True)
+        if q.relevant
+    ]
+    values = np.array(diffs)
+    rng = np.random.default_rng(0)
+    means = values[rng.integers(0, len(values), (rounds, len(values)))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return {"diff": round(float(values.mean()), 4), "low": round(float(low), 4),
+            "high": round(float(high), 4)}  # fmt: skip
 
 
 def latency(db: Path, user_id: str, rounds: int = 3) -> dict[str, Any]:
@@ -369,6 +444,8 @@ def main() -> None:
     recipes = args.recipes.split(",")
     options = {
         "facts": {"folder": args.facts},
+        "facts_small": {"folder": args.facts},
+        "facts_chat": {"folder": args.facts},
         "longmemeval": {"every": args.lme_every, "distractors": args.lme_distractors},
     }
     shapes = {
@@ -388,6 +465,7 @@ def main() -> None:
             s: report(d, scored(d["cands"], models)) for s, d in shapes.items()
         }
         out["held_out"] = held_out(shapes, args.l2)
+        out["prior_weight"] = fit_prior(shapes)
     json.dump(out, sys.stdout, indent=1, default=str)
     print()
     RESULTS.parent.mkdir(exist_ok=True)

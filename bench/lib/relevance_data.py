@@ -82,6 +82,36 @@ def ingest_locomo(memory: Memory, path: Path = LOCOMO) -> Shape:
     return shape
 
 
+def ingest_locomo_sessions(memory: Memory, path: Path = LOCOMO) -> Shape:
+    """LoCoMo dev with each session a tenant of its own (tens of turns, not hundreds): a
+    question whose evidence lies in one session is asked of it; every third question of the
+    other conversation is asked of each session as a never-said one."""
+    shape = Shape("locomo_sessions")
+    convs = load_locomo(path)
+    for conv in convs:
+        where: dict[str, tuple[str, str]] = {}
+        for n, date, turns in conv.sessions:
+            at_ms = session_time_ms(date)
+            at = datetime.fromtimestamp(at_ms / 1000, UTC) if at_ms else None
+            tenant = f"{conv.sample_id}-s{n}"
+            items = memory.add(
+                [{"role": "user", "content": t.text} for t in turns],
+                user_id=tenant,
+                session_id=f"session_{n}",
+                timestamp=at,
+                infer=False,
+            )
+            where.update({t.dia_id: (tenant, i.id) for t, i in zip(turns, items, strict=True)})
+            others = [q for c in convs if c is not conv for q in c.questions[::3]]
+            shape.queries += [Query(tenant, q.question, set(), "never") for q in others[n::10]]
+        for q in conv.questions:
+            tenants = {where[d][0] for d in q.evidence if d in where}
+            if len(tenants) == 1 and all(d in where for d in q.evidence):
+                relevant = {where[d][1] for d in q.evidence}
+                shape.queries.append(Query(tenants.pop(), q.question, relevant, str(q.category)))
+    return shape
+
+
 def _lme_time(text: str) -> datetime:
     return datetime.strptime(text.split(" (")[0] + text.split(")")[1], "%Y/%m/%d %H:%M").replace(
         tzinfo=UTC
@@ -162,4 +192,78 @@ def ingest_facts(memory: Memory, folder: Path = FACTS) -> Shape:
     return shape
 
 
-INGEST = {"locomo": ingest_locomo, "longmemeval": ingest_longmemeval, "facts": ingest_facts}
+def _fact_files(folder: Path) -> list[dict[str, Any]]:
+    return [json.loads(f.read_text()) for f in sorted(folder.glob("*.json"))]
+
+
+def _answers(data: dict[str, Any], q: dict[str, Any]) -> set[str]:
+    same: dict[str, set[str]] = {}
+    for fact in data["facts"]:
+        if dup := fact.get("duplicate_of"):
+            same.setdefault(dup, {dup}).add(fact["id"])
+            same[fact["id"]] = same[dup]
+    return {f for a in q.get("answers") or [] for f in same.get(a, {a})}
+
+
+def ingest_small_facts(memory: Memory, folder: Path = FACTS, size: int = 8) -> Shape:
+    """The fact tenants cut into tenants of ``size`` consecutive facts: a question is asked
+    of the small tenant holding an answer to it (answerable there) and of the next one
+    (never said there, unless it holds an answer too); never-said questions of the first."""
+    shape = Shape("facts_small")
+    start = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+    for data in _fact_files(folder):
+        facts = data["facts"]
+        blocks = [facts[i : i + size] for i in range(0, len(facts), size)]
+        keys: list[dict[str, str]] = []
+        for b, block in enumerate(blocks):
+            tenant = f"{data['tenant']}-{b}"
+            keys.append({})
+            for n, fact in enumerate(block):
+                at = start + timedelta(seconds=n)
+                (item,) = memory.add(fact["text"], user_id=tenant, timestamp=at, infer=False)
+                keys[b][fact["id"]] = item.id
+        for q in data["questions"]:
+            answers = _answers(data, q)
+            holding = [b for b, k in enumerate(keys) if answers & set(k)] or [0]
+            for b in {holding[0], (holding[0] + 1) % len(blocks)}:
+                relevant = {keys[b][a] for a in answers if a in keys[b]}
+                query = Query(f"{data['tenant']}-{b}", q["question"], relevant)
+                query.kind = "answer" if relevant else "never"
+                query.ignore = {keys[b][r] for r in q.get("related") or [] if r in keys[b]}
+                query.ignore -= relevant
+                shape.queries.append(query)
+    return shape
+
+
+def ingest_chat_facts(memory: Memory, folder: Path = FACTS) -> Shape:
+    """The fact tenants as a chat door stores them: each fact one user message of its own
+    add, a second apart, no session (so the facts are turns of one implicit conversation)."""
+    shape = Shape("facts_chat")
+    start = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+    for data in _fact_files(folder):
+        tenant = f"chat-{data['tenant']}"
+        keys: dict[str, str] = {}
+        for n, fact in enumerate(data["facts"]):
+            (item,) = memory.add(
+                [{"role": "user", "content": fact["text"]}],
+                user_id=tenant,
+                timestamp=start + timedelta(seconds=n),
+                infer=False,
+            )
+            keys[fact["id"]] = item.id
+        for q in data["questions"]:
+            relevant = {keys[a] for a in _answers(data, q)}
+            query = Query(tenant, q["question"], relevant, "answer" if relevant else "never")
+            query.ignore = {keys[r] for r in q.get("related") or []} - relevant
+            shape.queries.append(query)
+    return shape
+
+
+INGEST = {
+    "locomo": ingest_locomo,
+    "longmemeval": ingest_longmemeval,
+    "facts": ingest_facts,
+    "facts_small": ingest_small_facts,
+    "locomo_sessions": ingest_locomo_sessions,
+    "facts_chat": ingest_chat_facts,
+}

@@ -156,11 +156,13 @@ def by_relevance(
     query: str,
     fused: list[Fused],
     said: Mapping[str, Said],
+    population: int = 0,
 ) -> list[Fused]:
     """``fused``'s candidates scored by their relevance (``omoide.retrieval.relevance``) and
     ordered by it, best first (ties by id); ``said`` is each candidate's text and time (epoch
-    ms) and kind. Each hit's score comes from its own evidence: the speaker, date and coverage parts
-    join its per-signal detail (rank 0) when they count."""
+    ms) and kind, ``population`` the tenant's number of memories (0: unknown). Each hit's
+    score comes from its own evidence: the speaker, date and coverage parts join its
+    per-signal detail (rank 0) when they count."""
     texts = {i: s[0] for i, s in said.items()}
     times = {i: datetime.fromtimestamp(s[1] / 1000, UTC) for i, s in said.items()}
     by_speaker = named_turns(query, texts) if recipe.speaker_boost else set()
@@ -176,6 +178,7 @@ def by_relevance(
             speaker=item_id in by_speaker,
             date=item_id in in_period,
             turn=item_id in said and said[item_id][2],
+            population=population,
         )
         detail = dict(seen)
         for name, value in (

@@ -4,14 +4,16 @@ Each candidate of a search (the union of the vector and keyword candidate lists)
 from what the search already knows about it and nothing else: its cosine to the query, its
 bm25 for the query's words (with the tenant's own statistics), the share of the query's content
 words its own text holds, whether it was said by a speaker the query names or in a period the
-query names, and whether it is a turn of a conversation or a standalone memory (two models:
-the same cosine means more for a standalone fact than for one turn among many on its topic).
-No value depends on the other hits of the result (no min-max or rank normalisation, no softmax
-over the result list, no words borrowed from the top hits) or on another tenant (bm25 uses the
-tenant's own statistics only), so a hit scores the same whatever else the result holds, and a
-threshold means the same for every query: 0.3 keeps hits that are relevant about 3 times in
-10. (One edge: a candidate outside the vector list's 100 has no cosine and is scored as one
-just below that list's.)
+query names, whether it is a turn of a session or a standalone memory (two models: the same
+cosine means more for a standalone fact than for one turn among many on its topic; a fact
+derived from a session, or a message written without one, is standalone), and how many
+memories its tenant holds (``prior``: in a small tenant each candidate is likelier to be the
+answer). No value depends on the other hits of the result (no min-max or rank normalisation,
+no softmax over the result list, no words borrowed from the top hits) or on another tenant
+(bm25 and the size are the tenant's own statistics), so a hit scores the same whatever else
+the result holds, and a threshold means the same for every query and every size of tenant:
+0.3 keeps hits that are relevant about 3 times in 10. (One edge: a candidate outside the
+vector list's 100 has no cosine and is scored as one just below that list's.)
 
 The model is logistic over a few monotone features: weights fitted by a pairwise ranking
 loss, then scaled to probabilities (Platt), by ``python bench/relevance.py --fit`` on three
@@ -23,10 +25,12 @@ below are what that command printed (bench/README.md, "Relevance", has the figur
 from __future__ import annotations
 
 import math
-import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+
+import snowballstemmer
 
 from omoide.retrieval.terms import keyword_terms
 
@@ -46,18 +50,26 @@ MISSING_COSINE = 0.15
 
 @dataclass(frozen=True)
 class Model:
-    """Weights of ``FEATURES`` and a bias: ``P = 1 / (1 + exp(-(bias + weights . x)))``."""
+    """Weights of ``FEATURES`` and a bias: ``P = 1 / (1 + exp(-(bias + weights . x + prior)))``.
+
+    ``population``: the size of the tenants the model was fitted on. A question has about
+    as many relevant memories in a small tenant as in a large one, among fewer candidates:
+    in a tenant of ``n`` memories, ``n < population``, the odds of each candidate rise by
+    about ``population / n`` (``prior``; a tenant of two memories, one of them the answer, is
+    not a tenant of hundreds with one). Larger tenants keep the fitted odds: they tend to
+    hold more than one relevant memory, so their prior is not known to fall."""
 
     weights: tuple[float, ...]
     bias: float
+    population: float = 1.0
 
 
 # Fitted by ``python bench/relevance.py --fit`` (see the module docstring): one model for
 # the turns of conversations, one for standalone memories. A turn's words and cosine say less
 # than a standalone fact's: its neighbours share its topic, and the question's answer is often
 # one turn of several on it.
-TURN = Model(weights=(2.463, -0.036, 2.064, 0.789, 1.604, 1.102), bias=-8.422)
-STANDALONE = Model(weights=(12.317, 0.0, 1.321, 0.969, 1.604, 1.102), bias=-7.162)
+TURN = Model(weights=(2.463, -0.036, 2.064, 0.789, 1.604, 1.102), bias=-8.422, population=317)
+STANDALONE = Model(weights=(12.317, 0.0, 1.321, 0.969, 1.604, 1.102), bias=-7.162, population=42)
 
 
 @dataclass(frozen=True)
@@ -65,7 +77,8 @@ class Evidence:
     """What a search knows of one candidate. ``cosine`` is None when the candidate is not
     among the vector hits; ``keyword`` its bm25 (0 when not among the keyword hits);
     ``coverage`` the share of the query's content words in the memory's own text; ``turn``
-    whether the memory is a turn of a conversation (else a standalone memory)."""
+    whether the memory is a turn of a conversation (else a standalone memory);
+    ``population`` how many memories its tenant holds (0: unknown, no prior)."""
 
     cosine: float | None
     keyword: float = 0.0
@@ -73,6 +86,7 @@ class Evidence:
     speaker: bool = False
     date: bool = False
     turn: bool = False
+    population: int = 0
 
 
 def features(evidence: Evidence) -> tuple[float, ...]:
@@ -97,17 +111,36 @@ def relevance(evidence: Evidence, chosen: Model | None = None) -> float:
     """P(relevant) of one candidate, in [0, 1), by ``chosen`` or its kind's model."""
     m = chosen or model(evidence)
     z = m.bias + sum(w * x for w, x in zip(m.weights, features(evidence), strict=True))
+    z += prior(m, evidence.population)
     return 1.0 / (1.0 + math.exp(-z)) if z > -30 else 0.0
 
 
-_SUFFIX = re.compile(r"(?:ing|ed|es|s|ly)$")
+# How much of the smaller tenant's odds ratio the score takes: fitted by
+# ``python bench/relevance.py --fit`` on small tenants of two shapes (LoCoMo's sessions alone,
+# the fact tenants cut in blocks of eight), each of which chose the same value on its own.
+# Below 1: a small tenant also holds fewer of the relevant memories.
+PRIOR_WEIGHT = 0.7
+
+
+def prior(chosen: Model, population: int, weight: float = PRIOR_WEIGHT) -> float:
+    """The log-odds a tenant of ``population`` memories adds (``Model``): 0 from the fitted
+    size up, and for an unknown size."""
+    if population <= 0 or population >= chosen.population:
+        return 0.0
+    return weight * math.log(chosen.population / population)
+
+
+# Snowball's English stemmer keeps state while it works: one call at a time.
+_STEMMER = snowballstemmer.stemmer("english")
+_STEMMER_LOCK = threading.Lock()
 
 
 @lru_cache(maxsize=50_000)
 def _stem(word: str) -> str:
-    """A crude English stem (``hiking`` / ``hikes`` -> ``hik``): enough to match a query word
-    with its other forms in a short text; bm25 has the real stemmer."""
-    return _SUFFIX.sub("", word) if len(word) > 4 else word
+    """A word's English stem (``likes`` / ``liked`` / ``like`` -> ``like``), so that a query
+    word matches its other forms in a memory's text."""
+    with _STEMMER_LOCK:
+        return str(_STEMMER.stemWord(word))
 
 
 @lru_cache(maxsize=20_000)

@@ -8,6 +8,7 @@ words of the fact written a second before it.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 
 from omoide import Memory
 from omoide.retrieval.relevance import FEATURES, Evidence, features, relevance
+from omoide.types import MemoryType
 
 FACTS = [
     "We adopted a grey rabbit called Clover last spring.",
@@ -162,3 +164,59 @@ def test_more_evidence_never_lowers_the_score(
     ]
     for better in stronger:
         assert relevance(better) >= score
+
+
+def test_a_small_tenant_raises_the_odds_and_a_large_one_keeps_them() -> None:
+    """The prior: the same evidence scores higher in a tenant smaller than the ones the model
+    was fitted on, more so the smaller, and the same from that size up or when unknown."""
+    for turn in (False, True):
+        evidence = Evidence(0.45, 2.0, 0.5, turn=turn)
+        fitted = relevance(evidence)
+        by_size = [relevance(replace(evidence, population=n)) for n in (2, 10, 40)]
+        assert by_size == sorted(by_size, reverse=True) and by_size[-1] >= fitted
+        assert by_size[0] > fitted
+        for large in (10_000, 1_000_000):
+            assert relevance(replace(evidence, population=large)) == fitted
+
+
+def test_a_fact_in_a_tiny_tenant_clears_the_threshold(memory: Memory) -> None:
+    """Two facts: a question one of them answers finds it above 0.3 (the same evidence in a
+    tenant of the fitted size scores below it), the other fact below 0.3."""
+    memory.add("The user likes jasmine tea", user_id="tiny", infer=False)
+    memory.add("The user lives in Shenzhen", user_id="tiny", infer=False)
+    hits = memory.search("What does the user like to drink?", user_id="tiny", limit=5).hits
+    assert hits[0].memory.text == "The user likes jasmine tea" and hits[0].score >= 0.3
+    assert all(h.score < 0.3 for h in hits[1:])
+    signals = hits[0].signals
+    fitted = Evidence(signals["vector"].score, 0.0, signals["coverage"].score)
+    assert relevance(fitted) < 0.3
+
+
+def test_a_fact_extracted_from_a_session_is_scored_as_a_standalone_memory(
+    memory: Memory,
+) -> None:
+    """A derived memory keeps its session's id, yet is a fact, not one turn among many: it
+    scores as the same text written on its own does."""
+    session = memory.add(
+        [{"role": "user", "content": "The user likes jasmine tea"}],
+        user_id="a",
+        session_id="chat-1",
+        infer=False,
+    )
+    derived = memory.add(
+        "The user likes jasmine tea",
+        user_id="b",
+        session_id="chat-1",
+        type=MemoryType.SEMANTIC,
+        infer=False,
+    )
+    alone = memory.add("The user likes jasmine tea", user_id="c", infer=False)
+    query = "What tea does the user like?"
+
+    def score(user: str) -> tuple[float, dict[str, float]]:
+        (hit,) = memory.search(query, user_id=user, limit=1).hits
+        return hit.score, {k: v.score for k, v in hit.signals.items()}
+
+    assert session and derived and alone
+    assert "turn" in score("a")[1] and "turn" not in score("b")[1]
+    assert score("b") == score("c")

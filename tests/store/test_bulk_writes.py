@@ -9,7 +9,15 @@ from omoide.errors import NotFound
 from omoide.store.ports.memories import MemoryReads, MemoryWrites, NewMemory
 from omoide.store.protocol import Store
 from omoide.types import HistoryEvent, MemoryType, SearchFilters
-from tests.store.contract import ALICE, BOB, add, covers, session_with_episodes, unit
+from tests.store.contract import (
+    ALICE,
+    ALICE_OTHER,
+    BOB,
+    add,
+    covers,
+    session_with_episodes,
+    unit,
+)
 
 
 @covers(MemoryWrites.insert_memories, MemoryReads.latest_memories)
@@ -83,3 +91,22 @@ def test_put_vectors_stores_each_row_for_its_memory_and_skips_others(store: Stor
     hits = store.memories.vector_search(ALICE, unit(0, 0, 1), SearchFilters(), 3)
     assert {h[0] for h in hits if h[1] > 0.99} == {ids[0], ids[2]}
     assert all(m.embedded for m in store.memories.get_memories(ALICE, ids))
+
+
+@covers(MemoryReads.vector_search)
+def test_vector_search_tells_how_many_vectors_the_tenant_holds(store: Store) -> None:
+    """``population``: the tenant's vectors, whatever the filters, the limit or other tenants
+    hold (the relevance score's prior reads it from the same search)."""
+    ids = [add(store, ALICE, f"memory {n}") for n in range(5)]
+    bobs = [add(store, BOB, f"bob's memory {n}") for n in range(2)]
+    vectors = np.stack([unit(1, n, 0) for n in range(5)])
+    with store.transaction() as tx:
+        tx.memories.put_vectors(ALICE, ids, vectors)
+        tx.memories.put_vectors(BOB, bobs, vectors[:2])
+    hits = store.memories.vector_search(ALICE, unit(1, 0, 0), SearchFilters(), 2)
+    assert len(hits) == 2 and hits.population == 5
+    none = SearchFilters(session_id="no-such-session")
+    assert store.memories.vector_search(ALICE, unit(1, 0, 0), none, 2).population == 5
+    assert store.memories.vector_search(BOB, unit(1, 0, 0), SearchFilters(), 9).population == 2
+    nobody = store.memories.vector_search(ALICE_OTHER, unit(1, 0, 0), SearchFilters(), 9)
+    assert nobody == [] and nobody.population == 0

@@ -53,14 +53,22 @@ def test_texts_and_times_are_the_tenants_own_and_skip_unknown_ids(store: Store) 
     assert theirs not in got and "no-such-id" not in got
     assert len(got) == 601
     assert store.memories.texts_and_times(ALICE, []) == {}
-    # a turn of a conversation: a session, or neighbour context (one space is no context)
+    # a turn of a session; a message linked to its neighbours without a session is not
     with store.transaction() as tx:
         tx.sessions.ensure_sessions(ALICE, ["s1"])
         in_session = tx.memories.insert_memory(ALICE, NewMemory("a", session_id="s1"), "t").id
         linked = tx.memories.insert_memory(ALICE, NewMemory("b", context="a"), "t").id
         blank = tx.memories.insert_memory(ALICE, NewMemory("c", context=" "), "t").id
-    turns = store.memories.texts_and_times(ALICE, [in_session, linked, blank])
-    assert [turns[i].turn for i in (in_session, linked, blank)] == [True, True, False]
+        # a fact extracted from the session keeps its session but is not one of its turns
+        fact = NewMemory("d", type=MemoryType.SEMANTIC, session_id="s1")
+        derived = tx.memories.insert_memory(ALICE, fact, "t").id
+    turns = store.memories.texts_and_times(ALICE, [in_session, linked, blank, derived])
+    assert [turns[i].turn for i in (in_session, linked, blank, derived)] == [
+        True,
+        False,
+        False,
+        False,
+    ]
 
 
 @pytest.mark.parametrize("other", OTHERS)

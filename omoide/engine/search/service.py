@@ -29,7 +29,7 @@ from omoide.retrieval.fusion import (
 from omoide.retrieval.recipes import SearchRecipe, get_recipe
 from omoide.retrieval.rerank import feedback_terms
 from omoide.retrieval.terms import keyword_terms
-from omoide.store.ports.memories import MemoryReads, Said
+from omoide.store.ports.memories import MemoryReads, Nearest, Said
 from omoide.types import (
     DEFAULT_ID,
     Scope,
@@ -155,7 +155,9 @@ class SearchService:
         if chosen.scorer == "relevance" and "vector" in signals:
             if missing := [f[0] for f in fused if f[0] not in said]:
                 said.update(self._memory_reads.texts_and_times(scope, missing))
-            return by_relevance(chosen, query, fused, said)
+            nearest = signals["vector"]
+            population = nearest.population if isinstance(nearest, Nearest) else 0
+            return by_relevance(chosen, query, fused, said, population)
         if chosen.speaker_boost or chosen.date_boost:
             if missing := [f[0] for f in fused if f[0] not in said]:
                 said.update(self._memory_reads.texts_and_times(scope, missing))

@@ -41,7 +41,7 @@ What a second backend must reproduce (PostgreSQL is next):
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
@@ -57,13 +57,27 @@ from omoide.types import (
 
 
 class Said(NamedTuple):
-    """What a search reads of a candidate. ``turn``: the memory is a turn of a conversation
-    (it has a session, or neighbour context from an implicit conversation), not a standalone
-    memory; the two kinds' evidence means different things (``omoide.retrieval.relevance``)."""
+    """What a search reads of a candidate. ``turn``: the memory is a turn of a session (a raw
+    message with a session id), not a standalone memory: a fact, profile or summary derived
+    from a session is standalone though it keeps the session's id, and so is a message
+    written without a session (an agent's one-message adds read as notes, whatever
+    neighbour context an implicit conversation gives them); the two kinds' evidence means
+    different things (``omoide.retrieval.relevance``)."""
 
     text: str
     created_at_ms: int
     turn: bool
+
+
+class Nearest(list[tuple[str, float]]):
+    """``vector_search``'s ``(memory id, cosine)`` hits, most similar first, and
+    ``population``: how many vectors the tenant holds, whatever the filters (a tenant
+    statistic, as bm25's document count is; the relevance score's prior,
+    ``omoide.retrieval.relevance``)."""
+
+    def __init__(self, hits: Iterable[tuple[str, float]] = (), population: int = 0) -> None:
+        super().__init__(hits)
+        self.population = population
 
 
 @dataclass
@@ -157,9 +171,10 @@ class MemoryReads(Protocol):
 
     def vector_search(
         self, scope: Scope, vector: np.ndarray, filters: SearchFilters, limit: int
-    ) -> list[tuple[str, float]]:
+    ) -> Nearest:
         """Up to ``limit`` ``(memory id, cosine)`` of the tenant's embedded memories that
-        match ``filters``, most similar first (exact search; see the module docstring).
+        match ``filters``, most similar first (exact search; see the module docstring), and
+        the tenant's number of vectors (``Nearest.population``, from the same read).
 
         Sees every vector committed before the call, by any process, and never one deleted
         before it. Memories without a vector are not found. ``InvalidInput`` if ``vector``'s

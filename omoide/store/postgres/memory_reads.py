@@ -9,7 +9,7 @@ import psycopg
 
 from omoide.errors import InvalidInput, NotFound
 from omoide.store import records
-from omoide.store.ports.memories import Said
+from omoide.store.ports.memories import Nearest, Said
 from omoide.store.postgres import ann, counts, fts, rows
 from omoide.store.postgres.db import Conn, Database
 from omoide.store.postgres.filters import memory_filter
@@ -51,7 +51,8 @@ class PostgresMemoryReads:
         with self._db.read_one(search=True) as conn:
             cursor = conn.execute(
                 "SELECT id, text, created_at,"
-                " session_id IS NOT NULL OR btrim(context) <> '' AS turn FROM memories"
+                " type = 'raw' AND session_id IS NOT NULL AS turn"
+                " FROM memories"
                 " WHERE user_id = %s AND scope_id = %s AND id = ANY(%s)",
                 (scope.user_id, scope.scope_id, list(ids)),
             )
@@ -97,7 +98,7 @@ class PostgresMemoryReads:
 
     def vector_search(
         self, scope: Scope, vector: np.ndarray, filters: SearchFilters, limit: int
-    ) -> list[tuple[str, float]]:
+    ) -> Nearest:
         """Inner product (cosine on unit vectors) over the tenant's vectors of the query's
         dimension, filters applied in the same query: exact for small tenants, HNSW with
         iterative scans for large ones (see ``ann``). A small tenant costs one statement (its
@@ -119,7 +120,7 @@ class PostgresMemoryReads:
         if not found:
             with self._db.read_one(search=True) as conn:
                 _check_dimension(conn, scope, query.shape[0])
-        return found
+        return Nearest(found, tally.vectors)
 
     def history(self, scope: Scope, memory_id: str) -> list[HistoryEntry]:
         tenant = (scope.user_id, scope.scope_id)

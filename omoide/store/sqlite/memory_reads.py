@@ -9,7 +9,7 @@ import numpy as np
 
 from omoide.errors import NotFound
 from omoide.store import records
-from omoide.store.ports.memories import Said
+from omoide.store.ports.memories import Nearest, Said
 from omoide.store.sqlite import ann, keyword, rows
 from omoide.store.sqlite.db import Database, snapshot
 from omoide.store.sqlite.postings import PostingsCache
@@ -55,7 +55,7 @@ class SQLiteMemoryReads:
         for start in range(0, len(ids), 500):
             chunk = list(ids[start : start + 500])
             cursor = conn.execute(
-                "SELECT id, text, created_at, session_id IS NOT NULL OR trim(context) != ''"
+                "SELECT id, text, created_at, type = 'raw' AND session_id IS NOT NULL"
                 " FROM memories WHERE +user_id = ? AND +scope_id = ?"
                 f" AND id IN ({','.join('?' * len(chunk))})",
                 (scope.user_id, scope.scope_id, *chunk),
@@ -109,7 +109,7 @@ class SQLiteMemoryReads:
 
     def vector_search(
         self, scope: Scope, vector: np.ndarray, filters: SearchFilters, limit: int
-    ) -> list[tuple[str, float]]:
+    ) -> Nearest:
         conn = self._db.reader()
         tenant = rows.tenant_key(scope)
         # Over-fetch a little for rows the filters drop (superseded, other types...), and widen
@@ -120,10 +120,10 @@ class SQLiteMemoryReads:
             if approximate and (filters.session_id is not None or fetch > ann.MAX_FETCH):
                 # A selective filter (a session, or one most of the nearest rows fail): the
                 # graph would have to walk most of the tenant, the filtered rows are few.
-                return _exact_filtered(conn, scope, filters, vector, limit)
+                return Nearest(_exact_filtered(conn, scope, filters, vector, limit), size)
             kept = _filter_seqs(conn, scope, filters, candidates)
             if len(kept) >= limit or fetch >= size:
-                return kept[:limit]
+                return Nearest(kept[:limit], size)
             fetch = min(size, fetch * 8)
 
     def history(self, scope: Scope, memory_id: str) -> list[HistoryEntry]:
