@@ -1,6 +1,14 @@
 """``health_view``: the one health report every door shows (``GET /health``, MCP
 ``health_check``), cut to what the caller may see.
 
+``healthy`` means every part that is asked answers: the store (``down`` when it fails or its
+file is corrupt: the whole service is ``down``), the embedder, the LLM when one is configured,
+and no memory is left without a vector. A remote embedder (``OMOIDE_EMBEDDER=openai`` or
+``ollama``) is asked for real before the first embed too, briefly cached
+(``omoide.engine.embedder_health``): one that cannot be reached is ``down`` with the reason, and
+the service ``degraded`` (writes queue their vectors, search falls back to keywords). The bundled
+local model needs no network: ``not loaded`` until its first use, which is healthy.
+
 A full-access caller sees the whole report. A tenant-bound key sees the statuses of the shared
 parts and figures of its own tenant only: no database location or driver text, no other
 tenant's job counts, no server-wide counts of memories without a vector, and of the markdown

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -25,6 +25,19 @@ class Embedder(Protocol):
     name: str
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@runtime_checkable
+class Remote(Protocol):
+    """An embedder behind a network endpoint (``omoide.embed.remote``), which ``/health`` asks
+    for real: ``check`` embeds one short text within ``timeout`` seconds and raises
+    ``omoide.EmbedderError`` when that fails. ``endpoint`` is its base URL as configured (it
+    may carry credentials: redact it before showing it)."""
+
+    name: str
+    endpoint: str
+
+    def check(self, timeout: float) -> None: ...
 
 
 def normalize(vectors: np.ndarray) -> np.ndarray:

@@ -3,21 +3,21 @@
 An LLM built from the settings is checked as ``omoide doctor`` checks it, with the endpoint's
 model list (``omoide.llm.probe``: a real request that costs no tokens); any other LLM is asked
 for a one-field JSON answer (what ``OpenAICompatLLM.probe`` asks). So "ok" means the endpoint
-answered just now, not merely that one is configured. The
-answer is cached for ``ttl_s`` so that a load balancer polling ``/health`` costs at most one
-small call per ``ttl_s``; while one check runs, other callers get the previous report instead
-of queueing behind it (a hanging endpoint must not hang ``/health`` for every caller).
+answered just now, not merely that one is configured. The answer is cached for ``ttl_s``
+(``CachedReport``): a load balancer polling ``/health`` costs at most one small call per
+``ttl_s``, and a hanging endpoint does not hang ``/health`` for every caller.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from pydantic import BaseModel
 
+from omoide.engine.shared.cached_report import CachedReport
 from omoide.errors import LLMError
 from omoide.llm import LLM, kind_of
 
@@ -42,38 +42,24 @@ class LLMHealth:
         ttl_s: float = TTL_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._llm = llm
         self._check_endpoint = check
-        self._ttl_s = ttl_s
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._last: tuple[float, dict[str, Any]] | None = None
+        self._cache: CachedReport | None = None
+        if llm is not None:
+            self._cache = CachedReport(partial(self._found, llm), ttl_s, clock)
 
     def report(self) -> dict[str, Any]:
-        if self._llm is None:
+        if self._cache is None:
             return {"status": "disabled", "reason": "no LLM configured (OMOIDE_LLM_BASE_URL)"}
-        last = self._last
-        if last is not None and self._clock() - last[0] < self._ttl_s:
-            return self._aged(last)
-        if not self._lock.acquire(blocking=last is None):
-            assert last is not None
-            return self._aged(last)  # another caller is checking right now
-        try:
-            if self._check_endpoint is not None:
-                # the endpoint's address is configuration, not status (tenant keys see this)
-                got = self._check_endpoint()
-                found = {k: v for k, v in got.items() if k not in ("base_url", "model")}
-                found["model"] = self._llm.name
-            else:
-                found = self._check(self._llm)
-            checked = (self._clock(), found)
-            self._last = checked
-            return self._aged(checked)
-        finally:
-            self._lock.release()
+        return self._cache.get()
 
-    def _aged(self, last: tuple[float, dict[str, Any]]) -> dict[str, Any]:
-        return {**last[1], "checked_s_ago": round(max(0.0, self._clock() - last[0]), 1)}
+    def _found(self, llm: LLM) -> dict[str, Any]:
+        if self._check_endpoint is None:
+            return self._check(llm)
+        # the endpoint's address is configuration, not status (tenant keys see this)
+        got = self._check_endpoint()
+        found = {k: v for k, v in got.items() if k not in ("base_url", "model")}
+        found["model"] = llm.name
+        return found
 
     @staticmethod
     def _check(llm: LLM) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from omoide.engine.embedder_health import EmbedderHealth
 from omoide.engine.graph import GraphService
 from omoide.engine.llm_health import LLMHealth
 from omoide.engine.shared.embedding import META_DIM, META_MODEL, Embedding
@@ -35,7 +36,9 @@ _NONE = np.zeros((0, 0), dtype=np.float32)  # the vectors of a job whose memorie
 
 
 class MaintenanceService:
-    """``llm_health`` reports the configured LLM from a real call (see ``LLMHealth``)."""
+    """``llm_health`` reports the configured LLM from a real call (see ``LLMHealth``),
+    ``embedder_health`` a remote embedder (see ``EmbedderHealth``; by default, one over
+    ``embedding``)."""
 
     def __init__(
         self,
@@ -49,6 +52,7 @@ class MaintenanceService:
         signal: JobSignal,
         *,
         llm_health: LLMHealth,
+        embedder_health: EmbedderHealth | None = None,
     ) -> None:
         self._memory_reads = memory_reads
         self._jobs = jobs
@@ -59,6 +63,7 @@ class MaintenanceService:
         self._graph = graph
         self._signal = signal
         self._llm_health = llm_health
+        self._endpoint_health = embedder_health or EmbedderHealth(embedding)
 
     def run_embed_jobs(self, batch: Sequence[tuple[Job, EmbedPayload]]) -> dict[int, BaseException]:
         """The ``embed`` handler: vectors for memories written while the embedder was down.
@@ -177,8 +182,10 @@ class MaintenanceService:
 
     def health(self, *, probe_embedder: bool = False) -> dict[str, Any]:
         """Status of each part: ``ok``, ``degraded``, ``down`` or ``disabled``, with versions
-        and counts. ``probe_embedder`` also checks for real: embeds a text and re-runs the
-        store's integrity check (bounded; ``omoide doctor``)."""
+        and counts. A remote embedder is asked whether it answers (cached briefly, see
+        ``EmbedderHealth``); the bundled local model is ``not loaded`` until its first use.
+        ``probe_embedder`` also checks for real: embeds a text through the embedder in use and
+        re-runs the store's integrity check (bounded; ``omoide doctor``)."""
         from omoide._version import __version__
 
         out: dict[str, Any] = {"version": __version__}
@@ -224,6 +231,8 @@ class MaintenanceService:
             "dimension": self._admin_reads.get_meta(META_DIM),
             "status": "ok" if self._embedding.checked else "not loaded",
         }
+        if not probe and (endpoint := self._endpoint_health.report()) is not None:
+            embedder.update(endpoint)
         if probe:
             try:
                 embedder["dimension"] = int(self._embedding.embed(["probe"]).shape[1])

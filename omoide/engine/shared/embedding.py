@@ -40,13 +40,17 @@ class Embedding:
 
     ``embedder`` may be replaced (a test swaps a failing one for a working one); the checked
     signature stays, as it did on the engine. ``observer`` hears of every ``embed`` call
-    (its time and error), whichever embedder is in place.
+    (its time and error), whichever embedder is in place. ``last_call`` is what the latest call
+    said of the embedder (``time.monotonic()`` at its end, and None when it answered or the
+    message of an outage): fresh evidence ``/health`` takes instead of asking again
+    (``omoide.engine.embedder_health``).
     """
 
     def __init__(self, store: Store, embedder: Embedder, observer: Observer = NO_OBSERVER) -> None:
         self.store = store
         self.embedder = embedder
         self.checked = False
+        self.last_call: tuple[float, str | None] | None = None
         self._observer = observer
 
     @property
@@ -71,8 +75,11 @@ class Embedding:
             vectors = self.embedder.embed(texts)
         except Exception as exc:
             self._observer.embed_call(time.perf_counter() - started, _name(exc))
+            if isinstance(exc, EmbedderError) and exc.retryable:  # an outage, not a bad input
+                self.last_call = (time.monotonic(), exc.message)
             raise
         self._observer.embed_call(time.perf_counter() - started, None)
+        self.last_call = (time.monotonic(), None)
         return vectors
 
     def _sliced(self, texts: Sequence[str]) -> np.ndarray:
