@@ -31,9 +31,13 @@ def _write(path: Path, **values: str) -> None:
 
 def test_defaults(home: Path) -> None:
     settings = load_settings(home=home)
-    assert (settings.host, settings.port, settings.api_key) == ("127.0.0.1", 8000, None)
-    assert settings.db_path == Path("~/.omoide/omoide.db").expanduser()
-    assert settings.tenant_keys == {}
+    assert (settings.server.host, settings.server.port, settings.server.api_key) == (
+        "127.0.0.1",
+        8000,
+        None,
+    )
+    assert settings.store.db_path == Path("~/.omoide/omoide.db").expanduser()
+    assert settings.server.tenant_keys == {}
 
 
 def test_process_env_beats_home_env_beats_cwd_env(
@@ -43,10 +47,10 @@ def test_process_env_beats_home_env_beats_cwd_env(
     _write(home / ".omoide" / ".env", PORT="2222", MEMORY_API_KEY="home-key")
     monkeypatch.setenv("PORT", "3333")
     settings = load_settings(home=home)
-    assert settings.port == 3333  # process environment
-    assert settings.api_key is not None
-    assert settings.api_key.get_secret_value() == "home-key"  # ~/.omoide/.env over ./.env
-    assert settings.log_level == "DEBUG"  # only in ./.env
+    assert settings.server.port == 3333  # process environment
+    assert settings.server.api_key is not None
+    assert settings.server.api_key.get_secret_value() == "home-key"  # ~/.omoide/.env over ./.env
+    assert settings.server.log_level == "DEBUG"  # only in ./.env
 
 
 def test_cwd_env_is_used_without_a_home_env(home: Path) -> None:
@@ -65,9 +69,9 @@ def test_an_empty_value_means_not_set(
     else:
         _write(home / ".omoide" / ".env" if where == "home" else Path(".env"), **empty)
     settings = load_settings(home=home)
-    assert settings.data_dir == Path("~/.omoide")  # not the working directory
-    assert settings.db_path == Path("~/.omoide/omoide.db").expanduser()
-    assert settings.api_key is None and settings.port == 8000
+    assert settings.store.data_dir == Path("~/.omoide")  # not the working directory
+    assert settings.store.db_path == Path("~/.omoide/omoide.db").expanduser()
+    assert settings.server.api_key is None and settings.server.port == 8000
 
 
 def test_an_empty_home_value_does_not_hide_the_cwd_value(home: Path) -> None:
@@ -162,6 +166,6 @@ def test_check_exposure(host: str, key: str | None, refused: bool) -> None:
     settings = Settings(host=host, api_key=key, tenant_keys={})
     if refused:
         with pytest.raises(InvalidInput, match="MEMORY_API_KEY"):
-            settings.check_exposure()
+            settings.server.check_exposure()
     else:
-        settings.check_exposure()
+        settings.server.check_exposure()
