@@ -745,9 +745,15 @@ def _settings() -> dict[str, Setting]:
 SETTINGS: dict[str, Setting] = _settings()
 """Every setting by its flat name, in the order of the groups."""
 
-# Any name a setting answers to, in lower case: the flat name and every environment name.
-_BY_NAME = {n.lower(): s for s in SETTINGS.values() for n in (s.name, *s.env)}
+# Every environment name in lower case (they are read case-insensitively). A flat name is
+# matched before them: ``api_key`` is the server's key, ``API_KEY`` JiuwenMemory's LLM key.
+_BY_ENV = {n.lower(): s for s in SETTINGS.values() for n in s.env}
 _BY_PATH = {s.path: s for s in SETTINGS.values()}
+
+
+def _lookup(key: str) -> Setting | None:
+    """The setting a flat name or an environment name names."""
+    return SETTINGS.get(key) or _BY_ENV.get(key.lower())
 
 
 def _as_dict(value: Any) -> dict[str, Any]:
@@ -763,7 +769,7 @@ def route(values: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     flat: list[tuple[Setting, Any]] = []
     for key, value in values.items():
-        setting = _BY_NAME.get(key.lower()) if key not in GROUPS else None
+        setting = _lookup(key) if key not in GROUPS else None
         if setting is None:
             out[key] = value
         else:
@@ -933,7 +939,7 @@ def _locate(loc: tuple[str, ...]) -> tuple[Setting | None, list[str]]:
     for end in range(len(loc), 0, -1):
         setting = _BY_PATH.get(loc[:end])
         if setting is None and end == 2:
-            found = _BY_NAME.get(loc[1].lower())
+            found = _lookup(loc[1])
             setting = found if found is not None and found.path[0] == loc[0] else None
         if setting is not None:
             return setting, list(loc[end:])
