@@ -865,7 +865,8 @@ class Settings(BaseSettings):
         for group, inner in changes.items():
             if group not in GROUPS:
                 raise KeyError(f"unknown setting {group!r}")
-            update[group] = _copy_with(getattr(self, group), inner)
+            given = isinstance(inner, BaseModel)  # a whole group: updated(server=...)
+            update[group] = inner if given else _copy_with(getattr(self, group), inner)
         return self.model_copy(update=update)
 
 
