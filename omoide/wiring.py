@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from omoide.config import Settings
+from omoide.config import KnowledgeConfig, Settings
 from omoide.embed import Embedder, build_embedder
 from omoide.engine.chunks.service import ChunkService, ChunkTrigger
 from omoide.engine.consolidation.dreaming import DreamingService
@@ -40,7 +40,6 @@ from omoide.engine.sessions import SessionService
 from omoide.engine.shared.embedding import META_MODEL, Embedding
 from omoide.engine.shared.events import MemoryEvents
 from omoide.engine.shared.job_signal import JobSignal
-from omoide.engine.shared.knowledge import KnowledgeConfig
 from omoide.engine.summaries import SummaryService
 from omoide.engine.transfer.service import TransferService
 from omoide.engine.variables import VariableService

@@ -13,7 +13,7 @@ from omoide.engine.chunks.chunking import (
     chunk_tokens,
     plan_chunks,
 )
-from omoide.engine.shared.knowledge import ChunkConfig
+from omoide.config import ChunkConfig
 
 CONTENT = st.text(alphabet=st.sampled_from(["a", "é", "東", " ", "\n", "\t", "\u00a0", "\u2028"]))
 
