@@ -1,6 +1,6 @@
 """Write docs/configuration.md from ``omoide.config.Settings``: groups, names, aliases, defaults
-and descriptions come from the models, so the page follows them (``tests/test_docs.py`` fails when the
-committed page differs from what this prints).
+and descriptions come from the models, so the page follows them (``tests/test_docs.py`` fails
+when the committed page differs from what this prints).
 
     python -m tools.config_reference          # rewrite docs/configuration.md
     python -m tools.config_reference --check  # exit 1 when it is stale
@@ -50,7 +50,7 @@ Read by one part only, outside these settings:
 | variable | default | meaning |
 |---|---|---|
 | `OMOIDE_NEW_ENCRYPTION_KEY` | none | `omoide rekey`'s new key (else it prompts) |
-"""  # noqa: E501 (table rows)
+"""
 
 
 def _default(info: FieldInfo) -> str:
