@@ -1,5 +1,5 @@
-"""The one place ``Settings`` become objects: the store, embedder, LLM, knowledge config and
-the engine's services.
+"""The one place ``Settings`` become objects: the store, embedder, LLM and the engine's
+services (the ``knowledge`` group is the services' ``KnowledgeConfig`` as it is).
 
     >>> engine = build_engine(load_settings(), workers=0)   # nothing started yet
     >>> engine.start()
@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from omoide.config import Settings
+from omoide.config import KnowledgeConfig, Settings
 from omoide.embed import Embedder, build_embedder
 from omoide.engine.chunks.service import ChunkService, ChunkTrigger
 from omoide.engine.consolidation.dreaming import DreamingService
@@ -40,7 +40,6 @@ from omoide.engine.sessions import SessionService
 from omoide.engine.shared.embedding import META_MODEL, Embedding
 from omoide.engine.shared.events import MemoryEvents
 from omoide.engine.shared.job_signal import JobSignal
-from omoide.engine.shared.knowledge import ChunkConfig, KnowledgeConfig
 from omoide.engine.summaries import SummaryService
 from omoide.engine.transfer.service import TransferService
 from omoide.engine.variables import VariableService
@@ -52,26 +51,6 @@ from omoide.store import normalize_location, open_store
 from omoide.store.protocol import Store
 
 log = logging.getLogger("omoide")
-
-
-def knowledge_config(settings: Settings) -> KnowledgeConfig:
-    """Chunking, summaries, context and consolidation from ``OMOIDE_*`` settings."""
-    return KnowledgeConfig(
-        chunks_enabled=settings.chunks_enabled,
-        chunks=ChunkConfig(
-            chunk_estimated_token_size=settings.chunk_token_size,
-            max_messages_between_chunks=settings.chunk_max_messages,
-            lookback_start_turn=settings.chunk_lookback,
-            max_response_size_in_tokens=settings.chunk_max_response_tokens,
-        ),
-        summary_trigger=settings.summary_trigger,
-        tokenizer=settings.context_tokenizer,
-        recent_turns=settings.context_recent_turns,
-        min_age_days=settings.consolidation_min_age_days,
-        min_session_episodes=settings.consolidation_min_episodes,
-        max_score=settings.consolidation_max_score,
-        consolidation_batch=settings.consolidation_batch,
-    )
 
 
 def build_engine(
@@ -90,37 +69,43 @@ def build_engine(
     to the embedding, the LLM client built here (a given ``llm`` keeps its own) and the job
     workers.
     """
-    location = normalize_location(path) if path is not None else settings.store_location
+    location = normalize_location(path) if path is not None else settings.store.location
     log.info("omoide store: %s", redact(str(location)))
     built = (
-        build_llm(settings, timeout=settings.llm_timeout, observer=observer)
+        build_llm(settings, timeout=settings.llm.timeout, observer=observer)
         if llm is None
         else None
     )
     chosen = llm if llm is not None else built
     log.info("omoide LLM: %s", chosen.name if chosen else "none (extraction disabled)")
-    key = settings.encryption_passphrase  # the store and exports are encrypted with it
-    if key is not None and settings.file_mirror_root is not None:
-        log.warning(ENCRYPTED_BUT_FILES, settings.file_mirror_root)
-    store = open_store(location, encryption_key=key, search_timeout=settings.pg_search_timeout)
+    key = settings.store.encryption_passphrase  # the store and exports are encrypted with it
+    if key is not None and settings.store.file_mirror_root is not None:
+        log.warning(ENCRYPTED_BUT_FILES, settings.store.file_mirror_root)
+    store = open_store(
+        location,
+        encryption_key=key,
+        search_timeout=settings.store.pg_search_timeout,
+        ann_threshold=settings.store.ann_threshold,
+        ann_ef=settings.store.ann_ef,
+    )
     if embedder is None:  # the runtime a store's vectors came from stays its runtime
         embedder = build_embedder(settings, store.admin.get_meta(META_MODEL))
     log.info("omoide embedder: %s", embedder.name)
     embedding = Embedding(store, embedder, observer)
     signal = JobSignal(
-        store.jobs, per_tenant=settings.max_waiting_per_tenant, total=settings.max_waiting
+        store.jobs, per_tenant=settings.jobs.max_waiting_per_tenant, total=settings.jobs.max_waiting
     )
     config = ServiceConfig(
-        knowledge=knowledge or knowledge_config(settings),
-        recipe=settings.search_recipe,
-        max_text_chars=settings.max_text_chars,
-        max_messages=settings.max_messages,
-        max_llm_calls=settings.llm_max_calls_per_episode,
-        mirror_root=settings.file_mirror_root,
+        knowledge=knowledge or settings.knowledge,
+        recipe=settings.search.recipe,
+        max_text_chars=settings.server.max_text_chars,
+        max_messages=settings.server.max_messages,
+        max_llm_calls=settings.llm.max_calls_per_episode,
+        mirror_root=settings.store.file_mirror_root,
         encryption_key=key,
-        models_dir=settings.models_dir,
-        word_table_build=settings.word_table_build,
-        implicit_conversations=settings.implicit_conversations,
+        models_dir=settings.store.models_dir,
+        word_table_build=settings.search.word_table_build,
+        implicit_conversations=settings.search.implicit_conversations,
     )
     on_close: list[Callable[[], None]] = [built.close] if built is not None else []
     health = LLMHealth(chosen, check=_endpoint_check(settings) if built is not None else None)
@@ -131,21 +116,21 @@ def build_engine(
         signal,
         partial(build_services, store, embedding, chosen, signal, llm_health=health),
         config,
-        workers=settings.workers if workers is None else workers,
+        workers=settings.jobs.workers if workers is None else workers,
         on_close=on_close,
-        run_jobs=settings.run_jobs,
-        lease_ms=round(settings.job_lease_s * 1000),
-        poll_s=settings.worker_poll_s,
+        run_jobs=settings.jobs.run_jobs,
+        lease_ms=round(settings.jobs.lease_s * 1000),
+        poll_s=settings.jobs.poll_s,
         observer=observer,
         llm_available=getattr(chosen, "available", None),
-        outage_probe_s=settings.llm_outage_probe_s,
+        outage_probe_s=settings.llm.outage_probe_s,
     )
 
 
 def _endpoint_check(settings: Settings) -> Callable[[], dict[str, Any]]:
     """The settings' LLM endpoint checked as ``omoide doctor`` does (its model list)."""
-    base_url, model = settings.llm_base_url or "", settings.llm_model
-    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    base_url, model = settings.llm.base_url or "", settings.llm.model
+    key = settings.llm.api_key.get_secret_value() if settings.llm.api_key else None
     return partial(probe, base_url, model, key)
 
 

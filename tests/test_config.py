@@ -1,15 +1,34 @@
-"""Settings: OMOIDE_* names and JiuwenMemory aliases, .env precedence, empty values, errors."""
+"""Settings: OMOIDE_* names and JiuwenMemory aliases, .env precedence, empty values, errors,
+the groups and the flat names."""
 
 from __future__ import annotations
 
+import ast
+from functools import reduce
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from omoide.config import Settings, env_names, load_settings
+from omoide.config import (
+    SETTINGS,
+    KnowledgeConfig,
+    Settings,
+    all_env_names,
+    env_names,
+    load_settings,
+)
 from omoide.errors import InvalidInput
 
-ALL_NAMES = sorted({n for field in Settings.model_fields for n in env_names(field)})
+PACKAGE = Path(__file__).parents[1] / "omoide"
+
+
+def value(settings: Settings, name: str) -> Any:
+    """The setting of flat name ``name`` (``port``) in its group (``settings.server.port``)."""
+    return reduce(getattr, SETTINGS[name].path, settings)
+
+
+ALL_NAMES = sorted(all_env_names())
 
 
 @pytest.fixture
@@ -31,9 +50,13 @@ def _write(path: Path, **values: str) -> None:
 
 def test_defaults(home: Path) -> None:
     settings = load_settings(home=home)
-    assert (settings.host, settings.port, settings.api_key) == ("127.0.0.1", 8000, None)
-    assert settings.db_path == Path("~/.omoide/omoide.db").expanduser()
-    assert settings.tenant_keys == {}
+    assert (settings.server.host, settings.server.port, settings.server.api_key) == (
+        "127.0.0.1",
+        8000,
+        None,
+    )
+    assert settings.store.db_path == Path("~/.omoide/omoide.db").expanduser()
+    assert settings.server.tenant_keys == {}
 
 
 def test_process_env_beats_home_env_beats_cwd_env(
@@ -43,15 +66,16 @@ def test_process_env_beats_home_env_beats_cwd_env(
     _write(home / ".omoide" / ".env", PORT="2222", MEMORY_API_KEY="home-key")
     monkeypatch.setenv("PORT", "3333")
     settings = load_settings(home=home)
-    assert settings.port == 3333  # process environment
-    assert settings.api_key is not None
-    assert settings.api_key.get_secret_value() == "home-key"  # ~/.omoide/.env over ./.env
-    assert settings.log_level == "DEBUG"  # only in ./.env
+    assert settings.server.port == 3333  # process environment
+    assert settings.server.api_key is not None
+    assert settings.server.api_key.get_secret_value() == "home-key"  # ~/.omoide/.env over ./.env
+    assert settings.server.log_level == "DEBUG"  # only in ./.env
 
 
 def test_cwd_env_is_used_without_a_home_env(home: Path) -> None:
     _write(Path(".env"), IP="localhost", PORT="9000")
-    assert (load_settings(home=home).host, load_settings(home=home).port) == ("localhost", 9000)
+    settings = load_settings(home=home)
+    assert (settings.server.host, settings.server.port) == ("localhost", 9000)
 
 
 @pytest.mark.parametrize("where", ["process", "home", "cwd"])
@@ -65,15 +89,15 @@ def test_an_empty_value_means_not_set(
     else:
         _write(home / ".omoide" / ".env" if where == "home" else Path(".env"), **empty)
     settings = load_settings(home=home)
-    assert settings.data_dir == Path("~/.omoide")  # not the working directory
-    assert settings.db_path == Path("~/.omoide/omoide.db").expanduser()
-    assert settings.api_key is None and settings.port == 8000
+    assert settings.store.data_dir == Path("~/.omoide")  # not the working directory
+    assert settings.store.db_path == Path("~/.omoide/omoide.db").expanduser()
+    assert settings.server.api_key is None and settings.server.port == 8000
 
 
 def test_an_empty_home_value_does_not_hide_the_cwd_value(home: Path) -> None:
     _write(Path(".env"), MEMORY_DATA_DIR="/srv/omoide")
     _write(home / ".omoide" / ".env", MEMORY_DATA_DIR="")
-    assert load_settings(home=home).data_dir == Path("/srv/omoide")
+    assert load_settings(home=home).store.data_dir == Path("/srv/omoide")
 
 
 ALIASES = {
@@ -96,22 +120,22 @@ ALIASES = {
 def test_jiuwen_aliases(home: Path, monkeypatch: pytest.MonkeyPatch, alias: str) -> None:
     field, expected = ALIASES[alias]
     monkeypatch.setenv(alias, str(expected))
-    value = getattr(load_settings(home=home), field)
-    value = value.get_secret_value() if hasattr(value, "get_secret_value") else value
-    assert value == expected
+    got = value(load_settings(home=home), field)
+    got = got.get_secret_value() if hasattr(got, "get_secret_value") else got
+    assert got == expected
     assert env_names(field)[0] == f"OMOIDE_{field.upper()}"
 
 
 def test_the_omoide_name_wins_over_the_alias(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PORT", "1")
     monkeypatch.setenv("OMOIDE_PORT", "2")
-    assert load_settings(home=home).port == 2
+    assert load_settings(home=home).server.port == 2
 
 
 def test_tenant_keys_are_json(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     keys = '{"k1": {"user_id": "alice"}, "k2": {"user_id": "b", "scope_id": "s"}}'
     monkeypatch.setenv("OMOIDE_TENANT_KEYS", keys)
-    keys = load_settings(home=home).tenant_keys
+    keys = load_settings(home=home).server.tenant_keys
     assert (keys["k1"].user_id, keys["k1"].scope_id) == ("alice", None)
     assert (keys["k2"].user_id, keys["k2"].scope_id) == ("b", "s")
 
@@ -162,6 +186,111 @@ def test_check_exposure(host: str, key: str | None, refused: bool) -> None:
     settings = Settings(host=host, api_key=key, tenant_keys={})
     if refused:
         with pytest.raises(InvalidInput, match="MEMORY_API_KEY"):
-            settings.check_exposure()
+            settings.server.check_exposure()
     else:
-        settings.check_exposure()
+        settings.server.check_exposure()
+
+
+def test_every_setting_sits_in_one_group_under_its_flat_name() -> None:
+    """The groups hold every setting once, and ``SETTINGS`` names each by its OMOIDE_ name."""
+    paths = [s.path for s in SETTINGS.values()]
+    assert len(paths) == len(set(paths))
+    assert {p[0] for p in paths} == set(Settings.model_fields)
+    for name, setting in SETTINGS.items():
+        assert setting.env[0] == f"OMOIDE_{name.upper()}"
+    assert isinstance(Settings().knowledge, KnowledgeConfig)  # the engine's object itself
+
+
+def test_flat_keywords_and_environment_names_reach_their_groups(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OMOIDE_CHUNK_TOKEN_SIZE", "77")
+    monkeypatch.setenv("EMBED_MODEL_NAME", "bge-small")
+    monkeypatch.setenv("OMOIDE_JOB_LEASE_S", "30")
+    settings = load_settings(home=home, port=9001, llm_base_url="http://llm/v1", chunk_lookback=1)
+    assert settings.server.port == 9001
+    assert settings.llm.base_url == "http://llm/v1" and settings.llm.enabled
+    assert settings.knowledge.chunks.chunk_estimated_token_size == 77
+    assert settings.knowledge.chunks.lookback_start_turn == 1
+    assert settings.embed.model == "bge-small"
+    assert settings.jobs.lease_s == 30
+    # what was set, and only that, is marked set (nexus-memory-service asks about the port)
+    assert settings.server.model_fields_set == {"port"}
+
+
+def test_a_flat_keyword_wins_over_the_environment(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OMOIDE_CONTEXT_RECENT_TURNS", "9")
+    monkeypatch.setenv("PORT", "1")
+    settings = load_settings(home=home, context_recent_turns=3, port=2)
+    assert (settings.knowledge.recent_turns, settings.server.port) == (3, 2)
+    assert load_settings(home=home).knowledge.recent_turns == 9
+
+
+def test_updated_changes_settings_by_flat_name() -> None:
+    settings = Settings(host="0.0.0.0", api_key="k")
+    changed = settings.updated(port=3002, chunk_max_messages=2, compat_nexus=False)
+    assert (changed.server.port, changed.server.host) == (3002, "0.0.0.0")
+    assert changed.knowledge.chunks.max_messages_between_chunks == 2
+    assert changed.compat.nexus is False
+    assert (settings.server.port, settings.compat.nexus) == (8000, True)  # a copy
+    with pytest.raises(KeyError):
+        settings.updated(no_such_setting=1)
+
+
+@pytest.mark.parametrize(
+    ("raw", "threshold"), [("off", None), ("OFF ", None), ("1234", 1234), ("many", 50_000)]
+)
+def test_the_ann_threshold_is_a_setting(
+    home: Path, monkeypatch: pytest.MonkeyPatch, raw: str, threshold: int | None
+) -> None:
+    """A number, ``off``, or (as before it was a setting) anything else: the default."""
+    monkeypatch.setenv("OMOIDE_ANN_THRESHOLD", raw)
+    monkeypatch.setenv("OMOIDE_ANN_EF", "64")
+    settings = load_settings(home=home)
+    assert settings.store.ann_threshold == threshold
+    assert settings.store.ann_ef == 64
+
+
+def test_an_invalid_knowledge_value_names_the_variable(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OMOIDE_CHUNK_MAX_MESSAGES", "0")
+    with pytest.raises(InvalidInput, match="invalid setting OMOIDE_CHUNK_MAX_MESSAGES"):
+        load_settings(home=home)
+
+
+def _reads_environment(tree: ast.AST) -> bool:
+    """Whether a module reads ``os.environ`` / ``os.getenv``; ``os.environ.setdefault(...)``
+    (a library's own variables, set before it loads) writes and does not count."""
+    writes = {
+        id(node.func.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "setdefault"
+    }
+    names = ("environ", "getenv")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in names and id(node) not in writes:
+            return True
+        imported = isinstance(node, ast.ImportFrom) and node.module == "os"
+        if imported and any(alias.name in names for alias in node.names):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def test_no_module_but_config_reads_the_environment() -> None:
+    readers = []
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        if _reads_environment(tree):
+            readers.append(str(path.relative_to(PACKAGE)))
+    assert readers == ["config.py"]
+
+
+def test_every_environment_name_is_documented() -> None:
+    page = (PACKAGE.parent / "docs" / "configuration.md").read_text()
+    missing = [name for name in sorted(all_env_names()) if f"`{name}`" not in page]
+    assert missing == []

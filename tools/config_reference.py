@@ -1,6 +1,6 @@
-"""Write docs/configuration.md from ``omoide.config.Settings``: names, aliases, defaults and
-descriptions come from the model, so the page follows it (``tests/test_docs.py`` fails when the
-committed page differs from what this prints).
+"""Write docs/configuration.md from ``omoide.config.Settings``: groups, names, aliases, defaults
+and descriptions come from the models, so the page follows them (``tests/test_docs.py`` fails
+when the committed page differs from what this prints).
 
     python -m tools.config_reference          # rewrite docs/configuration.md
     python -m tools.config_reference --check  # exit 1 when it is stale
@@ -13,11 +13,11 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from pydantic import AliasChoices, BaseModel, SecretStr
+from pydantic import BaseModel, SecretStr
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from omoide.config import Settings
+from omoide.config import GROUPS, SETTINGS
 
 PAGE = Path(__file__).parents[1] / "docs" / "configuration.md"
 
@@ -34,6 +34,12 @@ working directory. Where JiuwenMemory has a name for the same thing (`IP`, `PORT
 `MEMORY_API_KEY`, `DB_URL`, `API_BASE`, ...), that name works too; it is listed after the
 `OMOIDE_` one. An invalid value stops the program with one line naming the variable.
 
+In code the settings come in groups (`settings.server.port`, `settings.knowledge`, ...), one
+section below each; `Settings(port=9000)` and `settings.updated(port=9000)` take the flat name,
+the `OMOIDE_` name in lower case without its prefix.
+"""
+
+TABLE_HEAD = """
 | variable | default | meaning |
 |---|---|---|
 """
@@ -43,19 +49,8 @@ Read by one part only, outside these settings:
 
 | variable | default | meaning |
 |---|---|---|
-| `OMOIDE_ANN_THRESHOLD` | `50000` | SQLite: vectors from which a tenant is searched through an HNSW graph (the `ann` extra) instead of an exact scan; `off`: always exact |
-| `OMOIDE_ANN_EF` | `320` | candidates the HNSW graph explores per query (recall against speed) |
 | `OMOIDE_NEW_ENCRYPTION_KEY` | none | `omoide rekey`'s new key (else it prompts) |
-"""  # noqa: E501 (table rows)
-
-
-def _names(prefix: str, name: str, info: FieldInfo) -> list[str]:
-    alias = info.validation_alias
-    if isinstance(alias, AliasChoices):
-        return [str(choice) for choice in alias.choices]
-    if isinstance(alias, str):
-        return [alias]
-    return [f"{prefix}{name}".upper()]
+"""
 
 
 def _default(info: FieldInfo) -> str:
@@ -78,30 +73,30 @@ def _choices(info: FieldInfo) -> str:
     return ""
 
 
-def _nested(info: FieldInfo) -> type[BaseModel] | None:
-    annotation = info.annotation
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    return None
+def _row(names: tuple[str, ...], info: FieldInfo) -> str:
+    text = (info.description or "").replace("|", "\\|").replace("<", "&lt;")
+    meaning = (text + _choices(info)).strip()
+    listed = ", ".join(f"`{n}`" for n in names)
+    return f"| {listed} | {_default(info)} | {meaning} |"
 
 
-def rows(model: type[BaseModel] = Settings, prefix: str = "OMOIDE_") -> list[str]:
-    """One table row per setting; a nested group's settings are ``<PREFIX><GROUP>__<NAME>``."""
+def _summary(model: type[BaseModel]) -> str:
+    """The first paragraph of a group's docstring, on one line."""
+    first = (model.__doc__ or "").strip().split("\n\n")[0]
+    return " ".join(first.split())
+
+
+def sections() -> list[str]:
+    """One section per group: its purpose and a row per setting."""
     out = []
-    for name, info in model.model_fields.items():
-        group = _nested(info)
-        if group is not None:
-            out += rows(group, f"{prefix}{name}__")
-            continue
-        names = ", ".join(f"`{n}`" for n in _names(prefix, name, info))
-        text = (info.description or "").replace("|", "\\|").replace("<", "&lt;")
-        meaning = (text + _choices(info)).strip()
-        out.append(f"| {names} | {_default(info)} | {meaning} |")
+    for group, model in GROUPS.items():
+        rows = [_row(s.env, s.field) for s in SETTINGS.values() if s.path[0] == group]
+        out.append(f"## {group}\n\n{_summary(model)}\n{TABLE_HEAD}" + "\n".join(rows) + "\n")
     return out
 
 
 def render() -> str:
-    return INTRO + "\n".join(rows()) + "\n" + OUTSIDE
+    return INTRO + "\n" + "\n".join(sections()) + OUTSIDE
 
 
 def main(argv: list[str]) -> int:

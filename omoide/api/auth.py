@@ -34,8 +34,10 @@ class Keys:
     """The configured keys; ``match`` returns the caller's binding or ``False``."""
 
     def __init__(self, settings: Settings) -> None:
-        self._full = [settings.api_key.get_secret_value().encode()] if settings.api_key else []
-        self._bound = [(k.encode(), t) for k, t in settings.tenant_keys.items()]
+        self._full = (
+            [settings.server.api_key.get_secret_value().encode()] if settings.server.api_key else []
+        )
+        self._bound = [(k.encode(), t) for k, t in settings.server.tenant_keys.items()]
 
     @property
     def enabled(self) -> bool:

@@ -113,7 +113,7 @@ def _settings() -> Settings:
 
 def _db_path() -> Path | str:
     """``--db``, else the store the settings name (a SQLite file or a PostgreSQL URL)."""
-    return state.db or _settings().store_location
+    return state.db or _settings().store.location
 
 
 def _existing_db() -> Path | str:

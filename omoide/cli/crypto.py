@@ -7,14 +7,13 @@ command needs the server stopped (it says so otherwise).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import typer
 
 from omoide import store
 from omoide.cli.core import JsonOpt, _emit, _errors, _existing_db, _settings, app, out
-from omoide.config import Settings
+from omoide.config import Settings, process_environment
 from omoide.errors import InvalidInput
 
 NEW_KEY_ENV = "OMOIDE_NEW_ENCRYPTION_KEY"
@@ -28,7 +27,7 @@ def _prompt(label: str, *, confirm: bool) -> str:
 
 
 def _current_key(settings: Settings) -> str:
-    return settings.encryption_passphrase or _prompt("Current encryption key", confirm=False)
+    return settings.store.encryption_passphrase or _prompt("Current encryption key", confirm=False)
 
 
 def _done(path: Path | str, action: str, as_json: bool) -> None:
@@ -48,7 +47,7 @@ def encrypt(as_json: JsonOpt = False) -> None:
     \b
     Example: OMOIDE_ENCRYPTION_KEY=... omoide encrypt"""
     path = _existing_db()
-    key = _settings().encryption_passphrase or _prompt("New encryption key", confirm=True)
+    key = _settings().store.encryption_passphrase or _prompt("New encryption key", confirm=True)
     store.change_encryption(path, None, key)
     _done(path, f"encrypted {path}; keep OMOIDE_ENCRYPTION_KEY set to open it", as_json)
 
@@ -71,6 +70,8 @@ def rekey(as_json: JsonOpt = False) -> None:
     exports made before keep the old key. Stop the server first."""
     path = _existing_db()
     old = _current_key(_settings())
-    new = os.environ.get(NEW_KEY_ENV) or _prompt("New encryption key", confirm=True)
+    new = process_environment(NEW_KEY_ENV).get(NEW_KEY_ENV) or _prompt(
+        "New encryption key", confirm=True
+    )
     store.change_encryption(path, old, new)
     _done(path, f"re-keyed {path}; set OMOIDE_ENCRYPTION_KEY to the new key", as_json)

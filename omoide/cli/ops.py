@@ -37,7 +37,7 @@ def backup(path: Path, as_json: JsonOpt = False) -> None:
     """
     from omoide import store
 
-    store.backup(_existing_db(), path, encryption_key=_settings().encryption_passphrase)
+    store.backup(_existing_db(), path, encryption_key=_settings().store.encryption_passphrase)
     _emit({"backup": str(path)}, as_json, lambda: out.print(f"backup written to {path}"))
 
 
@@ -54,7 +54,7 @@ def migrate(
     from omoide import store
 
     path = _db_path()
-    key = _settings().encryption_passphrase
+    key = _settings().store.encryption_passphrase
     report = (
         store.migration_status(path, encryption_key=key)
         if status
@@ -92,11 +92,11 @@ def doctor(as_json: JsonOpt = False) -> None:
     with _memory(create=state.db is None) as memory:
         report = memory.health(probe_embedder=True)
     settings = _settings()
-    if settings.llm_base_url:
+    if settings.llm.base_url:
         from omoide.llm.probe import probe
 
-        key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
-        report["llm"] = probe(settings.llm_base_url, settings.llm_model, key)
+        key = settings.llm.api_key.get_secret_value() if settings.llm.api_key else None
+        report["llm"] = probe(settings.llm.base_url, settings.llm.model, key)
     _emit(report, as_json, lambda: _show_health(report))
     parts = ("store", "embedder", "llm")
     if "down" in (report.get(name, {}).get("status") for name in parts):
@@ -114,8 +114,8 @@ def reindex(as_json: JsonOpt = False) -> None:
     """
     settings = _settings()
     # auto keeps a store's runtime at startup; a reindex is the moment to move to a new store's
-    runtime = resolve_runtime(settings.embed_runtime, None)
-    switched = settings.model_copy(update={"embed_runtime": runtime})
+    runtime = resolve_runtime(settings.embed.runtime, None)
+    switched = settings.updated(embed_runtime=runtime)
     with _memory(settings=switched) as memory, Progress(console=err, disable=as_json) as progress:
         task = progress.add_task("re-embedding", total=None)
         done = memory.reindex(lambda n, total: progress.update(task, completed=n, total=total))
@@ -146,9 +146,9 @@ def serve(
     }
     if workers == 0:
         overrides["run_jobs"] = False  # not "run them in the request thread": never run them
-    settings = _settings().model_copy(update=overrides)
+    settings = _settings().updated(**overrides)
     if state.db is not None:
-        settings = settings.model_copy(update={"db_url": f"sqlite:///{state.db}"})
+        settings = settings.updated(db_url=f"sqlite:///{state.db}")
     run_server(settings)
 
 
@@ -175,11 +175,11 @@ def worker(
     from omoide.redact import redact_logs
 
     settings = _settings()
-    level = getattr(logging, settings.log_level.upper(), logging.INFO)
+    level = getattr(logging, settings.server.log_level.upper(), logging.INFO)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     redact_logs()
-    count = threads or max(1, settings.workers)
-    settings = settings.model_copy(update={"run_jobs": True, "workers": count})
+    count = threads or max(1, settings.jobs.workers)
+    settings = settings.updated(run_jobs=True, workers=count)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
@@ -205,7 +205,7 @@ def mcp_() -> None:
     _require("mcp", "mcp", "mcp")
     from omoide.mcp.stdio import run_stdio
 
-    with _memory(workers=_settings().workers, create=True) as memory:
+    with _memory(workers=_settings().jobs.workers, create=True) as memory:
         run_stdio(memory, _settings())
 
 

@@ -28,36 +28,37 @@ def resolve_runtime(runtime: str, stored_model: str | None) -> str:
 def build_embedder(settings: Settings, stored_model: str | None = None) -> Embedder:
     """The embedder the settings ask for, for a store whose vectors came from ``stored_model``
     (None: a new store; see ``resolve_runtime``). Nothing is loaded until the first ``embed``."""
-    if settings.embedder == "local" and settings.embed_model in _INT8:
+    if settings.embed.embedder == "local" and settings.embed.model in _INT8:
         from omoide.embed.onnx_int8 import Int8Embedder
 
-        return Int8Embedder(settings.embed_threads, settings.embed_batch_size)
-    runtime = resolve_runtime(settings.embed_runtime, stored_model)
-    if settings.embedder == "local" and runtime in ("onnx", "onnx-int8"):
+        return Int8Embedder(settings.embed.threads, settings.embed.batch_size)
+    runtime = resolve_runtime(settings.embed.runtime, stored_model)
+    if settings.embed.embedder == "local" and runtime in ("onnx", "onnx-int8"):
         from omoide.embed.onnx import OnnxEmbedder
 
         return OnnxEmbedder(
-            settings.embed_model,
-            settings.embed_threads,
-            settings.embed_batch_size,
-            cache_dir=settings.models_dir,
+            settings.embed.model,
+            settings.embed.threads,
+            settings.embed.batch_size,
+            cache_dir=settings.store.models_dir,
             int8=runtime == "onnx-int8",
         )
-    if settings.embedder == "local":
+    if settings.embed.embedder == "local":
         from omoide.embed.local import LocalEmbedder
 
         return LocalEmbedder(
-            settings.embed_model, settings.embed_threads, settings.embed_batch_size
+            settings.embed.model, settings.embed.threads, settings.embed.batch_size
         )
-    if settings.embedder == "hash":
+    if settings.embed.embedder == "hash":
         return HashEmbedder()
-    if not settings.embed_api_base:
+    if not settings.embed.api_base:
         raise InvalidInput(
-            f"OMOIDE_EMBEDDER={settings.embedder} needs OMOIDE_EMBED_API_BASE (EMBED_API_BASE)"
+            f"OMOIDE_EMBEDDER={settings.embed.embedder} needs OMOIDE_EMBED_API_BASE"
+            " (EMBED_API_BASE)"
         )
     from omoide.embed.remote import OllamaEmbedder, OpenAICompatEmbedder
 
-    if settings.embedder == "ollama":
-        return OllamaEmbedder(settings.embed_api_base, settings.embed_model)
-    key = settings.embed_api_key.get_secret_value() if settings.embed_api_key else None
-    return OpenAICompatEmbedder(settings.embed_api_base, settings.embed_model, key)
+    if settings.embed.embedder == "ollama":
+        return OllamaEmbedder(settings.embed.api_base, settings.embed.model)
+    key = settings.embed.api_key.get_secret_value() if settings.embed.api_key else None
+    return OpenAICompatEmbedder(settings.embed.api_base, settings.embed.model, key)

@@ -4,9 +4,9 @@ Every interface (library, HTTP, CLI) calls the services through ``Memory`` or ``
 nothing below them.
 """
 
+from omoide.config import KnowledgeConfig
 from omoide.engine.core import Engine
 from omoide.engine.ingest import ExtractionRequest
 from omoide.engine.services import Services
-from omoide.engine.shared.knowledge import KnowledgeConfig
 
 __all__ = ["Engine", "ExtractionRequest", "KnowledgeConfig", "Services"]

@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from omoide.config import KnowledgeConfig
 from omoide.engine.graph import GraphService
 from omoide.engine.search.service import SearchService
-from omoide.engine.shared.knowledge import KnowledgeConfig
 from omoide.errors import InvalidInput, NotFound
 from omoide.retrieval.context import Line, Packer, load_counter
 from omoide.store.ports.graph import GraphReads

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from omoide.config import KnowledgeConfig
 from omoide.engine.chunks.service import ChunkService
 from omoide.engine.consolidation.dreaming import DreamingService
 from omoide.engine.consolidation.service import ConsolidationService
@@ -37,7 +38,6 @@ from omoide.engine.scopes import ScopeService
 from omoide.engine.search.service import SearchService
 from omoide.engine.sessions import SessionService
 from omoide.engine.shared.events import MemoryEvents
-from omoide.engine.shared.knowledge import KnowledgeConfig
 from omoide.engine.summaries import SummaryService
 from omoide.engine.transfer.service import TransferService
 from omoide.engine.variables import VariableService

@@ -44,9 +44,9 @@ def build_llm(
     OpenAI-compatible ``/v1`` endpoint, so the provider name selects nothing yet. Clients built
     here share one ``FormatMemory``: an endpoint's response format is negotiated once a process.
     """
-    if not settings.llm_base_url:
+    if not settings.llm.base_url:
         return None
-    if not settings.llm_model:
+    if not settings.llm.model:
         raise InvalidInput("OMOIDE_LLM_BASE_URL is set but OMOIDE_LLM_MODEL (MODEL_NAME) is not")
     try:
         from omoide.llm.client import OpenAICompatLLM
@@ -56,15 +56,15 @@ def build_llm(
         ) from exc
     from omoide.llm.formats import SHARED
 
-    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    key = settings.llm.api_key.get_secret_value() if settings.llm.api_key else None
     return OpenAICompatLLM(
-        settings.llm_base_url,
-        settings.llm_model,
+        settings.llm.base_url,
+        settings.llm.model,
         key,
         timeout=timeout,
-        response_format=settings.llm_response_format,
-        max_tokens=settings.llm_max_tokens,
-        thinking_tokens=settings.llm_thinking_tokens,
+        response_format=settings.llm.response_format,
+        max_tokens=settings.llm.max_tokens,
+        thinking_tokens=settings.llm.thinking_tokens,
         formats=SHARED,
         observer=observer,
     )

@@ -31,8 +31,8 @@ class HttpMount:
 
     def __init__(self, settings: Settings) -> None:
         defaults = (
-            settings.mcp_default_user_id,
-            settings.mcp_default_scope_id,
+            settings.compat.mcp_default_user_id,
+            settings.compat.mcp_default_scope_id,
             search_recipe(settings),
         )
 
@@ -43,14 +43,14 @@ class HttpMount:
             tenancy = Tenancy(getattr(request.state, "tenant", None))
             return Caller(request.app.state.memory, tenancy, *defaults)
 
-        self.server = build_server(resolve, settings.log_level)
+        self.server = build_server(resolve, settings.server.log_level)
         app = self.server.streamable_http_app(
             streamable_http_path=PATH,
             stateless_http=True,
             json_response=True,
-            max_request_body_size=settings.max_body_bytes,
+            max_request_body_size=settings.server.max_body_bytes,
             transport_security=_guard(settings),
-            host=settings.host,
+            host=settings.server.host,
         )
         self.routes: list[BaseRoute] = list(app.routes)
 
@@ -63,6 +63,6 @@ def _guard(settings: Settings) -> TransportSecuritySettings | None:
     ``Host`` and ``Origin`` headers), since a page a browser opens could otherwise reach the
     tools through a rebound name. With a key that page has no key to send, so any ``Host`` is
     accepted and a reverse proxy in front works."""
-    if settings.api_key or settings.tenant_keys:
+    if settings.server.api_key or settings.server.tenant_keys:
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
     return None

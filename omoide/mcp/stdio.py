@@ -37,7 +37,7 @@ from omoide.redact import redact_logs
 def run_stdio(engine: Memory, settings: Settings) -> None:
     """Serve until stdin closes. Logs go to stderr: warnings and worse, or everything with
     ``OMOIDE_LOG_LEVEL=debug`` (an agent host shows a server's stderr as its log)."""
-    debug = settings.log_level.lower() in ("debug", "trace")
+    debug = settings.server.log_level.lower() in ("debug", "trace")
     logging.basicConfig(
         level=logging.DEBUG if debug else logging.WARNING,
         stream=sys.stderr,
@@ -47,8 +47,8 @@ def run_stdio(engine: Memory, settings: Settings) -> None:
     caller = Caller(
         engine,
         Tenancy(None),
-        settings.mcp_default_user_id,
-        settings.mcp_default_scope_id,
+        settings.compat.mcp_default_user_id,
+        settings.compat.mcp_default_scope_id,
         search_recipe(settings),
     )
     server = build_server(lambda _ctx: caller, "DEBUG" if debug else "WARNING")

@@ -83,7 +83,7 @@ def create_app(
     """
 
     mcp = HttpMount(settings)
-    metrics = Metrics() if settings.metrics else None
+    metrics = Metrics() if settings.server.metrics else None
     if metrics is not None and calls is None:
         calls = CallMetrics()
 
@@ -127,11 +127,11 @@ def create_app(
         app.include_router(router)
     app.include_router(explore.router)
     app.include_router(ui_router)
-    if settings.compat_jiuwen:
+    if settings.compat.jiuwen:
         app.include_router(jiuwen.router)
-    if settings.compat_nexus:
+    if settings.compat.nexus:
         app.include_router(nexus.router)
-    if settings.compat_wilmer:
+    if settings.compat.wilmer:
         app.include_router(wilmer.router)
     return app
 
@@ -140,11 +140,11 @@ def _middleware(settings: Settings, metrics: Metrics | None) -> list[Middleware]
     stack = [Middleware(RequestContext)]
     if metrics is not None:
         stack.append(Middleware(RequestMetrics, metrics=metrics))
-    if settings.cors_origins:
+    if settings.server.cors_origins:
         stack.append(
             Middleware(
                 CORSMiddleware,
-                allow_origins=settings.cors_origins,
+                allow_origins=settings.server.cors_origins,
                 allow_methods=["*"],
                 allow_headers=["Authorization", "Content-Type", "X-Request-ID"],
                 expose_headers=["X-Request-ID"],
@@ -152,9 +152,13 @@ def _middleware(settings: Settings, metrics: Metrics | None) -> list[Middleware]
             )
         )
     stack.append(Middleware(AuthMiddleware, settings=settings))
-    stack.append(Middleware(ResponseCap, max_bytes=settings.max_response_bytes))
+    stack.append(Middleware(ResponseCap, max_bytes=settings.server.max_response_bytes))
     stack.append(
-        Middleware(BodyGuard, max_bytes=settings.max_body_bytes, timeout=settings.body_timeout)
+        Middleware(
+            BodyGuard,
+            max_bytes=settings.server.max_body_bytes,
+            timeout=settings.server.body_timeout,
+        )
     )
-    stack.append(Middleware(HostGuard, allowed=settings.host_allowlist()))
+    stack.append(Middleware(HostGuard, allowed=settings.server.host_allowlist()))
     return stack

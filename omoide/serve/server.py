@@ -33,41 +33,45 @@ DEFAULT_DATA_DIR = Path("~/.omoide")
 def startup_warnings(settings: Settings) -> list[str]:
     """What an operator should know before the first request; never a secret."""
     warnings = []
-    if not (settings.api_key or settings.tenant_keys):
+    server = settings.server
+    if not (server.api_key or server.tenant_keys):
         warnings.append(
-            f"serving on {settings.host}:{settings.port} without an API key: every local process"
+            f"serving on {server.host}:{server.port} without an API key: every local process"
             " and user (and any web page, through a name on OMOIDE_ALLOWED_HOSTS) can read and"
             " delete every tenant; set OMOIDE_API_KEY to a secret"
         )
-    keyless = not (settings.api_key or settings.tenant_keys)
-    if settings.allowed_hosts is None and settings.host_allowlist() is None and keyless:
+    keyless = not (server.api_key or server.tenant_keys)
+    if server.allowed_hosts is None and server.host_allowlist() is None and keyless:
         warnings.append(
-            f"answering requests for any Host name on {settings.host}: set OMOIDE_ALLOWED_HOSTS"
+            f"answering requests for any Host name on {server.host}: set OMOIDE_ALLOWED_HOSTS"
             " to the names clients use"
         )
-    if settings.encryption_passphrase is not None and settings.file_mirror_root is not None:
+    if (
+        settings.store.encryption_passphrase is not None
+        and settings.store.file_mirror_root is not None
+    ):
         warnings.append(
             "encryption at rest is on, but INDEX_BACKEND=file also writes every memory as"
-            f" plaintext markdown under {settings.file_mirror_root}"
+            f" plaintext markdown under {settings.store.file_mirror_root}"
         )
     return warnings
 
 
 def preflight(settings: Settings) -> None:
     """Raise ``OmoideError`` (or ``OSError``) for settings the server must not start with."""
-    settings.check_exposure()
-    if settings.log_level.lower() not in LOG_LEVELS:
+    settings.server.check_exposure()
+    if settings.server.log_level.lower() not in LOG_LEVELS:
         raise InvalidInput(
-            f"invalid setting OMOIDE_LOG_LEVEL: {settings.log_level!r} is not one of "
+            f"invalid setting OMOIDE_LOG_LEVEL: {settings.server.log_level!r} is not one of "
             + ", ".join(LOG_LEVELS)
         )
     from omoide.memory import Memory
 
     # The database file is made 0600 (and a new data directory 0700) before SQLite creates it
     # with the umask's 0644: it holds every tenant's conversations.
-    location = settings.store_location
+    location = settings.store.location
     if isinstance(location, Path):  # a PostgreSQL server keeps its own files
-        own_dir = settings.data_dir == DEFAULT_DATA_DIR and not settings.db_url
+        own_dir = settings.store.data_dir == DEFAULT_DATA_DIR and not settings.store.db_url
         prepare_database(location, default_dir=location.parent if own_dir else None)
     Memory(settings=settings, workers=0).close()  # opens (and migrates) the store, then lets go
 
@@ -75,9 +79,9 @@ def preflight(settings: Settings) -> None:
 def addresses(settings: Settings) -> list[str]:
     """Where a person finds the server, for the startup log: the API, its docs, the web UI,
     MCP, and the command line."""
-    host = settings.host
+    host = settings.server.host
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    port = settings.port or "<port>"  # 0: the system picks it; uvicorn's line names it
+    port = settings.server.port or "<port>"  # 0: the system picks it; uvicorn's line names it
     base = f"http://{f'[{shown}]' if ':' in shown else shown}:{port}"
     where = (
         f"omoide serves {base}: the API (GET / lists the routes), {base}/docs (try it out),"
@@ -108,7 +112,7 @@ def serve(settings: Settings, *, welcome: str = WELCOME) -> None:
     except OSError as exc:
         sys.stderr.write(f"omoide: cannot open the store: {exc}\n")
         sys.exit(2)
-    level = settings.log_level.lower()
+    level = settings.server.log_level.lower()
     logging.basicConfig(
         level=logging.getLevelName(level.upper()) if level != "trace" else logging.DEBUG,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

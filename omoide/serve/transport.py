@@ -86,20 +86,20 @@ def install_access_log_filter(settings: Settings) -> None:
     for existing in list(logger.filters):
         if isinstance(existing, QueryStringFilter):
             logger.removeFilter(existing)
-    if not settings.log_query_strings:
+    if not settings.server.log_query_strings:
         logger.addFilter(QueryStringFilter())
 
 
 def uvicorn_config(app: Any, settings: Settings, **overrides: Any) -> uvicorn.Config:
     """The server configuration of ``omoide serve`` (tests pass ``port=0`` and a log level)."""
     values: dict[str, Any] = {
-        "host": settings.host,
-        "port": settings.port,
-        "log_level": settings.log_level.lower(),
+        "host": settings.server.host,
+        "port": settings.server.port,
+        "log_level": settings.server.log_level.lower(),
         "timeout_graceful_shutdown": 30,
-        "timeout_keep_alive": settings.keep_alive_timeout,
-        "limit_concurrency": settings.max_connections,
-        "http": protocol_with_header_timeout(settings.header_timeout),
+        "timeout_keep_alive": settings.server.keep_alive_timeout,
+        "limit_concurrency": settings.server.max_connections,
+        "http": protocol_with_header_timeout(settings.server.header_timeout),
         "ws": "none",
         "server_header": False,
     }

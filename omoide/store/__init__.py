@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from omoide.config import ANN_EF, ANN_THRESHOLD
 from omoide.errors import InvalidInput
 from omoide.store.protocol import Capability, NewMemory, SessionPatch, Store, Tx
 
@@ -68,6 +69,8 @@ def open_store(
     auto_migrate: bool = True,
     encryption_key: str | None = None,
     search_timeout: float | None = None,
+    ann_threshold: int | None = ANN_THRESHOLD,
+    ann_ef: int = ANN_EF,
 ) -> Store:
     """Open the store at ``location``, creating it (and its parent folder) if missing.
 
@@ -78,6 +81,8 @@ def open_store(
     key is a ``StoreError`` saying so. PostgreSQL ignores it (its exports use it, see
     ``omoide.engine.transfer.service``; the server's disk and TLS are the server's).
     ``search_timeout``: seconds a PostgreSQL search statement may run (SQLite ignores it).
+    ``ann_threshold`` / ``ann_ef``: SQLite's vector graph (PostgreSQL ignores them): vectors in
+    a tenant from which it is searched through one (``None``: never), candidates per query.
     """
     if _is_postgres(location):
         from omoide.store.postgres import PostgresStore
@@ -90,7 +95,13 @@ def open_store(
     path = _sqlite_path(location)
     from omoide.store.sqlite import SQLiteStore  # backends load only when asked for
 
-    return SQLiteStore(path, auto_migrate=auto_migrate, key=encryption_key)
+    return SQLiteStore(
+        path,
+        auto_migrate=auto_migrate,
+        key=encryption_key,
+        ann_threshold=ann_threshold,
+        ann_ef=ann_ef,
+    )
 
 
 def migration_status(location: Path | str, *, encryption_key: str | None = None) -> dict[str, Any]:

@@ -107,8 +107,8 @@ def test_cors_origins_and_metrics_from_the_environment(
     monkeypatch.setenv("OMOIDE_CORS_ORIGINS", " http://localhost:5173/ ,https://app.example")
     monkeypatch.setenv("OMOIDE_METRICS", "true")
     settings = load_settings(home=tmp_path)
-    assert settings.cors_origins == ["http://localhost:5173", "https://app.example"]
-    assert settings.metrics is True
+    assert settings.server.cors_origins == ["http://localhost:5173", "https://app.example"]
+    assert settings.server.metrics is True
 
 
 @pytest.mark.parametrize("page", ["/docs", "/redoc"])

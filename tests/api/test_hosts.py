@@ -69,12 +69,12 @@ def test_allowed_hosts_are_configurable(start_server: Callable[..., Running]) ->
 
 def test_the_setting_reads_a_comma_separated_list(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OMOIDE_ALLOWED_HOSTS", "a.example, B.example:80 ,[::1]")
-    hosts = Settings().host_allowlist()
+    hosts = Settings().server.host_allowlist()
     assert hosts == {"a.example", "b.example", "::1"}
     monkeypatch.delenv("OMOIDE_ALLOWED_HOSTS")
-    assert Settings(host="127.0.0.1").host_allowlist() == {"localhost", "127.0.0.1", "::1"}
+    assert Settings(host="127.0.0.1").server.host_allowlist() == {"localhost", "127.0.0.1", "::1"}
     # Bound to a public address a key is required; any name reaches it unless a list is set.
-    assert Settings(host="0.0.0.0").host_allowlist() is None
+    assert Settings(host="0.0.0.0").server.host_allowlist() is None
 
 
 @pytest.mark.parametrize(

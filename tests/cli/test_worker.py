@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from omoide import store as seam
-from omoide.config import Settings, env_names
+from omoide.config import all_env_names
 from omoide.jobs.kinds import EMBED, EmbedPayload
 from omoide.jobs.queue import enqueue
 from omoide.store.protocol import NewMemory, Store
@@ -50,7 +50,7 @@ def fake() -> Iterator[FakeLLMServer]:
 @pytest.fixture
 def env(tmp_path: Path, fake: FakeLLMServer) -> dict[str, str]:
     """No inherited omoide setting; the fake embedder; a quick poll and a short lease."""
-    names = {n.upper() for field in Settings.model_fields for n in env_names(field)}
+    names = {n.upper() for n in all_env_names()}
     base = {k: v for k, v in os.environ.items() if k.upper() not in names}
     return base | {
         "HOME": str(tmp_path / "home"),

@@ -187,9 +187,9 @@ def test_from_config_maps_llm_embedder_and_path(tmp_path: Path) -> None:
         "history_db_path": str(tmp_path / "mem0.db"),
     }
     settings, path = settings_from_config(config, load_settings())
-    assert settings.llm_base_url == "http://localhost:11434/v1"
-    assert settings.llm_model == "qwen2.5:3b"
-    assert settings.embedder == "local" and settings.embed_model == "all-MiniLM-L6-v2"
+    assert settings.llm.base_url == "http://localhost:11434/v1"
+    assert settings.llm.model == "qwen2.5:3b"
+    assert settings.embed.embedder == "local" and settings.embed.model == "all-MiniLM-L6-v2"
     assert path == tmp_path / "mem0.db"
 
     with pytest.warns(UserWarning, match="vector_store"):

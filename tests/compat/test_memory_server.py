@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from omoide.config import Settings, env_names
+from omoide.config import all_env_names
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = [sys.executable, "-m", "omoide.compat.jiuwen.server"]
@@ -67,7 +67,7 @@ CURL_EXAMPLES = [
 
 def _env(tmp_path: Path, **values: str) -> dict[str, str]:
     """The current environment minus every omoide setting, with HOME and data in tmp_path."""
-    names = {n.upper() for field in Settings.model_fields for n in env_names(field)}
+    names = {n.upper() for n in all_env_names()}
     env = {k: v for k, v in os.environ.items() if k.upper() not in names}
     env |= {
         "HOME": str(tmp_path / "home"),

@@ -139,8 +139,8 @@ def test_the_entry_point_maps_nexusai_variables(
     for name in ("PORT", "OMOIDE_PORT", "DB_URL", "OMOIDE_DB_URL"):
         monkeypatch.delenv(name, raising=False)
     settings, notes = nexus_settings({"SQLITE_PATH": "nexus.db", "QDRANT_URL": ""})
-    assert settings.port == NEXUS_PORT == 3002 and settings.compat_nexus
-    assert settings.db_path == tmp_path / "nexus.db" and notes == []
+    assert settings.server.port == NEXUS_PORT == 3002 and settings.compat.nexus
+    assert settings.store.db_path == tmp_path / "nexus.db" and notes == []
 
 
 def _free_port() -> int:

@@ -110,12 +110,12 @@ def test_jiuwen_names_map_onto_the_key(monkeypatch: pytest.MonkeyPatch, tmp_path
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("MEMORY_CODEC", "AES")
     monkeypatch.setenv("AES_KEY", "from-jiuwen")
-    assert load_settings(home=tmp_path).encryption_passphrase == "from-jiuwen"
+    assert load_settings(home=tmp_path).store.encryption_passphrase == "from-jiuwen"
     monkeypatch.delenv("AES_KEY")
     with pytest.raises(InvalidInput, match="MEMORY_CODEC=aes needs the key"):
-        _ = load_settings(home=tmp_path).encryption_passphrase
+        _ = load_settings(home=tmp_path).store.encryption_passphrase
     monkeypatch.setenv("MEMORY_CODEC", "sm4")
     with pytest.raises(InvalidInput, match="SM4 is not supported: use aes"):
         load_settings(home=tmp_path)
     monkeypatch.setenv("MEMORY_CODEC", "none")
-    assert load_settings(home=tmp_path).encryption_passphrase is None
+    assert load_settings(home=tmp_path).store.encryption_passphrase is None

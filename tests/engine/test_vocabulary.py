@@ -16,7 +16,7 @@ from omoide.embed.local import LocalEmbedder
 from omoide.engine.search.vocabulary import BATCH, Vocabulary, common_words, shared_vocabulary
 from omoide.engine.search.word_vectors import WordVectors
 
-SHARED = Settings().models_dir  # the saved table other tests load
+SHARED = Settings().store.models_dir  # the saved table other tests load
 WORDS = ["sofa", "couch", "garden", "kitchen", "novel", "sister", "morning"]
 
 

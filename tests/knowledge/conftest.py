@@ -16,9 +16,8 @@ from typer.testing import CliRunner
 from omoide import Memory
 from omoide.api.v1 import knowledge as knowledge_routes
 from omoide.cli import app, state
-from omoide.config import Settings
+from omoide.config import KnowledgeConfig, Settings
 from omoide.embed import HashEmbedder
-from omoide.engine.shared.knowledge import KnowledgeConfig
 from omoide.llm.client import OpenAICompatLLM
 from omoide.serve.app import create_app
 from omoide.types import Entity, Scope, now_ms

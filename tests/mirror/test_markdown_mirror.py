@@ -44,7 +44,7 @@ def _items(path: Path) -> dict[str | None, str]:
 
 
 def test_off_by_default(tmp_path: Path) -> None:
-    assert Settings().file_mirror_root is None
+    assert Settings().store.file_mirror_root is None
     with Memory(tmp_path / "x.db", workers=0, settings=Settings()) as memory:
         assert memory.engine.services.mirror is None
 
@@ -186,10 +186,10 @@ def test_a_file_that_is_not_utf8_is_left_alone(open_mirrored: Open, root: Path) 
 def test_the_jiuwen_setting_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("INDEX_BACKEND", "file")
     monkeypatch.setenv("FILE_MEMORY_DATA_DIR", str(tmp_path / "md"))
-    assert Settings().file_mirror_root == tmp_path / "md"
+    assert Settings().store.file_mirror_root == tmp_path / "md"
     monkeypatch.delenv("FILE_MEMORY_DATA_DIR")
     monkeypatch.setenv("OMOIDE_DATA_DIR", str(tmp_path / "data"))
-    assert Settings().file_mirror_root == tmp_path / "data" / "file_memory_data"
+    assert Settings().store.file_mirror_root == tmp_path / "data" / "file_memory_data"
 
 
 def test_a_summary_reaches_its_file(open_mirrored: Open, root: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from omoide.config import Settings, env_names
+from omoide.config import all_env_names
 from tests.fakes import FakeLLMServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,7 +73,7 @@ def procs() -> Iterator[list[Proc]]:
 
 
 def environment(tmp_path: Path, db_url: str, embedder: FakeLLMServer) -> dict[str, str]:
-    names = {n.upper() for field in Settings.model_fields for n in env_names(field)}
+    names = {n.upper() for n in all_env_names()}
     base = {k: v for k, v in os.environ.items() if k.upper() not in names}
     return base | {
         "HOME": str(tmp_path / "home"),

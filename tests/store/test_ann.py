@@ -1,7 +1,8 @@
 """The approximate (HNSW) vector index of large SQLite tenants: a cache that never changes what
 a search may return (deleted rows, filters, other processes' writes) and rebuilds when damaged.
 
-The threshold is lowered (``OMOIDE_ANN_THRESHOLD``) so that a 3,000-row tenant gets a graph.
+The threshold is lowered (the store's ``ann_threshold``, ``OMOIDE_ANN_THRESHOLD``) so that a
+3,000-row tenant gets a graph.
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from omoide.config import load_settings
 from omoide.store.ports.memories import NewMemory
 from omoide.store.sqlite import SQLiteStore, ann, vectors
 from omoide.store.sqlite.rows import tenant_key
 from omoide.types import MemoryType, SearchFilters
+from omoide.wiring import build_engine
 from tests.store.contract import ALICE, BOB
 
 # not importorskip: importing usearch before onnxruntime crashes the latter (see ann._usearch)
@@ -62,8 +65,7 @@ def exact(vecs: np.ndarray, ids: list[str], query: np.ndarray, k: int) -> list[s
 
 @pytest.fixture
 def big(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[SQLiteStore, np.ndarray, list]:
-    monkeypatch.setenv("OMOIDE_ANN_THRESHOLD", str(THRESHOLD))
-    store = SQLiteStore(tmp_path / "m.db")
+    store = SQLiteStore(tmp_path / "m.db", ann_threshold=THRESHOLD)
     vecs = clustered(N, seed=1)
     ids = fill(store, vecs)
     yield store, vecs, ids
@@ -127,7 +129,7 @@ def test_deleted_memories_are_never_returned(
         assert not gone & set(search(store, q, k=30))
     # a later process loads the saved graph and replays the deletes since
     store.close()
-    again = SQLiteStore(tmp_path / "m.db")
+    again = SQLiteStore(tmp_path / "m.db", ann_threshold=THRESHOLD)
     try:
         for q in queries:
             assert not gone & set(search(again, q, k=30))
@@ -146,7 +148,7 @@ def test_another_process_insert_is_found_by_the_next_search(
         "from omoide.store.ports.memories import NewMemory\n"
         "from omoide.store.sqlite import SQLiteStore\n"
         "from tests.store.contract import ALICE\n"
-        "s = SQLiteStore(sys.argv[1])\n"
+        f"s = SQLiteStore(sys.argv[1], ann_threshold={THRESHOLD})\n"
         "with s.transaction() as tx:\n"
         "    m = tx.memories.insert_memory(ALICE, NewMemory(text='new'), 'other')\n"
         "    tx.memories.put_vector(ALICE, m.id, np.load(sys.argv[2]))\n"
@@ -154,7 +156,7 @@ def test_another_process_insert_is_found_by_the_next_search(
         "s.close()\n"
     )
     np.save(tmp_path / "q.npy", query)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OMOIDE_ANN_THRESHOLD": str(THRESHOLD)}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     out = subprocess.run(
         [sys.executable, "-c", script, str(tmp_path / "m.db"), str(tmp_path / "q.npy")],
         env=env,
@@ -177,7 +179,7 @@ def test_a_damaged_cache_file_is_ignored_and_rebuilt(
     data = bytearray(path.read_bytes())
     data[len(data) // 2 : len(data) // 2 + 4096] = os.urandom(4096)
     path.write_bytes(bytes(data))
-    again = SQLiteStore(tmp_path / "m.db")
+    again = SQLiteStore(tmp_path / "m.db", ann_threshold=THRESHOLD)
     try:
         assert recall(again, vecs, ids, queries) >= 0.98
         (rebuilt,) = cache_files(tmp_path)
@@ -194,14 +196,16 @@ def test_a_cache_of_another_state_is_not_trusted(
     store, vecs, ids = big
     search(store, vecs[0])
     store.close()
-    other = SQLiteStore(tmp_path / "m.db")  # rewrite every vector behind the cache's back
+    other = SQLiteStore(
+        tmp_path / "m.db", ann_threshold=THRESHOLD
+    )  # rewrite every vector behind the cache's back
     rotated = np.roll(vecs, 1, axis=0)
     with other.transaction() as tx:
         for i, memory_id in enumerate(ids):
             tx.memories.put_vector(ALICE, memory_id, rotated[i])
     other._writer.execute("DELETE FROM vec_log")  # as if the log had been trimmed
     other.close()
-    again = SQLiteStore(tmp_path / "m.db")
+    again = SQLiteStore(tmp_path / "m.db", ann_threshold=THRESHOLD)
     try:
         assert recall(again, rotated, ids, clustered(50, seed=8)) >= 0.98
     finally:
@@ -249,8 +253,7 @@ def tie_recall(store: SQLiteStore, vecs: np.ndarray, queries: np.ndarray) -> flo
 @pytest.fixture
 def copies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[SQLiteStore, np.ndarray, list]:
     """3,000 rows repeating 100 vectors 30 times each (repeated messages), then 1,000 others."""
-    monkeypatch.setenv("OMOIDE_ANN_THRESHOLD", str(THRESHOLD))
-    store = SQLiteStore(tmp_path / "m.db")
+    store = SQLiteStore(tmp_path / "m.db", ann_threshold=THRESHOLD)
     base = clustered(1_100, seed=11)
     vecs = np.concatenate([np.repeat(base[:100], 30, axis=0), base[100:]])
     ids = fill(store, vecs)
@@ -270,7 +273,9 @@ def test_repeated_vectors_are_found_with_their_copies(
     assert {h[0] for h in hits[:30]} == set(ids[:30])
     assert [h[1] for h in hits[:30]] == pytest.approx([1.0] * 30, abs=1e-5)
     store.close()
-    again = SQLiteStore(tmp_path / "m.db")  # from the saved graph and its rows
+    again = SQLiteStore(
+        tmp_path / "m.db", ann_threshold=THRESHOLD
+    )  # from the saved graph and its rows
     try:
         assert tie_recall(again, vecs, queries) >= 0.98
         assert {
@@ -298,7 +303,7 @@ def test_deleting_some_copies_keeps_the_others_and_deleting_all_drops_them(
     assert search(store, vecs[30], k=1) == [ids[29]]
     assert ids[29] not in search(store, vecs[0], k=5)
     store.close()
-    again = SQLiteStore(tmp_path / "m.db")
+    again = SQLiteStore(tmp_path / "m.db", ann_threshold=THRESHOLD)
     try:
         assert search(again, vecs[30], k=1) == [ids[29]]
         assert not (set(ids[:29]) | set(ids[30:60])) & set(search(again, vecs[0], k=50))
@@ -316,7 +321,7 @@ def test_a_damaged_rows_file_is_ignored_and_rebuilt(
     data = bytearray(path.read_bytes())
     data[len(data) // 2 : len(data) // 2 + 64] = os.urandom(64)
     path.write_bytes(bytes(data))
-    again = SQLiteStore(tmp_path / "m.db")
+    again = SQLiteStore(tmp_path / "m.db", ann_threshold=THRESHOLD)
     try:
         assert {
             h[0] for h in again.memories.vector_search(ALICE, vecs[0], SearchFilters(), 30)
@@ -331,9 +336,8 @@ def test_a_large_graph_is_built_in_the_background_while_searches_stay_exact(
 ) -> None:
     """Above ann.SYNC_BUILD rows the first search does not wait for the graph (minutes at
     1M rows): it is answered exactly; writes made during the build are in the graph after."""
-    monkeypatch.setenv("OMOIDE_ANN_THRESHOLD", str(THRESHOLD))
     monkeypatch.setattr(ann, "SYNC_BUILD", THRESHOLD)
-    store = SQLiteStore(tmp_path / "m.db")
+    store = SQLiteStore(tmp_path / "m.db", ann_threshold=THRESHOLD)
     try:
         vecs = clustered(N, seed=13)
         ids = fill(store, vecs)
@@ -362,7 +366,6 @@ def building(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[tuple[SQLiteStore, np.ndarray, list[str], threading.Event]]:
     """A tenant above the threshold whose graph build waits for the returned event."""
-    monkeypatch.setenv("OMOIDE_ANN_THRESHOLD", str(THRESHOLD))
     monkeypatch.setattr(ann, "SYNC_BUILD", THRESHOLD)
     monkeypatch.setattr(vectors, "HALF_FROM", THRESHOLD)
     release = threading.Event()
@@ -373,7 +376,7 @@ def building(
         return real_build(*args, **kwargs)
 
     monkeypatch.setattr(ann, "build", held_build)
-    store = SQLiteStore(tmp_path / "m.db")
+    store = SQLiteStore(tmp_path / "m.db", ann_threshold=THRESHOLD)
     vecs = clustered(N, seed=21)
     ids = fill(store, vecs)
     search(store, vecs[0])  # loads the tenant; the build waits
@@ -452,8 +455,9 @@ def test_an_encrypted_store_writes_no_graph_beside_its_file(
 ) -> None:
     """The graph holds the tenant's vectors: beside an encrypted file it would leak them."""
     pytest.importorskip("sqlcipher3", reason="the encryption extra is not installed")
-    monkeypatch.setenv("OMOIDE_ANN_THRESHOLD", str(THRESHOLD))
-    store = SQLiteStore(tmp_path / "m.db", key="correct horse battery staple")
+    store = SQLiteStore(
+        tmp_path / "m.db", key="correct horse battery staple", ann_threshold=THRESHOLD
+    )
     try:
         vecs = clustered(N, seed=15)
         ids = fill(store, vecs)
@@ -461,3 +465,28 @@ def test_an_encrypted_store_writes_no_graph_beside_its_file(
         assert not (tmp_path / "m.db.ann").exists()
     finally:
         store.close()
+
+
+@pytest.mark.parametrize(("raw", "graph"), [(str(THRESHOLD), True), ("off", False), ("", False)])
+def test_the_settings_threshold_reaches_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, raw: str, graph: bool
+) -> None:
+    """OMOIDE_ANN_THRESHOLD is read with the other settings and handed to the store (unset:
+    the default, above this tenant's size); OMOIDE_ANN_EF sets the graph's search breadth."""
+    monkeypatch.setenv("OMOIDE_ANN_THRESHOLD", raw)
+    monkeypatch.setenv("OMOIDE_ANN_EF", "48")
+    settings = load_settings(home=tmp_path, embedder="hash", llm_base_url=None)
+    engine = build_engine(settings, path=tmp_path / "m.db", workers=0)
+    try:
+        store = engine.store
+        assert isinstance(store, SQLiteStore)
+        vecs = clustered(N, seed=17)
+        ids = fill(store, vecs)
+        assert search(store, vecs[3])[0] == ids[3]
+        assert bool(cache_files(tmp_path)) is graph
+        if graph:
+            tenant = store._vectors._tenants[tenant_key(ALICE)]
+            assert isinstance(tenant, ann.AnnTenant)
+            assert tenant.ef == 48
+    finally:
+        engine.close()

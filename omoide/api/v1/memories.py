@@ -77,7 +77,7 @@ def list_memories(
     def read(limit: int, offset: int) -> Page:
         return engine.get_all(**scope, filters=query.filters, limit=limit, offset=offset)
 
-    cap = request.app.state.settings.max_response_bytes
+    cap = request.app.state.settings.server.max_response_bytes
     return bounded_page(read, query.limit, query.offset, cap)
 
 

@@ -57,7 +57,7 @@ COSINE_RECIPE = "vector"  # its score is the cosine similarity, which upstream's
 def search_recipe(settings: Settings) -> str | None:
     """The recipe of JiuwenMemory's searches (REST and MCP): the default one (``None``), whose
     score every door shares, unless the deployment keeps upstream's cosine threshold."""
-    return COSINE_RECIPE if settings.jiuwen_cosine_threshold else None
+    return COSINE_RECIPE if settings.compat.jiuwen_cosine_threshold else None
 
 
 # The name a memory of each omoide type has on the wire. ``raw`` turns only ever reach a

@@ -29,9 +29,9 @@ EXPOSED = (
 
 def _refuse_exposure(settings: Settings) -> None:
     try:
-        settings.check_exposure()
+        settings.server.check_exposure()
     except InvalidInput:
-        sys.stderr.write(f"memory-server: {EXPOSED.format(host=settings.host)}\n")
+        sys.stderr.write(f"memory-server: {EXPOSED.format(host=settings.server.host)}\n")
         sys.exit(1)
 
 
@@ -44,7 +44,7 @@ def main() -> None:
         sys.stderr.write(f"memory-server: {exc.message}\n")
         sys.exit(2)
     _refuse_exposure(settings)
-    serve(settings.model_copy(update={"compat_jiuwen": True}), welcome=WELCOME)
+    serve(settings.updated(compat_jiuwen=True), welcome=WELCOME)
 
 
 if __name__ == "__main__":

@@ -59,7 +59,7 @@ def settings_from_config(config: Mapping[str, Any], base: Settings) -> tuple[Set
     path = config.get("history_db_path")
     if path is not None and not isinstance(path, str | Path):
         raise InvalidInput("config: history_db_path must be a path", field="history_db_path")
-    return base.model_copy(update=update), Path(path).expanduser() if path else None
+    return base.updated(**update), Path(path).expanduser() if path else None
 
 
 def _section(value: Any, name: str) -> tuple[str, dict[str, Any]]:

@@ -20,12 +20,11 @@ Every other setting is omoide's (``IP``, ``OMOIDE_*``, ``.env`` files).
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from omoide.config import Settings, load_settings
+from omoide.config import Settings, load_settings, process_environment
 from omoide.errors import InvalidInput
 from omoide.serve.server import serve
 
@@ -41,10 +40,10 @@ UNUSED = {
 
 def nexus_settings(env: Mapping[str, str] | None = None) -> tuple[Settings, list[str]]:
     """The settings nexusAI's variables ask for, and one note per variable set but not used."""
-    env = os.environ if env is None else env
+    env = process_environment("SQLITE_PATH", *UNUSED) if env is None else env
     settings = load_settings()
     update: dict[str, object] = {"compat_nexus": True}
-    if "port" not in settings.model_fields_set:
+    if "port" not in settings.server.model_fields_set:
         update["port"] = NEXUS_PORT
     sqlite_path = env.get("SQLITE_PATH", "").strip()
     if sqlite_path:
@@ -54,7 +53,7 @@ def nexus_settings(env: Mapping[str, str] | None = None) -> tuple[Settings, list
         for name, why in UNUSED.items()
         if env.get(name, "").strip()
     ]
-    return settings.model_copy(update=update), notes
+    return settings.updated(**update), notes
 
 
 def main() -> None:

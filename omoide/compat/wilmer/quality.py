@@ -20,6 +20,7 @@ from omoide.compat.wilmer.formats import (
     vector_memory,
     wilmer_hash,
 )
+from omoide.config import ChunkConfig
 from omoide.engine.chunks.chunking import (
     ChunkMessage,
     Ledger,
@@ -29,7 +30,6 @@ from omoide.engine.chunks.chunking import (
 from omoide.engine.chunks.service import MAX_CHUNKS_PER_PASS, chunk_messages, ledger_of
 from omoide.engine.memories import MemoryService
 from omoide.engine.shared.embedding import Embedding, index
-from omoide.engine.shared.knowledge import ChunkConfig
 from omoide.errors import Conflict, FeatureDisabled, NotFound
 from omoide.extract import summarize
 from omoide.llm import LLM

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from omoide.api.models import MAX_COUNT
-from omoide.engine.shared.knowledge import ChunkConfig
+from omoide.config import ChunkConfig
 from omoide.types import MemoryItem, Message, SearchHit
 
 Id = Annotated[str | None, Field(min_length=1, max_length=256, description='Default "default".')]

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-from omoide.engine.shared.knowledge import ChunkConfig
+from omoide.config import ChunkConfig
 from omoide.retrieval.context import CHARS_PER_TOKEN, SAFETY_MARGIN, WORD_TOKENS, estimate_tokens
 
 Mode: TypeAlias = Literal["standard", "consolidation"]

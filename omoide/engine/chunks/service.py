@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from omoide.config import KnowledgeConfig
 from omoide.engine.chunks.chunking import (
     ChunkMessage,
     Ledger,
@@ -26,7 +27,6 @@ from omoide.engine.chunks.chunking import (
 from omoide.engine.extraction import steps
 from omoide.engine.shared.embedding import Embedding, index
 from omoide.engine.shared.job_signal import JobSignal
-from omoide.engine.shared.knowledge import KnowledgeConfig
 from omoide.errors import BackendError, Conflict, NotFound, OmoideError
 from omoide.extract import summarize
 from omoide.jobs.kinds import CHUNK, ChunkPayload

@@ -27,9 +27,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from omoide.config import KnowledgeConfig
 from omoide.engine.shared.embedding import Embedding, index
 from omoide.engine.shared.job_signal import JobSignal
-from omoide.engine.shared.knowledge import KnowledgeConfig
 from omoide.errors import Conflict, InvalidInput, OmoideError
 from omoide.extract import summarize
 from omoide.jobs.kinds import (

@@ -32,24 +32,25 @@ from typing import Any
 
 import numpy as np
 
+from omoide.config import ANN_EF, ANN_THRESHOLD
 from omoide.store.sqlite.ann_groups import Groups, digests
 
 log = logging.getLogger(__name__)
 
-# Vectors in a tenant from which it gets a graph when usearch is installed (the `ann` extra);
-# OMOIDE_ANN_THRESHOLD overrides it (a number, or `off`). Below it the exact scan is fast and
-# never misses. At 100k rows (bench/scale.py's one-100k, bench/README.md) the graph halved the
-# vector search (10.0 -> 5.2 ms without the query embedding), took hybrid p50 from ~29.7 to ~22
-# ms and peak RSS from 484 to 379 MB (the graph's float16 vectors instead of the float32
-# matrix); it builds in ~75 s in a thread. Tenants this size pay ~0.6 KB per distinct vector on
-# disk for it.
-THRESHOLD: int | None = 50_000
-# Candidates the graph explores per query. Measured on bench/scale.py's LoCoMo-based vectors
-# with one node per distinct vector (ann_groups), recall@10 against exact counting equal scores
-# (bench/README.md, "Approximate vector index"): 150k rows 0.992 / 0.997 / 0.9995 at 64 / 128 /
-# 320; 722k rows 0.967 / 0.986 / 0.995, p50 1 / 2 / 6 ms on a loaded machine. Without the
-# grouping (a node per row) 722k gave 0.76 at 320 and 0.91 at 3000.
-EF_SEARCH = 320
+# Vectors in a tenant from which it gets a graph when usearch is installed (the `ann` extra); the
+# store's ``ann_threshold`` (OMOIDE_ANN_THRESHOLD: a number, or `off`) overrides it. Below it the
+# exact scan is fast and never misses. At 100k rows (bench/scale.py's one-100k, bench/README.md) the
+# graph halved the vector search (10.0 -> 5.2 ms without the query embedding), took hybrid p50 from
+# ~29.7 to ~22 ms and peak RSS from 484 to 379 MB (the graph's float16 vectors instead of the
+# float32 matrix); it builds in ~75 s in a thread. Tenants this size pay ~0.6 KB per distinct vector
+# on disk for it.
+THRESHOLD: int | None = ANN_THRESHOLD
+# Candidates the graph explores per query (the store's ``ann_ef``, OMOIDE_ANN_EF). Measured on
+# bench/scale.py's LoCoMo-based vectors with one node per distinct vector (ann_groups), recall@10
+# against exact counting equal scores (bench/README.md, "Approximate vector index"): 150k rows 0.992
+# / 0.997 / 0.9995 at 64 / 128 / 320; 722k rows 0.967 / 0.986 / 0.995, p50 1 / 2 / 6 ms on a loaded
+# machine. Without the grouping (a node per row) 722k gave 0.76 at 320 and 0.91 at 3000.
+EF_SEARCH = ANN_EF
 # Above this many rows a graph is built by a thread while the exact scan answers (seconds
 # below it; ~75 s at 100k rows with EF_ADD 256 on 2 cores, over an hour expected at 1M).
 SYNC_BUILD = 50_000
@@ -82,31 +83,18 @@ def _usearch() -> Any:
     return Index
 
 
-def threshold() -> int | None:
-    """``OMOIDE_ANN_THRESHOLD``: a number of vectors, or ``off`` (always exact); else
-    ``THRESHOLD``."""
-    raw = os.environ.get("OMOIDE_ANN_THRESHOLD", "").strip()
-    if raw.lower() == "off":
-        return None
-    return int(raw) if raw.isdigit() else THRESHOLD
-
-
-def ef_search() -> int:
-    """``EF_SEARCH``, or ``OMOIDE_ANN_EF`` (a knob for benchmarks: recall against speed)."""
-    raw = os.environ.get("OMOIDE_ANN_EF", "")
-    return int(raw) if raw.strip().isdigit() else EF_SEARCH
-
-
 class AnnTenant:
     """One tenant's graph: a node per distinct vector (``ann_groups``), each standing for the
     ``memory_seq`` rows that hold it."""
 
-    def __init__(self, index: Any, dim: int, groups: Groups | None = None) -> None:
+    def __init__(
+        self, index: Any, dim: int, groups: Groups | None = None, ef: int = EF_SEARCH
+    ) -> None:
         self.index = index
         self.dim = dim
         self.groups = Groups() if groups is None else groups
         self.dirty = 0  # changes since the file was written
-        self.ef = ef_search()
+        self.ef = ef  # candidates explored per query (the store's ``ann_ef``)
 
     @property
     def n(self) -> int:

@@ -20,7 +20,7 @@ from omoide.store.sql.jobs import SQLJobQueue
 from omoide.store.sql.schedules import SQLScheduleReads
 from omoide.store.sql.sessions import SQLSessionReads
 from omoide.store.sql.variables import SQLVariableReads
-from omoide.store.sqlite import keyword, migrate, postings
+from omoide.store.sqlite import ann, keyword, migrate, postings
 from omoide.store.sqlite.admin import SQLiteAdminReads
 from omoide.store.sqlite.db import Database, connect
 from omoide.store.sqlite.dialect import SQLITE
@@ -47,8 +47,16 @@ class SQLiteStore:
     )
 
     def __init__(
-        self, path: Path | str, *, auto_migrate: bool = True, key: str | None = None
+        self,
+        path: Path | str,
+        *,
+        auto_migrate: bool = True,
+        key: str | None = None,
+        ann_threshold: int | None = ann.THRESHOLD,
+        ann_ef: int = ann.EF_SEARCH,
     ) -> None:
+        """``ann_threshold``: vectors in a tenant from which it is searched through a graph
+        (``None``: always exact); ``ann_ef``: candidates a graph explores per query."""
         self.path = Path(path).expanduser()
         self.location = str(self.path)
         # Conversations are private: the directory 0700 if new, the file (and WAL) 0600.
@@ -59,7 +67,7 @@ class SQLiteStore:
         # An encrypted file gets no graph files beside it (they would hold its vectors in
         # clear): its graphs live in memory, built again by each process.
         graphs_beside = None if key else self.path
-        self._vectors = VectorCache(graphs_beside, reader=self._db.reader)
+        self._vectors = VectorCache(graphs_beside, ann_threshold, reader=self._db.reader, ef=ann_ef)
         self._postings = PostingsCache()
         self._memories = SQLiteMemoryReads(self._db, self._vectors, self._tokenizer, self._postings)
         self._sessions = SQLSessionReads(self._db, SQLITE, EPISODES)

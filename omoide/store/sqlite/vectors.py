@@ -130,15 +130,16 @@ _Tenant = _TenantMatrix | ann.AnnTenant
 
 class VectorCache:
     """``path``: the database file (the graphs are cached beside it); ``threshold``: vectors
-    from which a tenant is searched through a graph (default ``ann.threshold()``: 50k, or
-    ``OMOIDE_ANN_THRESHOLD``; never without usearch); ``reader``: this thread's read
+    from which a tenant is searched through a graph (``None``: never; never without usearch
+    either); ``ef``: candidates a graph explores per query; ``reader``: this thread's read
     connection, for the builds in a thread (without it, builds wait)."""
 
     def __init__(
         self,
         path: Path | None = None,
-        threshold: int | None = None,
+        threshold: int | None = ann.THRESHOLD,
         reader: Callable[[], sqlite3.Connection] | None = None,
+        ef: int = ann.EF_SEARCH,
     ) -> None:
         self._lock = threading.Lock()
         self._tenants: dict[str, _Tenant] = {}
@@ -149,9 +150,9 @@ class VectorCache:
         self._stopped: list[_Build] = []
         self._log_seq = 0
         self._files = ann.AnnFiles(path)
-        limit = ann.threshold() if threshold is None else threshold
-        self._threshold = limit if limit is not None else 0
-        self._ann = limit is not None and ann.available()
+        self._threshold = threshold if threshold is not None else 0
+        self._ann = threshold is not None and ann.available()
+        self._ef = ef
 
     def top_k(
         self, conn: sqlite3.Connection, tenant: str, query: np.ndarray, k: int
@@ -321,6 +322,14 @@ class VectorCache:
         self._tenants[tenant] = matrix
 
     def _graph(
+        self, conn: sqlite3.Connection, tenant: str, dim: int, count: int
+    ) -> ann.AnnTenant | None:
+        graph = self._find_graph(conn, tenant, dim, count)
+        if graph is not None:
+            graph.ef = self._ef
+        return graph
+
+    def _find_graph(
         self, conn: sqlite3.Connection, tenant: str, dim: int, count: int
     ) -> ann.AnnTenant | None:
         """The tenant's graph: its file if it passes every check after catching up, or a
