@@ -13,8 +13,8 @@ STAMP  := $(VENV)/.installed-stamp
 # parallel downloads take a fraction of pip's time. Where uv cannot be installed, pip does the
 # same, without byte-compiling (modules compile as they are first imported).
 UV := $(VENV)/bin/uv
-RUN_INSTALL = if [ -x $(UV) ]; then $(UV) pip install -q --python $(PY) $(1); \
-	else $(PY) -m pip install -q --no-compile $(1); fi
+RUN_INSTALL = @if [ -x $(UV) ]; then set -x; $(UV) pip install -q --python $(PY) $(1); \
+	else set -x; $(PY) -m pip install -q --no-compile $(1); fi
 
 $(RUN_STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
