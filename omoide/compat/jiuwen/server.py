@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import sys
 
+from omoide import extras
 from omoide.config import Settings, load_settings
 from omoide.errors import InvalidInput
-from omoide.serve.server import serve
 
 WELCOME = "Welcome to Memory Engine API"  # upstream's GET / message
 EXPOSED = (
@@ -36,8 +36,11 @@ def _refuse_exposure(settings: Settings) -> None:
 
 
 def main() -> None:
-    """Run the server until interrupted; exit code 1 when exposed without a key, 2 for other
-    invalid or unsafe settings."""
+    """Run the server until interrupted; exit code 1 when exposed without a key or without the
+    server extra, 2 for other invalid or unsafe settings."""
+    extras.exit_without("memory-server", "server")
+    from omoide.serve.server import serve  # the server extra's packages
+
     try:
         settings = load_settings()
     except InvalidInput as exc:

@@ -24,9 +24,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from omoide import extras
 from omoide.config import Settings, load_settings, process_environment
 from omoide.errors import InvalidInput
-from omoide.serve.server import serve
 
 NEXUS_PORT = 3002
 UNUSED = {
@@ -57,7 +57,11 @@ def nexus_settings(env: Mapping[str, str] | None = None) -> tuple[Settings, list
 
 
 def main() -> None:
-    """Run the server until interrupted; exit code 2 for invalid or unsafe settings."""
+    """Run the server until interrupted; exit code 1 without the server extra, 2 for invalid or
+    unsafe settings."""
+    extras.exit_without("nexus-memory-service", "server")
+    from omoide.serve.server import serve  # the server extra's packages
+
     try:
         settings, notes = nexus_settings()
     except InvalidInput as exc:
