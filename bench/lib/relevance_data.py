@@ -236,8 +236,11 @@ def ingest_small_facts(memory: Memory, folder: Path = FACTS, size: int = 8) -> S
 
 
 def ingest_chat_facts(memory: Memory, folder: Path = FACTS) -> Shape:
-    """The fact tenants as a chat door stores them: each fact one user message of its own
-    add, a second apart, no session (so the facts are turns of one implicit conversation)."""
+    """The fact tenants as a chat client without sessions writes them (mem0's shim without a
+    ``run_id``, the library's ``add`` of messages): each fact one user message of its own add,
+    a second apart, no session, so the facts are linked into one implicit conversation (each
+    indexed with its neighbours' words) and scored as standalone memories. (The JiuwenMemory
+    and MCP doors store a session when the client names none, so their facts are turns.)"""
     shape = Shape("facts_chat")
     start = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
     for data in _fact_files(folder):

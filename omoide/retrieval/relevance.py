@@ -19,7 +19,9 @@ The model is logistic over a few monotone features: weights fitted by a pairwise
 loss, then scaled to probabilities (Platt), by ``python bench/relevance.py --fit`` on three
 shapes of memory at once (LoCoMo conversations, LongMemEval chat histories, standalone facts
 in several styles), each shape weighted alike and each held out in turn; the coefficients
-below are what that command printed (bench/README.md, "Relevance", has the figures).
+below are what that command printed on its first round, and the prior's weight what it
+prints now (bench/README.md, "Relevance" and its second round, has the figures and why a refit
+was not kept).
 """
 
 from __future__ import annotations

@@ -188,7 +188,8 @@ def test_a_fact_in_a_tiny_tenant_clears_the_threshold(memory: Memory) -> None:
     assert hits[0].memory.text == "The user likes jasmine tea" and hits[0].score >= 0.3
     assert all(h.score < 0.3 for h in hits[1:])
     signals = hits[0].signals
-    fitted = Evidence(signals["vector"].score, 0.0, signals["coverage"].score)
+    keyword = signals["keyword"].score if "keyword" in signals else 0.0
+    fitted = Evidence(signals["vector"].score, keyword, signals["coverage"].score)
     assert relevance(fitted) < 0.3
 
 

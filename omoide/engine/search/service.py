@@ -102,8 +102,10 @@ class SearchService:
         if chosen.vector:
             try:
                 query_vec = self._embedding.embed([query])[0]
-                signals["vector"] = memories.vector_search(scope, query_vec, filters, fetch)
+                nearest = memories.vector_search(scope, query_vec, filters, fetch)
+                signals["vector"] = nearest
                 if missing := memories.unembedded_count(scope):
+                    nearest.population += missing  # the prior counts memories, embedded or not
                     warnings.append(
                         f"{missing} memories have no vector yet (embed jobs pending or failed),"
                         " so vector search cannot find them"
