@@ -9,6 +9,7 @@ from types import ModuleType
 import pytest
 from pydantic import BaseModel
 
+from omoide.compat.wilmer import prompt as wilmer
 from omoide.errors import LLMError
 from omoide.extract import (
     Drops,
@@ -24,7 +25,7 @@ from omoide.extract import (
 from omoide.extract.facts import MAX_FACT_CHARS
 from omoide.llm.client import OpenAICompatLLM
 from omoide.llm.formats import with_example_hint
-from omoide.llm.prompts import facts, graph, profile, summary, variables, wilmer
+from omoide.llm.prompts import facts, graph, profile, summary, variables
 from omoide.llm.prompts import reconcile as reconcile_prompt
 from omoide.types import Message
 from tests.fakes import FakeLLMServer

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from omoide.compat.wilmer import prompt as wilmer_prompt
 from omoide.compat.wilmer.discussions import rolling_summary
 from omoide.compat.wilmer.formats import (
     TRACKER_KEY,
@@ -33,7 +34,6 @@ from omoide.engine.shared.embedding import Embedding, index
 from omoide.errors import Conflict, FeatureDisabled, NotFound
 from omoide.extract import summarize
 from omoide.llm import LLM
-from omoide.llm.prompts import wilmer as wilmer_prompt
 from omoide.llm.protocol import MeteredLLM
 from omoide.store.protocol import (
     ChunkCursor,
