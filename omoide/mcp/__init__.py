@@ -1,5 +1,5 @@
-"""omoide as an MCP server: JiuwenMemory's MCP tools (same names and arguments) plus
-``get_context``, ``graph_neighborhood`` and ``list_sessions``.
+"""omoide as an MCP server: the compat MCP tools (an emulated product's names, arguments and
+reply shapes; see ``tools``) plus ``get_context``, ``graph_neighborhood`` and ``list_sessions``.
 
     omoide mcp                       # stdio, for Claude Desktop, Cursor, Codex, ...
     omoide serve                     # streamable HTTP at http://127.0.0.1:8000/mcp

@@ -18,10 +18,9 @@ from starlette.requests import Request
 from starlette.routing import BaseRoute
 
 from omoide.api.deps import Tenancy
-from omoide.compat.jiuwen.common import search_recipe
 from omoide.config import Settings
 from omoide.mcp.server import build_server
-from omoide.mcp.tools import Caller
+from omoide.mcp.tools import Caller, defaults
 
 PATH = "/mcp"
 
@@ -30,18 +29,14 @@ class HttpMount:
     """``routes`` go into the app's router; ``run()`` wraps the app's lifespan."""
 
     def __init__(self, settings: Settings) -> None:
-        defaults = (
-            settings.compat.mcp_default_user_id,
-            settings.compat.mcp_default_scope_id,
-            search_recipe(settings),
-        )
+        fixed = defaults(settings)
 
         def resolve(ctx: Context[Any, Any]) -> Caller:
             request = ctx.request_context.request
             if not isinstance(request, Request):  # the SDK attaches the HTTP request it served
                 raise ToolError("no HTTP request behind this tool call")
             tenancy = Tenancy(getattr(request.state, "tenant", None))
-            return Caller(request.app.state.memory, tenancy, *defaults)
+            return Caller(request.app.state.memory, tenancy, *fixed)
 
         self.server = build_server(resolve, settings.server.log_level)
         app = self.server.streamable_http_app(

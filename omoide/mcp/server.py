@@ -1,4 +1,4 @@
-"""The MCP server (official ``mcp`` SDK): JiuwenMemory's tools plus omoide's own, over any engine.
+"""The MCP server (official ``mcp`` SDK): the compat tools plus omoide's own, over any engine.
 
 ``build_server(resolve)`` registers the tools; ``resolve(ctx)`` says who is calling (the engine,
 the key's tenancy, the default ids). Over stdio that is fixed for the process; over streamable

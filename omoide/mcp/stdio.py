@@ -26,10 +26,9 @@ from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from pydantic import ValidationError
 
 from omoide.api.deps import Tenancy
-from omoide.compat.jiuwen.common import search_recipe
 from omoide.config import Settings
 from omoide.mcp.server import build_server
-from omoide.mcp.tools import Caller
+from omoide.mcp.tools import Caller, defaults
 from omoide.memory import Memory
 from omoide.redact import redact_logs
 
@@ -44,13 +43,7 @@ def run_stdio(engine: Memory, settings: Settings) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     redact_logs()
-    caller = Caller(
-        engine,
-        Tenancy(None),
-        settings.compat.mcp_default_user_id,
-        settings.compat.mcp_default_scope_id,
-        search_recipe(settings),
-    )
+    caller = Caller(engine, Tenancy(None), *defaults(settings))
     server = build_server(lambda _ctx: caller, "DEBUG" if debug else "WARNING")
     anyio.run(serve_stdio, server)
 

@@ -23,9 +23,11 @@ from omoide.compat.jiuwen.common import (
     WIRE_NAMES,
     long_term,
     memory_type,
+    search_recipe,
     stored_types,
 )
 from omoide.compat.jiuwen.routes import VAR_PREFIX
+from omoide.config import Settings
 from omoide.errors import InvalidInput, NotFound
 from omoide.memory import Memory
 from omoide.types import DEFAULT_ID, MemoryType, Message, Scope, SearchFilters
@@ -46,6 +48,16 @@ def clean_id(value: str | None) -> str | None:
         return None
     cleaned = value.strip().replace("\\", "_").replace("/", "_")[:MAX_ID]
     return cleaned or None
+
+
+def defaults(settings: Settings) -> tuple[str, str, str | None]:
+    """A deployment's ``Caller`` defaults: the user and scope of calls that name none, and the
+    recipe of searches (the compat interface's, shared with its REST routes)."""
+    return (
+        settings.compat.mcp_default_user_id,
+        settings.compat.mcp_default_scope_id,
+        search_recipe(settings),
+    )
 
 
 @dataclass(frozen=True)
