@@ -3,7 +3,7 @@
 and ``AsyncClient`` with ``httpx.AsyncClient``.
 
 Building a request is the same for both clients; only sending it differs. Keeping the building
-here, once, is what keeps the two from drifting (mem0's ``Memory``/``AsyncMemory`` twins did).
+here, once, is what keeps the two from drifting (sync and async twins written apart do).
 
     >>> call = calls.search("which tea?", user_id="alice", limit=3)
     >>> call.method, call.path, call.json["limit"]

@@ -1,7 +1,7 @@
 """What a command needs of the optional install (pyproject's extras), said in one line.
 
-The base install (``pip install omoide``) is the library and its CLI. ``omoide serve``,
-``memory-server`` and ``nexus-memory-service`` need the ``server`` extra, ``omoide mcp`` the
+The base install (``pip install omoide``) is the library and its CLI. ``omoide serve``
+and the compat servers' entry points need the ``server`` extra, ``omoide mcp`` the
 ``mcp`` one: where a module of theirs is missing, the command names it and the install that
 brings it, instead of an ImportError's traceback.
 """

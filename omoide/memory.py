@@ -227,7 +227,7 @@ class Memory:
         Extraction (``infer``): ``None`` extracts when an LLM is configured and ``type`` is raw;
         ``True`` asks for it and raises ``FeatureDisabled`` (before storing anything) when no
         LLM is configured, as does passing ``mem_variables``; ``False`` never extracts. The
-        ``enable_*`` switches (Jiuwen ``add_messages``; an ``ExtractionRequest``) choose the
+        ``enable_*`` switches (an ``ExtractionRequest``) choose the
         memory types: ``episodic`` (the exchange verbatim, one memory, no LLM call),
         ``semantic`` (facts, reconciled with similar stored facts: an update supersedes the old
         fact, a delete invalidates it, nothing is erased), ``user_profile`` (attribute: value

@@ -1,7 +1,7 @@
 """Domain models shared by every layer.
 
 Times are timezone-aware UTC ``datetime`` objects in the API and integer milliseconds since the
-Unix epoch in storage: one unit everywhere (the nexusAI seed mixed seconds and milliseconds).
+Unix epoch in storage: one unit everywhere (never seconds in one place and milliseconds in another).
 """
 
 from __future__ import annotations
@@ -354,7 +354,7 @@ VariableValue: TypeAlias = str | bool | int | float
 
 
 class Variable(BaseModel):
-    """A typed key/value of one tenant (Jiuwen ``mem_variables``)."""
+    """A typed key/value of one tenant, declared by a caller and filled from conversations."""
 
     name: str
     value: VariableValue
@@ -379,7 +379,7 @@ class GraphNode(Entity):
 
 
 class Subgraph(BaseModel):
-    """Nodes and the edges between them (nexusAI ``{nodes, edges}``)."""
+    """Nodes and the edges between them (``{nodes, edges}``)."""
 
     nodes: list[GraphNode]
     edges: list[Relationship]
@@ -433,7 +433,7 @@ class ContextResult(BaseModel):
 
 # chunks and consolidation ----------------------------------------------------------------
 class ChunkResult(BaseModel):
-    """What one chunking pass over a session did (WilmerAI memory generation)."""
+    """What one chunking pass over a session did (chunk memories made, mode, pending)."""
 
     session_id: str
     mode: Literal["standard", "consolidation"]

@@ -45,7 +45,7 @@ class Tenancy:
         self, engine: Memory, memory_id: str, user_id: str | None, scope_id: str | None
     ) -> Scope:
         """The tenant of an operation on one memory. Naming a tenant works as ``scope``; naming
-        none, the id names its own (as in mem0) when the key may reach it, else the tenant
+        none, the id names its own when the key may reach it, else the tenant
         ``scope`` gives, where the id is then not found: a bound key gets 404 for another
         tenant's id, as for an id nobody has."""
         fallback = self.scope(user_id, scope_id)

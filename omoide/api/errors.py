@@ -6,8 +6,8 @@ Every error, whatever raised it, has one JSON shape::
      "error": {"code": "not_found", "message": "memory 'x' not found"},
      "request_id": "5f0c..."}
 
-``detail`` repeats the message for clients written against FastAPI or the JiuwenMemory seed
-(whose 401 body is ``{"detail": "Unauthorized: invalid or missing API key"}``). Routes raise
+``detail`` repeats the message for clients written against FastAPI's error body
+(``{"detail": "Unauthorized: invalid or missing API key"}`` for a 401). Routes raise
 ``omoide`` errors and never ``HTTPException``; the status codes live in ``STATUS`` below.
 """
 

@@ -1,9 +1,9 @@
 """The OpenAPI document, finished: short schema names and the bearer security scheme.
 
 FastAPI names a model by its module path when two models share a name (``Added`` in
-``omoide.api.models`` and in ``compat.jiuwen.models`` became ``omoide__api__models__Added``).
+``omoide.api.models`` and in ``compat.<product>.models`` became ``omoide__api__models__Added``).
 Here the native model keeps the plain name and a compatibility model gets its interface's name
-in front (``JiuwenAdded``, ``WilmerSearchRequest``); every ``$ref`` follows.
+in front (``AcmeAdded`` for ``compat.acme.models.Added``); every ``$ref`` follows.
 
 ``bearer`` is declared once and required everywhere except the open routes, so Swagger UI's
 "Authorize" button sends ``Authorization: Bearer <key>`` on every call it makes.
@@ -53,9 +53,9 @@ def finish(schema: dict[str, Any]) -> None:
 def short_names(names: list[str]) -> dict[str, str]:
     """``{long: short}`` for every module-qualified name.
 
-    >>> names = ["omoide__api__models__Added", "omoide__compat__jiuwen__models__Added"]
+    >>> names = ["omoide__api__models__Added", "omoide__compat__acme__models__Added"]
     >>> list(short_names(names).values())
-    ['Added', 'JiuwenAdded']
+    ['Added', 'AcmeAdded']
     """
     taken = {n for n in names if "__" not in n}
     renames: dict[str, str] = {}

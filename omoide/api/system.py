@@ -21,9 +21,8 @@ def root(request: Request) -> dict[str, Any]:
     """The service name, version and the list of endpoints, and where the docs and the web UI
     are.
 
-    `message` and `endpoints` (`"METHOD /path"` strings) are the fields JiuwenMemory's root has
-    (`memory-server` answers with its message too); `routes` carries the same routes with their
-    summaries.
+    `message` and `endpoints` (`"METHOD /path"` strings) are also the fields of `memory-server`'s
+    root, which its clients read; `routes` carries the same routes with their summaries.
     """
     from omoide._version import __version__
 
@@ -75,7 +74,7 @@ def health(
 ) -> JSONResponse:
     """Status of the store, the embedder and the LLM: `ok`, `down` or `disabled`, with versions.
 
-    `status` is `healthy` (the JiuwenMemory seed's word), or `degraded` when the embedder is
+    `status` is `healthy`, or `degraded` when the embedder is
     down (search falls back to keywords) or is another model than the database's, when a
     markdown memory file (`INDEX_BACKEND=file`) holds blocks that could not be read
     (`files.problems`; they are kept in the file), or when memories have no vector yet
@@ -92,5 +91,5 @@ def health(
     down = view["store"].get("status") == "down"
     if not authenticated:
         view = statuses(view)
-    body = {"message": "Memory Engine API is running", **view}  # the JiuwenMemory seed's field
+    body = {"message": "Memory Engine API is running", **view}  # memory-server's clients read it
     return JSONResponse(body, status_code=503 if down else 200)

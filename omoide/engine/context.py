@@ -15,7 +15,7 @@ flows to the next:
 
 Selection is deterministic: the same store and arguments give the same block. Memories the
 budget selected (not the recency floor) get one more access, with their source episodes, in
-one write (nexusAI ``/episodes/touch``).
+one write (``touch_episodes``).
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ class ContextService:
     def touch_episodes(
         self, episode_ids: Sequence[str], *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> int:
-        """One more access, now, for each episode (nexusAI ``POST /episodes/touch``)."""
+        """One more access, now, for each episode (an episode in use is consolidated later)."""
         return self._touch(Scope(user_id=user_id, scope_id=scope_id), [], _ids(episode_ids))
 
     def _touch(self, scope: Scope, memory_ids: list[str], episode_ids: list[str]) -> int:

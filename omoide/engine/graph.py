@@ -1,6 +1,6 @@
 """``GraphService``: the tenant's entities and relationships, and graph reads: neighbourhoods
-(nexusAI ``getNeighborhood``), bulk 1-hop neighbours
-(``getEntityNeighbors``) and entity search by name, keyword and vector.
+of a given depth, bulk 1-hop neighbours of many entities, and entity search by name, keyword
+and vector.
 
 Everything is tenant-scoped: an entity id of another tenant is ``NotFound``, and a walk never
 crosses into another tenant's graph.
@@ -175,14 +175,14 @@ class GraphService:
     def upsert_entity(
         self,
         name: str,
-        type: str,  # nexusAI's field name
+        type: str,  # the wire's field name, kept for keyword callers
         *,
         user_id: str = DEFAULT_ID,
         scope_id: str = DEFAULT_ID,
         source: str = "api",
         episode_id: str | None = None,
     ) -> Entity:
-        """nexusAI's entity upsert, without an LLM: a new ``(name, type)`` is created (with
+        """An entity written directly, without an LLM: a new ``(name, type)`` is created (with
         ``source``), an existing one gets ``mention_count + 1`` and ``last_seen_at`` now;
         ``episode_id`` (an episode of the tenant) is linked as provenance once. The entity's
         vector is written now, or queued when the embedder is down."""
@@ -212,7 +212,7 @@ class GraphService:
         user_id: str = DEFAULT_ID,
         scope_id: str = DEFAULT_ID,
     ) -> Relationship:
-        """nexusAI's relationship upsert: a new ``from -[label]-> to`` edge is created, an
+        """A relationship written directly: a new ``from -[label]-> to`` edge is created, an
         existing one gets ``mention_count + 1`` and keeps its notes (``notes`` are set only
         when it had none). ``NotFound`` when either entity is not the tenant's."""
         check_text(label, 256, what="relationship label")

@@ -1,9 +1,8 @@
 """``IngestService``: ``add`` and ``add_messages``, and what they ask of extraction.
 
-``add_messages`` (the JiuwenMemory ``LongTermMemory.add_messages`` call) is ``add`` with a
-report: the stored messages, the extraction job's state (``disabled`` when no LLM is
-configured, instead of an error), its steps, and, when it finished within the wait, the
-memories it wrote. The job itself runs in ``omoide.engine.extraction.service``.
+``add_messages`` is ``add`` with a report: the stored messages, the extraction job's state
+(``disabled`` when no LLM is configured, instead of an error), its steps, and, when it finished
+within the wait, the memories it wrote. The job itself runs in ``omoide.engine.extraction.service``.
 """
 
 from __future__ import annotations
@@ -44,7 +43,7 @@ NO_LLM = "extraction needs an LLM: set OMOIDE_LLM_BASE_URL and OMOIDE_LLM_MODEL"
 
 @dataclass(frozen=True)
 class ExtractionRequest:
-    """Which memory types an add's extraction makes (JiuwenMemory's ``enable_*`` switches).
+    """Which memory types an add's extraction makes (one switch per type).
 
     ``episodic`` (the exchange verbatim, no LLM call), ``semantic`` (facts, reconciled with the
     stored ones), ``user_profile``, ``summary`` (the session's rolling summary) and ``graph``

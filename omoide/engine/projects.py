@@ -1,14 +1,14 @@
-"""Projects: named groupings of a tenant's sessions, optionally isolated (nexusAI seed).
+"""Projects: named groupings of a tenant's sessions, optionally isolated.
 
 A project is named within its tenant, and a session belongs to at most one (``Session.project``).
 An isolated project's sessions see only its memories, and searches outside it never see them
-(``SearchFilters.project``). ``update_project`` changes only the fields given, from the seed's
-allowlist. Deleting a project never silently widens who sees its sessions: a plain project's
-sessions are detached (as nexusAI does), an isolated one's only when the caller says so
+(``SearchFilters.project``). ``update_project`` changes only the fields given, from an
+allowlist (``PROJECT_FIELDS``). Deleting a project never silently widens who sees its sessions:
+a plain project's sessions are detached, an isolated one's only when the caller says so
 (``sessions="detach"``) or they are deleted with it (``sessions="delete"``); see
-``delete_project``. ``create_project``
-(the library's older call) creates or updates through the same two writes as ``add_project`` and
-``update_project``: one project-write API for /v1, the library and nexusAI.
+``delete_project``. ``create_project`` (the library's older call) creates or updates through
+the same two writes as ``add_project`` and ``update_project``: one project-write API for /v1,
+the library and every compat interface.
 
     >>> m.add_project("garden", user_id="mei", colour="#2e7d32", isolated=True)
     >>> m.update_project("garden", {"notes": "seedlings"}, user_id="mei").notes
@@ -39,7 +39,7 @@ class ProjectDeleted(BaseModel):
     sessions_deleted: int = 0
 
 
-# nexusAI's updateProject allowlist, in its order.
+# The fields a project update may change, in the order the wire lists them.
 PROJECT_FIELDS = ("name", "description", "colour", "icon", "isolated", "notes", "system_prompt")
 
 
@@ -132,7 +132,7 @@ class ProjectService:
         """Delete the project, in one transaction, doing with its sessions what ``sessions``
         says: ``"detach"`` keeps them (with their memories) in no project, so every search of
         the tenant sees them; ``"delete"`` deletes them with everything they hold. Omitted,
-        a plain project's sessions are detached (nexusAI's behaviour) while an isolated
+        a plain project's sessions are detached while an isolated
         project that has sessions is a ``Conflict``: detaching them would widen who sees them,
         so the caller must choose."""
         if sessions not in (None, "detach", "delete"):

@@ -1,8 +1,8 @@
-"""Operations on a ``scope_id`` across every user: the JiuwenMemory ``delete_mem_by_scope`` call.
+"""Operations on a ``scope_id`` across every user: deleting a scope for all of them at once.
 
-Everything else in the engine works inside one tenant (``user_id`` + ``scope_id``). JiuwenMemory's
-``/delete_mem_by_scope/`` takes only a ``scope_id`` and deletes it for every user, so this is the
-one engine operation that spans tenants; interfaces must offer it only to a full-access caller.
+Everything else in the engine works inside one tenant (``user_id`` + ``scope_id``). Deleting by
+``scope_id`` alone removes that scope of every user, so this is the one engine operation that
+spans tenants; interfaces must offer it only to a full-access caller.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``VariableService``: the tenant's typed variables (JiuwenMemory ``mem_variables``) and the
+"""``VariableService``: the tenant's typed variables (declared key/values) and the
 LLM token counters extraction keeps.
 
 Everything here is tenant-scoped: the same variable name of two users is two variables.

@@ -32,7 +32,7 @@ _EXAMPLES = folded_set(
 
 
 class GraphEntity(BaseModel):
-    """A named thing; ``(name, type)`` is its identity (nexusAI ``UNIQUE(name, type)``).
+    """A named thing; ``(name, type)`` is its identity (one entity per pair).
 
     ``type`` is a word of ``omoide.llm.prompts.graph.ENTITY_TYPES``.
     """

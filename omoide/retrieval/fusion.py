@@ -11,8 +11,8 @@ an order: ranks alone gave a nonsense query's best hit the same score as a perfe
   ``c`` the best cosine among the dense hits: the order is the fusion's, and every hit of a
   query shares ``Q`` (bench/locomo.py reports how threshold 0.3 splits questions asked to
   their own conversation from those asked to another).
-* dense only: each hit's own cosine, clipped to [0, 1] (what JiuwenMemory's ``threshold``
-  means); MiniLM puts unrelated text below 0.3 and loosely related text at 0.35-0.5.
+* dense only: each hit's own cosine, clipped to [0, 1] (so a caller's ``threshold`` is a
+  cosine threshold); MiniLM puts unrelated text below 0.3 and loosely related text at 0.35-0.5.
 * keywords only (or no vector yet): ``bm25 / (bm25 + keyword_saturation)``; bm25 cannot tell an
   unrelated query that shares a rare word from a relevant one, so this is the weakest scale.
 """
@@ -79,7 +79,7 @@ def _fused(
     # ``order`` ranks, ``scores`` say how relevant: with a cosine below the floor every score
     # is 0, and the order still counts.
     if list(active) == ["vector"]:
-        # The cosine itself: the JiuwenMemory interface's threshold is a cosine threshold.
+        # The cosine itself, so that a caller's threshold is a cosine threshold.
         order = {i: sig["vector"][1] for i, sig in seen.items()}
         scores = {i: max(0.0, min(1.0, value)) for i, value in order.items()}
     elif not dense:

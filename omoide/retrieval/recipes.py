@@ -11,8 +11,7 @@ from omoide.errors import InvalidInput
 
 class SearchRecipe(BaseModel):
     """How to search. ``fusion='rrf'`` is reciprocal-rank fusion; ``'weighted'`` mixes
-    min-max-normalised scores as ``vector_weight * dense + keyword_weight * bm25``
-    (the JiuwenMemory seed's 0.7 / 0.3)."""
+    min-max-normalised scores as ``vector_weight * dense + keyword_weight * bm25``."""
 
     model_config = ConfigDict(frozen=True)
 

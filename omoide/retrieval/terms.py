@@ -1,8 +1,8 @@
 """Turning user text into safe keyword-search terms.
 
 Stopwords are dropped because an OR over frequent words is what makes FTS5 slow (45 ms at 100k
-rows, 430 ms at 1M) and adds nothing to bm25. At most ``MAX_TERMS`` terms are kept, as the
-WilmerAI seed does, to stay below SQLite's expression depth limit. The store quotes every term,
+rows, 430 ms at 1M) and adds nothing to bm25. At most ``MAX_TERMS`` terms are kept, to stay
+below SQLite's expression depth limit. The store quotes every term,
 so no user text is ever FTS5 syntax. Chinese, Japanese and Korean runs are split into words and
 character bigrams first (``omoide.segment``), the way the index must store them.
 """
@@ -48,6 +48,6 @@ def keyword_terms(text: str, limit: int = MAX_TERMS) -> list[str]:
 
 
 def split_keywords(text: str, limit: int = MAX_TERMS) -> list[str]:
-    """The WilmerAI seed's ``;``-separated keyword list: phrases kept whole, capped."""
+    """A keyword list split on ``;``: phrases kept whole, capped."""
     phrases = [p.strip() for p in text.split(";") if p.strip()]
     return phrases[:limit]

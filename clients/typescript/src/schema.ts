@@ -14,9 +14,8 @@ export interface paths {
          * @description The service name, version and the list of endpoints, and where the docs and the web UI
          *     are.
          *
-         *     `message` and `endpoints` (`"METHOD /path"` strings) are the fields JiuwenMemory's root has
-         *     (`memory-server` answers with its message too); `routes` carries the same routes with their
-         *     summaries.
+         *     `message` and `endpoints` (`"METHOD /path"` strings) are also the fields of `memory-server`'s
+         *     root, which its clients read; `routes` carries the same routes with their summaries.
          */
         get: operations["root__get"];
         put?: never;
@@ -38,7 +37,7 @@ export interface paths {
          * Health
          * @description Status of the store, the embedder and the LLM: `ok`, `down` or `disabled`, with versions.
          *
-         *     `status` is `healthy` (the JiuwenMemory seed's word), or `degraded` when the embedder is
+         *     `status` is `healthy`, or `degraded` when the embedder is
          *     down (search falls back to keywords) or is another model than the database's, when a
          *     markdown memory file (`INDEX_BACKEND=file`) holds blocks that could not be read
          *     (`files.problems`; they are kept in the file), or when memories have no vector yet
@@ -429,7 +428,7 @@ export interface paths {
         put?: never;
         /**
          * Update Chunks
-         * @description Run a chunking pass over a session now (WilmerAI memory generation) and report it.
+         * @description Run a chunking pass over a session now (chunk memories from its messages) and report it.
          */
         post: operations["update_chunks_v1_chunks_update_post"];
         delete?: never;
@@ -491,7 +490,7 @@ export interface paths {
         put?: never;
         /**
          * Touch Episodes
-         * @description One more access, now, for each episode (nexusAI `POST /episodes/touch`).
+         * @description One more access, now, for each episode (an episode in use is consolidated later).
          */
         post: operations["touch_episodes_v1_episodes_touch_post"];
         delete?: never;
@@ -2077,7 +2076,7 @@ export interface components {
         };
         /**
          * ChunkResult
-         * @description What one chunking pass over a session did (WilmerAI memory generation).
+         * @description What one chunking pass over a session did (chunk memories made, mode, pending).
          */
         ChunkResult: {
             /** Session Id */
@@ -4500,7 +4499,7 @@ export interface components {
         };
         /**
          * Subgraph
-         * @description Nodes and the edges between them (nexusAI ``{nodes, edges}``).
+         * @description Nodes and the edges between them (``{nodes, edges}``).
          */
         Subgraph: {
             /** Nodes */

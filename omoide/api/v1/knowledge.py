@@ -267,7 +267,7 @@ def delete_summary(
 
 @router.post("/v1/chunks/update", tags=["summaries"])
 def update_chunks(body: SessionRequest, engine: MemoryDep, tenancy: TenancyDep) -> ChunkResult:
-    """Run a chunking pass over a session now (WilmerAI memory generation) and report it."""
+    """Run a chunking pass over a session now (chunk memories from its messages) and report it."""
     scope = tenancy.scope(body.user_id, body.scope_id)
     return engine.update_chunks(body.session_id, **scope.model_dump())
 
@@ -299,7 +299,7 @@ def context(body: ContextRequest, engine: MemoryDep, tenancy: TenancyDep) -> Con
 
 @router.post("/v1/episodes/touch", tags=["context"])
 def touch_episodes(body: TouchEpisodes, engine: MemoryDep, tenancy: TenancyDep) -> Touched:
-    """One more access, now, for each episode (nexusAI `POST /episodes/touch`)."""
+    """One more access, now, for each episode (an episode in use is consolidated later)."""
     scope = tenancy.scope(body.user_id, body.scope_id)
     return Touched(touched=engine.touch_episodes(body.episode_ids, **scope.model_dump()))
 

@@ -1,4 +1,4 @@
-"""Chunk memories: a session's messages cut into summarised chunks (WilmerAI's ledger)."""
+"""Chunk memories: a session's messages cut into summarised chunks, recorded in a ledger."""
 
 from omoide.engine.chunks.service import ChunkService
 

@@ -1,18 +1,19 @@
-"""When to make chunk memories: the WilmerAI seed's trigger rules as one pure function.
+"""When to make chunk memories: the trigger rules as one pure function.
 
 ``plan_chunks(messages, ledger, config)`` reads nothing and writes nothing, so the rules can be
-tested at their exact thresholds and reused by a WilmerAI-compatible interface:
+tested at their exact thresholds and reused by any interface that chunks sessions:
 
 - The ``lookback_start_turn`` most recent messages are never chunked (they may be incomplete).
 - Messages up to and including the ledger's last hash were chunked already; the rest are new.
-- **Standard mode** (the session has chunk state, WilmerAI's memory file exists): a chunk closes
+- **Standard mode** (the session has chunk state: a pass has run on it): a chunk closes
   as soon as its messages' estimated tokens reach ``chunk_estimated_token_size`` *or* it holds
   ``max_messages_between_chunks`` messages, whichever comes first.
 - **Consolidation mode** (no chunk state: a new session, or one whose chunks were reset): only
   the token threshold applies, so a backlog becomes fewer, larger chunks.
 - New messages that close no chunk stay pending for a later pass.
 
-Tokens are WilmerAI's estimate of the chunk's message contents joined by newlines.
+Tokens are the rough estimate (``omoide.retrieval.context.estimate_tokens``) of the chunk's
+message contents joined by newlines.
 
     >>> decision = plan_chunks(messages, Ledger(exists=True), ChunkConfig())
     >>> [len(chunk) for chunk in decision.chunks], len(decision.pending)

@@ -1,4 +1,4 @@
-"""Chunk memories and session summaries: the WilmerAI memory file, as durable jobs.
+"""Chunk memories and session summaries of a session's messages, as durable jobs.
 
 When an ``add`` stores an episode, its transaction also checks the trigger rules
 (``chunking.plan_chunks``) and, if a chunk is due, enqueues one ``chunk`` job for
@@ -126,7 +126,7 @@ class ChunkService:
 
         A pass makes the chunks the trigger rules allow (at most ``MAX_CHUNKS_PER_PASS``; a
         further pass is queued for the rest) and gives the session chunk state (standard mode
-        from then on), as WilmerAI's first memory check creates its file.
+        from then on), even when no chunk was due yet.
 
             >>> m.update_chunks("chat-1", user_id="alice").chunks
             ['3f2a...']
@@ -148,7 +148,7 @@ class ChunkService:
     def reset_chunks(
         self, session_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> list[str]:
-        """Forget a session's chunks (WilmerAI: delete the memory file): the chunk memories
+        """Forget a session's chunks, as if it had never been chunked: the chunk memories
         are invalidated (kept in their history), the ledger and chunk state are cleared, and
         the next pass re-chunks the whole session in consolidation mode (tokens only).
         Returns the invalidated chunk ids."""

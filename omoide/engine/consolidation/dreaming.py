@@ -1,4 +1,4 @@
-"""Dreaming: a tenant's sessions consolidated on a schedule (JiuwenMemory's ``start_dreaming``).
+"""Dreaming: a tenant's sessions consolidated on a schedule.
 
 A schedule is a row (``store.schedules``), so it survives a restart and every worker process
 sees it. The scheduler (``enqueue_due``, called by each process that runs jobs) claims due

@@ -1,12 +1,12 @@
 """Consolidation: old, rarely used episodes of a session merged into one summary memory.
 
-Candidates follow the nexusAI seed: each episode not yet consolidated scores
+Candidates: each episode not yet consolidated scores
 ``access_count / (1 + days since last access)``; an episode never accessed counts from its
 creation and scores 0 (the most eligible). Episodes younger than ``min_age_days`` are not
 candidates, and a session with fewer than ``min_session_episodes`` open episodes is not
 eligible at all.
 
-The pass the seed left unbuilt takes the candidates scoring at most ``max_score`` (oldest
+The pass takes the candidates scoring at most ``max_score`` (oldest
 first, ``consolidation_batch`` at a time), has the LLM summarise them into a ``summary``
 memory (dated like them, so it never displaces the rolling summary), invalidates their verbatim
 memories (raw turns, episodic memories; each change in its history) and removes their vectors,
@@ -119,8 +119,7 @@ class ConsolidationService:
         min_session_episodes: int | None = None,
         limit: int = 100,
     ) -> ConsolidationCandidates:
-        """A session's episodes ranked for consolidation (nexusAI
-        ``GET /sessions/:id/consolidation-candidates``); observe-only."""
+        """A session's episodes ranked for consolidation; observe-only (nothing changes)."""
         scope = Scope(user_id=user_id, scope_id=scope_id)
         age = self._knowledge.min_age_days if min_age_days is None else min_age_days
         floor = self._knowledge.min_session_episodes

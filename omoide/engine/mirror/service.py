@@ -1,6 +1,6 @@
 """``MarkdownMirror``: long-term memories as human-editable markdown (``INDEX_BACKEND=file``).
 
-Layout, as the JiuwenMemory seed describes it: ``<root>/memories/{user_id}/{scope_id}/{type}.md``
+Layout: ``<root>/memories/{user_id}/{scope_id}/{type}.md``
 (``user_profile.md``, ``semantic_memory.md``, ``episodic_memory.md``, ``summary.md``), one item
 per memory (``omoide.engine.mirror.format``). The database stays the source of truth: a search
 never reads a file. Edits to the files come back as ordinary writes through ``MemoryService``
@@ -51,7 +51,7 @@ from omoide.types import MemoryItem, MemoryType, Scope, SearchFilters
 
 log = logging.getLogger("omoide.mirror")
 
-# One file per long-term type, named as the JiuwenMemory interface names the type.
+# One file per long-term type, named after the type's wire name (``semantic_memory``, ...).
 FILES: dict[MemoryType, str] = {
     MemoryType.USER_PROFILE: "user_profile.md",
     MemoryType.SEMANTIC: "semantic_memory.md",

@@ -1,4 +1,4 @@
-"""``dream_sweep``: one scheduled "dreaming" sweep over a tenant's sessions (JiuwenMemory).
+"""``dream_sweep``: one scheduled "dreaming" sweep over a tenant's sessions.
 
 The scheduler enqueues it when it claims the tenant's due schedule; the job's tenant is the
 schedule's, and its payload the schedule's settings at that moment. Its result is the sweep's

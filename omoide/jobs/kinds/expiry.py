@@ -1,4 +1,4 @@
-"""``expiry_refresh`` and ``expiry_delete``: JiuwenMemory's expired-memory maintenance.
+"""``expiry_refresh`` and ``expiry_delete``: the maintenance of memories no longer in use.
 
 A memory is expired when it was last used (accessed or changed) before ``before_ms``. The
 refresh job counts them (its result is the count); the delete job deletes them tenant by

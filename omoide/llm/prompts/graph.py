@@ -1,4 +1,4 @@
-"""Entities and the labelled relationships between them (the nexusAI knowledge graph).
+"""Entities and the labelled relationships between them (the knowledge graph).
 
 Entity types come from a small vocabulary (``ENTITY_TYPES``): free-form types split one person
 into several entities ("Caroline" as person, friend, woman, ...), so a synonym is mapped to its

@@ -1,4 +1,4 @@
-"""Reconcile candidate facts with similar stored memories: ADD, UPDATE, DELETE or NOOP (mem0)."""
+"""Reconcile candidate facts with similar stored memories: ADD, UPDATE, DELETE or NOOP."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Values for the variables a caller declared (Jiuwen ``mem_variables``)."""
+"""Values for the variables a caller declared (typed key/values, filled from a conversation)."""
 
 from __future__ import annotations
 
