@@ -19,7 +19,7 @@ from omoide.store.postgres.db import SEARCH_TIMEOUT, Database, connect
 from omoide.store.postgres.dialect import POSTGRES
 from omoide.store.postgres.graph import PostgresGraphReads
 from omoide.store.postgres.jobs import LAYOUT as JOBS
-from omoide.store.postgres.ledger import PostgresLedgerReads
+from omoide.store.postgres.ledger import LAYOUT as LEDGER
 from omoide.store.postgres.memory_reads import PostgresMemoryReads
 from omoide.store.postgres.sessions import LAYOUT as EPISODES
 from omoide.store.postgres.tx import PostgresTx
@@ -27,6 +27,7 @@ from omoide.store.postgres.upkeep import Upkeep
 from omoide.store.postgres.wakeups import JobWatcher
 from omoide.store.protocol import Capability
 from omoide.store.sql.jobs import SQLJobQueue
+from omoide.store.sql.ledger import SQLLedgerReads
 from omoide.store.sql.schedules import SQLScheduleReads
 from omoide.store.sql.sessions import SQLSessionReads
 from omoide.store.sql.variables import SQLVariableReads
@@ -65,7 +66,7 @@ class PostgresStore:
         self._sessions = SQLSessionReads(self._db, POSTGRES, EPISODES)
         self._jobs = SQLJobQueue(self._db, POSTGRES, JOBS)
         self._graph = PostgresGraphReads(self._db)
-        self._ledger = PostgresLedgerReads(self._db)
+        self._ledger = SQLLedgerReads(self._db, POSTGRES, LEDGER)
         self._variables = SQLVariableReads(self._db, POSTGRES)
         self._admin = PostgresAdminReads(self._db)
         self._schedules = SQLScheduleReads(self._db, POSTGRES)
@@ -87,7 +88,7 @@ class PostgresStore:
         return self._graph
 
     @property
-    def ledger(self) -> PostgresLedgerReads:
+    def ledger(self) -> SQLLedgerReads:
         return self._ledger
 
     @property

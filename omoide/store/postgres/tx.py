@@ -7,10 +7,11 @@ from omoide.store.postgres.db import Conn
 from omoide.store.postgres.dialect import POSTGRES
 from omoide.store.postgres.graph import PostgresGraphWrites
 from omoide.store.postgres.jobs import LAYOUT as JOBS
-from omoide.store.postgres.ledger import PostgresLedgerWrites
+from omoide.store.postgres.ledger import LAYOUT as LEDGER
 from omoide.store.postgres.memory_writes import PostgresMemoryWrites
 from omoide.store.postgres.sessions import LAYOUT as EPISODES
 from omoide.store.sql.jobs import SQLJobWrites
+from omoide.store.sql.ledger import SQLLedgerWrites
 from omoide.store.sql.schedules import SQLScheduleWrites
 from omoide.store.sql.sessions import SQLSessionWrites
 from omoide.store.sql.variables import SQLVariableWrites
@@ -25,7 +26,7 @@ class PostgresTx:
         self._sessions = SQLSessionWrites(conn, POSTGRES, EPISODES)
         self._jobs = SQLJobWrites(conn, POSTGRES, JOBS)
         self._graph = PostgresGraphWrites(conn)
-        self._ledger = PostgresLedgerWrites(conn, memories)
+        self._ledger = SQLLedgerWrites(conn, POSTGRES, LEDGER, memories)
         self._variables = SQLVariableWrites(conn, POSTGRES)
         self._schedules = SQLScheduleWrites(conn, POSTGRES)
         self._admin = PostgresAdminWrites(conn)
@@ -47,7 +48,7 @@ class PostgresTx:
         return self._graph
 
     @property
-    def ledger(self) -> PostgresLedgerWrites:
+    def ledger(self) -> SQLLedgerWrites:
         return self._ledger
 
     @property

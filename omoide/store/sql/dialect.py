@@ -61,6 +61,11 @@ class Dialect:
     load_json: Callable[[Any], Any] = field(repr=False)
     true: str
     false: str
+    #: The larger of its arguments (SQLite's scalar ``max``, PostgreSQL's ``GREATEST``).
+    greatest: str
+    #: Put before a column in a WHERE clause to keep the planner off that column's index
+    #: (SQLite's unary ``+``, where the tenant's index would lose to a lookup by id).
+    unindexed: str
     #: Appended to a text column in ORDER BY so that it sorts by bytes on every backend.
     binary: str
     #: Appended to a SELECT whose rows an UPDATE claims (rows another claimer holds are skipped).

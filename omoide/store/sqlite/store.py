@@ -17,6 +17,7 @@ from omoide.errors import StoreError
 from omoide.store import files
 from omoide.store.protocol import Capability
 from omoide.store.sql.jobs import SQLJobQueue
+from omoide.store.sql.ledger import SQLLedgerReads
 from omoide.store.sql.schedules import SQLScheduleReads
 from omoide.store.sql.sessions import SQLSessionReads
 from omoide.store.sql.variables import SQLVariableReads
@@ -26,7 +27,7 @@ from omoide.store.sqlite.db import Database, connect
 from omoide.store.sqlite.dialect import SQLITE
 from omoide.store.sqlite.graph import SQLiteGraphReads
 from omoide.store.sqlite.jobs import LAYOUT as JOBS
-from omoide.store.sqlite.ledger import SQLiteLedgerReads
+from omoide.store.sqlite.ledger import LAYOUT as LEDGER
 from omoide.store.sqlite.memory_reads import SQLiteMemoryReads
 from omoide.store.sqlite.postings import PostingsCache
 from omoide.store.sqlite.sessions import LAYOUT as EPISODES
@@ -73,7 +74,7 @@ class SQLiteStore:
         self._sessions = SQLSessionReads(self._db, SQLITE, EPISODES)
         self._jobs = SQLJobQueue(self._db, SQLITE, JOBS)
         self._graph = SQLiteGraphReads(self._db)
-        self._ledger = SQLiteLedgerReads(self._db)
+        self._ledger = SQLLedgerReads(self._db, SQLITE, LEDGER)
         self._variables = SQLVariableReads(self._db, SQLITE)
         self._admin = SQLiteAdminReads(self._db)
         self._schedules = SQLScheduleReads(self._db, SQLITE)
@@ -102,7 +103,7 @@ class SQLiteStore:
         return self._graph
 
     @property
-    def ledger(self) -> SQLiteLedgerReads:
+    def ledger(self) -> SQLLedgerReads:
         return self._ledger
 
     @property

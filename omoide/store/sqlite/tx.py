@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from omoide.store.sql.jobs import SQLJobWrites
+from omoide.store.sql.ledger import SQLLedgerWrites
 from omoide.store.sql.schedules import SQLScheduleWrites
 from omoide.store.sql.sessions import SQLSessionWrites
 from omoide.store.sql.variables import SQLVariableWrites
@@ -13,7 +14,7 @@ from omoide.store.sqlite.dialect import SQLITE
 from omoide.store.sqlite.graph import SQLiteGraphWrites
 from omoide.store.sqlite.jobs import LAYOUT as JOBS
 from omoide.store.sqlite.keyword import Tokenizer
-from omoide.store.sqlite.ledger import SQLiteLedgerWrites
+from omoide.store.sqlite.ledger import LAYOUT as LEDGER
 from omoide.store.sqlite.memory_writes import SQLiteMemoryWrites
 from omoide.store.sqlite.sessions import LAYOUT as EPISODES
 
@@ -27,7 +28,7 @@ class SQLiteTx:
         self._sessions = SQLSessionWrites(conn, SQLITE, EPISODES)
         self._jobs = SQLJobWrites(conn, SQLITE, JOBS)
         self._graph = SQLiteGraphWrites(conn)
-        self._ledger = SQLiteLedgerWrites(conn, memories)
+        self._ledger = SQLLedgerWrites(conn, SQLITE, LEDGER, memories)
         self._variables = SQLVariableWrites(conn, SQLITE)
         self._schedules = SQLScheduleWrites(conn, SQLITE)
         self._admin = SQLiteAdminWrites(conn, tokenizer)
@@ -49,7 +50,7 @@ class SQLiteTx:
         return self._graph
 
     @property
-    def ledger(self) -> SQLiteLedgerWrites:
+    def ledger(self) -> SQLLedgerWrites:
         return self._ledger
 
     @property
