@@ -27,6 +27,7 @@ POSTGRES = Dialect(
     true="true",
     false="false",
     greatest="GREATEST",
+    strpos="strpos",
     unindexed="",
     binary=' COLLATE "C"',
     skip_locked=" FOR UPDATE SKIP LOCKED",

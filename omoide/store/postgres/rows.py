@@ -6,7 +6,6 @@ from typing import Any
 
 from omoide.store.records import ms_to_dt_required as dt
 from omoide.types import (
-    Entity,
     MemoryItem,
     MemoryType,
     ms_to_dt,
@@ -25,17 +24,6 @@ MEMORY_COLUMNS = """
         AS embedded
 """
 MEMORY_FROM = "memories m LEFT JOIN sessions s ON s.user_id = m.user_id AND s.id = m.session_id"
-ENTITY_SELECT = """
-    SELECT e.*, ARRAY(SELECT ee.episode_id FROM entity_episodes ee
-                      WHERE ee.user_id = e.user_id AND ee.entity_id = e.id
-                      ORDER BY ee.episode_id) AS episodes
-    FROM entities e
-"""
-RELATIONSHIP_SELECT = """
-    SELECT r.*, f.name AS from_name, t.name AS to_name FROM relationships r
-    JOIN entities f ON f.user_id = r.user_id AND f.id = r.from_id
-    JOIN entities t ON t.user_id = r.user_id AND t.id = r.to_id
-"""
 
 
 def memory(row: Row) -> MemoryItem:
@@ -56,20 +44,4 @@ def memory(row: Row) -> MemoryItem:
         created_at=dt(row["created_at"]),
         updated_at=dt(row["updated_at"]),
         embedded=bool(row["embedded"]),
-    )
-
-
-def entity(row: Row) -> Entity:
-    return Entity(
-        id=row["id"],
-        user_id=row["user_id"],
-        scope_id=row["scope_id"],
-        name=row["name"],
-        type=row["type"],
-        mention_count=row["mention_count"],
-        confidence=row["confidence"],
-        source=row["source"],
-        episodes=list(row["episodes"] or []),
-        last_seen_at=dt(row["last_seen_at"]),
-        created_at=dt(row["created_at"]),
     )

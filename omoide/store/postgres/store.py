@@ -17,7 +17,7 @@ from omoide.store.postgres import ann, migrate
 from omoide.store.postgres.admin import PostgresAdminReads
 from omoide.store.postgres.db import SEARCH_TIMEOUT, Database, connect
 from omoide.store.postgres.dialect import POSTGRES
-from omoide.store.postgres.graph import PostgresGraphReads
+from omoide.store.postgres.graph import LAYOUT as GRAPH
 from omoide.store.postgres.jobs import LAYOUT as JOBS
 from omoide.store.postgres.ledger import LAYOUT as LEDGER
 from omoide.store.postgres.memory_reads import PostgresMemoryReads
@@ -26,6 +26,7 @@ from omoide.store.postgres.tx import PostgresTx
 from omoide.store.postgres.upkeep import Upkeep
 from omoide.store.postgres.wakeups import JobWatcher
 from omoide.store.protocol import Capability
+from omoide.store.sql.graph import SQLGraphReads
 from omoide.store.sql.jobs import SQLJobQueue
 from omoide.store.sql.ledger import SQLLedgerReads
 from omoide.store.sql.schedules import SQLScheduleReads
@@ -65,7 +66,7 @@ class PostgresStore:
         self._memories = PostgresMemoryReads(self._db)
         self._sessions = SQLSessionReads(self._db, POSTGRES, EPISODES)
         self._jobs = SQLJobQueue(self._db, POSTGRES, JOBS)
-        self._graph = PostgresGraphReads(self._db)
+        self._graph = SQLGraphReads(self._db, POSTGRES, GRAPH)
         self._ledger = SQLLedgerReads(self._db, POSTGRES, LEDGER)
         self._variables = SQLVariableReads(self._db, POSTGRES)
         self._admin = PostgresAdminReads(self._db)
@@ -84,7 +85,7 @@ class PostgresStore:
         return self._jobs
 
     @property
-    def graph(self) -> PostgresGraphReads:
+    def graph(self) -> SQLGraphReads:
         return self._graph
 
     @property

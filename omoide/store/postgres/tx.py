@@ -5,11 +5,12 @@ from __future__ import annotations
 from omoide.store.postgres.admin import PostgresAdminWrites
 from omoide.store.postgres.db import Conn
 from omoide.store.postgres.dialect import POSTGRES
-from omoide.store.postgres.graph import PostgresGraphWrites
+from omoide.store.postgres.graph import LAYOUT as GRAPH
 from omoide.store.postgres.jobs import LAYOUT as JOBS
 from omoide.store.postgres.ledger import LAYOUT as LEDGER
 from omoide.store.postgres.memory_writes import PostgresMemoryWrites
 from omoide.store.postgres.sessions import LAYOUT as EPISODES
+from omoide.store.sql.graph import SQLGraphWrites
 from omoide.store.sql.jobs import SQLJobWrites
 from omoide.store.sql.ledger import SQLLedgerWrites
 from omoide.store.sql.schedules import SQLScheduleWrites
@@ -25,7 +26,7 @@ class PostgresTx:
         self._memories = memories
         self._sessions = SQLSessionWrites(conn, POSTGRES, EPISODES)
         self._jobs = SQLJobWrites(conn, POSTGRES, JOBS)
-        self._graph = PostgresGraphWrites(conn)
+        self._graph = SQLGraphWrites(conn, POSTGRES, GRAPH)
         self._ledger = SQLLedgerWrites(conn, POSTGRES, LEDGER, memories)
         self._variables = SQLVariableWrites(conn, POSTGRES)
         self._schedules = SQLScheduleWrites(conn, POSTGRES)
@@ -44,7 +45,7 @@ class PostgresTx:
         return self._jobs
 
     @property
-    def graph(self) -> PostgresGraphWrites:
+    def graph(self) -> SQLGraphWrites:
         return self._graph
 
     @property

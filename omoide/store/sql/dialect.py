@@ -63,6 +63,8 @@ class Dialect:
     false: str
     #: The larger of its arguments (SQLite's scalar ``max``, PostgreSQL's ``GREATEST``).
     greatest: str
+    #: The 1-based position of a needle in a text, 0 if absent (``instr`` / ``strpos``).
+    strpos: str
     #: Put before a column in a WHERE clause to keep the planner off that column's index
     #: (SQLite's unary ``+``, where the tenant's index would lose to a lookup by id).
     unindexed: str

@@ -22,6 +22,7 @@ SQLITE = Dialect(
     true="1",
     false="0",
     greatest="max",
+    strpos="instr",
     unindexed="+",
     binary="",
     skip_locked="",

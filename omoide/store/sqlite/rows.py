@@ -9,7 +9,6 @@ from typing import Any
 
 from omoide.store.records import ms_to_dt_required
 from omoide.types import (
-    Entity,
     MemoryItem,
     MemoryType,
     Scope,
@@ -57,34 +56,6 @@ def memory_from_row(row: sqlite3.Row) -> MemoryItem:
         created_at=ms_to_dt_required(row["created_at"]),
         updated_at=ms_to_dt_required(row["updated_at"]),
         embedded=bool(row["embedded"]),
-    )
-
-
-ENTITY_SELECT = """
-    SELECT e.*, (SELECT group_concat(ee.episode_id) FROM entity_episodes ee
-                 WHERE ee.entity_id = e.id) AS episodes
-    FROM entities e
-"""
-
-RELATIONSHIP_SELECT = """
-    SELECT r.*, f.name AS from_name, t.name AS to_name FROM relationships r
-    JOIN entities f ON f.id = r.from_id JOIN entities t ON t.id = r.to_id
-"""
-
-
-def entity_from_row(row: sqlite3.Row) -> Entity:
-    return Entity(
-        id=row["id"],
-        user_id=row["user_id"],
-        scope_id=row["scope_id"],
-        name=row["name"],
-        type=row["type"],
-        mention_count=row["mention_count"],
-        confidence=row["confidence"],
-        source=row["source"],
-        episodes=row["episodes"].split(",") if row["episodes"] else [],
-        last_seen_at=ms_to_dt_required(row["last_seen_at"]),
-        created_at=ms_to_dt_required(row["created_at"]),
     )
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from omoide.errors import StoreError
 from omoide.store import files
 from omoide.store.protocol import Capability
+from omoide.store.sql.graph import SQLGraphReads
 from omoide.store.sql.jobs import SQLJobQueue
 from omoide.store.sql.ledger import SQLLedgerReads
 from omoide.store.sql.schedules import SQLScheduleReads
@@ -25,7 +26,7 @@ from omoide.store.sqlite import ann, keyword, migrate, postings
 from omoide.store.sqlite.admin import SQLiteAdminReads
 from omoide.store.sqlite.db import Database, connect
 from omoide.store.sqlite.dialect import SQLITE
-from omoide.store.sqlite.graph import SQLiteGraphReads
+from omoide.store.sqlite.graph import LAYOUT as GRAPH
 from omoide.store.sqlite.jobs import LAYOUT as JOBS
 from omoide.store.sqlite.ledger import LAYOUT as LEDGER
 from omoide.store.sqlite.memory_reads import SQLiteMemoryReads
@@ -73,7 +74,7 @@ class SQLiteStore:
         self._memories = SQLiteMemoryReads(self._db, self._vectors, self._tokenizer, self._postings)
         self._sessions = SQLSessionReads(self._db, SQLITE, EPISODES)
         self._jobs = SQLJobQueue(self._db, SQLITE, JOBS)
-        self._graph = SQLiteGraphReads(self._db)
+        self._graph = SQLGraphReads(self._db, SQLITE, GRAPH)
         self._ledger = SQLLedgerReads(self._db, SQLITE, LEDGER)
         self._variables = SQLVariableReads(self._db, SQLITE)
         self._admin = SQLiteAdminReads(self._db)
@@ -99,7 +100,7 @@ class SQLiteStore:
         return self._jobs
 
     @property
-    def graph(self) -> SQLiteGraphReads:
+    def graph(self) -> SQLGraphReads:
         return self._graph
 
     @property

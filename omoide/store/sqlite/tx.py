@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from omoide.store.sql.graph import SQLGraphWrites
 from omoide.store.sql.jobs import SQLJobWrites
 from omoide.store.sql.ledger import SQLLedgerWrites
 from omoide.store.sql.schedules import SQLScheduleWrites
@@ -11,7 +12,7 @@ from omoide.store.sql.sessions import SQLSessionWrites
 from omoide.store.sql.variables import SQLVariableWrites
 from omoide.store.sqlite.admin import SQLiteAdminWrites
 from omoide.store.sqlite.dialect import SQLITE
-from omoide.store.sqlite.graph import SQLiteGraphWrites
+from omoide.store.sqlite.graph import LAYOUT as GRAPH
 from omoide.store.sqlite.jobs import LAYOUT as JOBS
 from omoide.store.sqlite.keyword import Tokenizer
 from omoide.store.sqlite.ledger import LAYOUT as LEDGER
@@ -27,7 +28,7 @@ class SQLiteTx:
         self._memories = memories
         self._sessions = SQLSessionWrites(conn, SQLITE, EPISODES)
         self._jobs = SQLJobWrites(conn, SQLITE, JOBS)
-        self._graph = SQLiteGraphWrites(conn)
+        self._graph = SQLGraphWrites(conn, SQLITE, GRAPH)
         self._ledger = SQLLedgerWrites(conn, SQLITE, LEDGER, memories)
         self._variables = SQLVariableWrites(conn, SQLITE)
         self._schedules = SQLScheduleWrites(conn, SQLITE)
@@ -46,7 +47,7 @@ class SQLiteTx:
         return self._jobs
 
     @property
-    def graph(self) -> SQLiteGraphWrites:
+    def graph(self) -> SQLGraphWrites:
         return self._graph
 
     @property
