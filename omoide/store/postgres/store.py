@@ -16,13 +16,9 @@ from omoide.errors import StoreError
 from omoide.store.postgres import ann, migrate
 from omoide.store.postgres.admin import PostgresAdminReads
 from omoide.store.postgres.db import SEARCH_TIMEOUT, Database, connect
-from omoide.store.postgres.dialect import POSTGRES
-from omoide.store.postgres.graph import LAYOUT as GRAPH
-from omoide.store.postgres.jobs import LAYOUT as JOBS
-from omoide.store.postgres.ledger import LAYOUT as LEDGER
 from omoide.store.postgres.memory_reads import PostgresMemoryReads
-from omoide.store.postgres.sessions import LAYOUT as EPISODES
-from omoide.store.postgres.tx import PostgresTx
+from omoide.store.postgres.tx import LAYOUTS as L
+from omoide.store.postgres.tx import PostgresTx, transaction_ports
 from omoide.store.postgres.upkeep import Upkeep
 from omoide.store.postgres.wakeups import JobWatcher
 from omoide.store.protocol import Capability
@@ -64,13 +60,13 @@ class PostgresStore:
         self._upkeep = Upkeep(self._db)
         self.location = self._db.location
         self._memories = PostgresMemoryReads(self._db)
-        self._sessions = SQLSessionReads(self._db, POSTGRES, EPISODES)
-        self._jobs = SQLJobQueue(self._db, POSTGRES, JOBS)
-        self._graph = SQLGraphReads(self._db, POSTGRES, GRAPH)
-        self._ledger = SQLLedgerReads(self._db, POSTGRES, LEDGER)
-        self._variables = SQLVariableReads(self._db, POSTGRES)
+        self._sessions = SQLSessionReads(self._db, L.dialect, L.episodes)
+        self._jobs = SQLJobQueue(self._db, L.dialect, L.jobs)
+        self._graph = SQLGraphReads(self._db, L.dialect, L.graph)
+        self._ledger = SQLLedgerReads(self._db, L.dialect, L.ledger)
+        self._variables = SQLVariableReads(self._db, L.dialect)
         self._admin = PostgresAdminReads(self._db)
-        self._schedules = SQLScheduleReads(self._db, POSTGRES)
+        self._schedules = SQLScheduleReads(self._db, L.dialect)
 
     @property
     def memories(self) -> PostgresMemoryReads:
@@ -113,7 +109,7 @@ class PostgresStore:
     @contextmanager
     def transaction(self) -> Iterator[PostgresTx]:
         with self._db.write() as conn:
-            tx = PostgresTx(conn)
+            tx = transaction_ports(conn)
             yield tx
         # committed: the maintenance it calls for, at write time (never in a search)
         written = dict(tx.memories.written)

@@ -25,14 +25,10 @@ from omoide.store.sql.variables import SQLVariableReads
 from omoide.store.sqlite import ann, keyword, migrate, postings
 from omoide.store.sqlite.admin import SQLiteAdminReads
 from omoide.store.sqlite.db import Database, connect
-from omoide.store.sqlite.dialect import SQLITE
-from omoide.store.sqlite.graph import LAYOUT as GRAPH
-from omoide.store.sqlite.jobs import LAYOUT as JOBS
-from omoide.store.sqlite.ledger import LAYOUT as LEDGER
 from omoide.store.sqlite.memory_reads import SQLiteMemoryReads
 from omoide.store.sqlite.postings import PostingsCache
-from omoide.store.sqlite.sessions import LAYOUT as EPISODES
-from omoide.store.sqlite.tx import SQLiteTx
+from omoide.store.sqlite.tx import LAYOUTS as L
+from omoide.store.sqlite.tx import SQLiteTx, transaction_ports
 from omoide.store.sqlite.vectors import VectorCache, trim_log
 
 __all__ = ["SQLiteStore", "connect"]
@@ -72,13 +68,13 @@ class SQLiteStore:
         self._vectors = VectorCache(graphs_beside, ann_threshold, reader=self._db.reader, ef=ann_ef)
         self._postings = PostingsCache()
         self._memories = SQLiteMemoryReads(self._db, self._vectors, self._tokenizer, self._postings)
-        self._sessions = SQLSessionReads(self._db, SQLITE, EPISODES)
-        self._jobs = SQLJobQueue(self._db, SQLITE, JOBS)
-        self._graph = SQLGraphReads(self._db, SQLITE, GRAPH)
-        self._ledger = SQLLedgerReads(self._db, SQLITE, LEDGER)
-        self._variables = SQLVariableReads(self._db, SQLITE)
+        self._sessions = SQLSessionReads(self._db, L.dialect, L.episodes)
+        self._jobs = SQLJobQueue(self._db, L.dialect, L.jobs)
+        self._graph = SQLGraphReads(self._db, L.dialect, L.graph)
+        self._ledger = SQLLedgerReads(self._db, L.dialect, L.ledger)
+        self._variables = SQLVariableReads(self._db, L.dialect)
         self._admin = SQLiteAdminReads(self._db)
-        self._schedules = SQLScheduleReads(self._db, SQLITE)
+        self._schedules = SQLScheduleReads(self._db, L.dialect)
         with self._db.write_lock:
             if auto_migrate:
                 migrate.migrate(self._db.writer)
@@ -132,7 +128,7 @@ class SQLiteStore:
     def transaction(self) -> Iterator[SQLiteTx]:
         with self._db.write_lock:
             with self._db.immediate() as conn:
-                tx = SQLiteTx(conn, self._tokenizer)
+                tx = transaction_ports(conn, self._tokenizer)
                 yield tx
                 tx.memories.flush()  # the keyword index commits with the memories
             self._writes += 1

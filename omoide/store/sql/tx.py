@@ -1,0 +1,84 @@
+"""The write ports of one transaction, and the layouts a backend gives the shared ports.
+
+A backend's store opens the transaction (SQLite: ``BEGIN IMMEDIATE`` on its one writer;
+PostgreSQL: a pooled connection) and builds an ``SQLTx`` over that connection: the shared write
+ports, beside the memory and admin writes the backend keeps (bulk inserts, its keyword index,
+the maintenance after the commit).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from omoide.store.ports.admin import AdminWrites
+from omoide.store.ports.memories import MemoryWrites
+from omoide.store.sql.dialect import Conn, Dialect
+from omoide.store.sql.graph import GraphLayout, SQLGraphWrites
+from omoide.store.sql.jobs import JobLayout, SQLJobWrites
+from omoide.store.sql.ledger import LedgerLayout, SQLLedgerWrites
+from omoide.store.sql.schedules import SQLScheduleWrites
+from omoide.store.sql.sessions import EpisodeLayout, SQLSessionWrites
+from omoide.store.sql.variables import SQLVariableWrites
+
+
+@dataclass(frozen=True)
+class Layouts:
+    """A backend's dialect and what its schema lays out differently, port by port."""
+
+    dialect: Dialect
+    episodes: EpisodeLayout
+    jobs: JobLayout
+    ledger: LedgerLayout
+    graph: GraphLayout
+
+
+M = TypeVar("M", bound=MemoryWrites)
+A = TypeVar("A", bound=AdminWrites)
+
+
+class SQLTx(Generic[M, A]):
+    """One port object per aggregate, all writing on the transaction's connection."""
+
+    def __init__(self, conn: Conn, layouts: Layouts, memories: M, admin: A) -> None:
+        d = layouts.dialect
+        self._memories = memories
+        self._admin = admin
+        self._sessions = SQLSessionWrites(conn, d, layouts.episodes)
+        self._jobs = SQLJobWrites(conn, d, layouts.jobs)
+        self._graph = SQLGraphWrites(conn, d, layouts.graph)
+        self._ledger = SQLLedgerWrites(conn, d, layouts.ledger, memories)
+        self._variables = SQLVariableWrites(conn, d)
+        self._schedules = SQLScheduleWrites(conn, d)
+
+    @property
+    def memories(self) -> M:
+        return self._memories
+
+    @property
+    def sessions(self) -> SQLSessionWrites:
+        return self._sessions
+
+    @property
+    def jobs(self) -> SQLJobWrites:
+        return self._jobs
+
+    @property
+    def graph(self) -> SQLGraphWrites:
+        return self._graph
+
+    @property
+    def ledger(self) -> SQLLedgerWrites:
+        return self._ledger
+
+    @property
+    def variables(self) -> SQLVariableWrites:
+        return self._variables
+
+    @property
+    def admin(self) -> A:
+        return self._admin
+
+    @property
+    def schedules(self) -> SQLScheduleWrites:
+        return self._schedules
