@@ -17,7 +17,9 @@ from typing import Any
 from omoide.errors import Conflict, NotFound
 from omoide.store.ports.ledger import ConsolidationPlan
 from omoide.store.postgres.db import Conn
-from omoide.store.postgres.shared import jsonb, session_pk, write_history
+from omoide.store.postgres.dialect import POSTGRES
+from omoide.store.postgres.shared import jsonb, session_pk
+from omoide.store.sql.shared import write_history
 from omoide.types import HistoryEvent, MemoryType, Scope, now_ms
 
 # The verbatim forms of an episode; extracted facts, profile entries, chunks and summaries are
@@ -135,7 +137,9 @@ def _sweep(conn: Conn, scope: Scope, plan: ConsolidationPlan, ts: int, actor: st
         (ts, ts, *tenant, plan.memories),
     ).fetchall()
     for row in sorted(invalidated, key=lambda r: int(r["seq"])):
-        write_history(conn, scope, row["id"], HistoryEvent.DELETE, row["text"], None, actor)
+        write_history(
+            conn, POSTGRES, scope, row["id"], HistoryEvent.DELETE, row["text"], None, actor
+        )
     conn.execute(
         "DELETE FROM memory_vectors WHERE user_id = %s AND scope_id = %s AND memory_id = ANY(%s)",
         (*tenant, plan.vectors),
@@ -167,7 +171,9 @@ def revert(conn: Conn, scope: Scope, consolidation_id: str, actor: str) -> dict[
     ).fetchall()
     restored_rows.sort(key=lambda r: int(r["seq"]))
     for memory in restored_rows:
-        write_history(conn, scope, memory["id"], HistoryEvent.UPDATE, None, memory["text"], actor)
+        write_history(
+            conn, POSTGRES, scope, memory["id"], HistoryEvent.UPDATE, None, memory["text"], actor
+        )
     conn.execute(
         "UPDATE episodes SET consolidated_at = NULL, consolidation_id = NULL"
         " WHERE user_id = %s AND consolidation_id = %s",
@@ -179,7 +185,9 @@ def revert(conn: Conn, scope: Scope, consolidation_id: str, actor: str) -> dict[
         (ts, ts, user, row["summary_id"]),
     ).fetchone()
     if summary is not None:
-        write_history(conn, scope, summary["id"], HistoryEvent.DELETE, summary["text"], None, actor)
+        write_history(
+            conn, POSTGRES, scope, summary["id"], HistoryEvent.DELETE, summary["text"], None, actor
+        )
     entities = _restore_graph(conn, scope, row["snapshot"])
     conn.execute(
         "UPDATE consolidations SET reverted_at = %s WHERE user_id = %s AND id = %s",

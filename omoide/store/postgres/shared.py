@@ -14,7 +14,7 @@ from omoide.store.postgres import rows
 from omoide.store.postgres.db import Conn
 from omoide.store.postgres.dialect import POSTGRES
 from omoide.store.sql import sessions
-from omoide.types import HistoryEvent, MemoryItem, Scope, now_ms
+from omoide.types import MemoryItem, Scope
 
 
 def jsonb(value: Any) -> str:
@@ -44,29 +44,3 @@ def fetch_memory(conn: Conn, scope: Scope, memory_id: str) -> MemoryItem:
     if row is None:
         raise NotFound(f"memory {memory_id!r} not found", id=memory_id)
     return rows.memory(row)
-
-
-def write_history(
-    conn: Conn,
-    scope: Scope,
-    memory_id: str,
-    event: HistoryEvent,
-    old: str | None,
-    new: str | None,
-    actor: str,
-) -> None:
-    """Append one entry to a memory's history (the audit trail is never rewritten)."""
-    conn.execute(
-        "INSERT INTO history (memory_id, user_id, scope_id, event, old_text, new_text, actor,"
-        " created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-        (memory_id, scope.user_id, scope.scope_id, event.value, old, new, actor, now_ms()),
-    )
-
-
-def invalidate_row(conn: Conn, scope: Scope, memory_id: str, at_ms: int) -> None:
-    """Set ``invalid_at`` (the row stays for ``as_of`` queries and its history)."""
-    conn.execute(
-        "UPDATE memories SET invalid_at = %s, updated_at = %s"
-        " WHERE user_id = %s AND scope_id = %s AND id = %s",
-        (at_ms, now_ms(), scope.user_id, scope.scope_id, memory_id),
-    )

@@ -112,7 +112,7 @@ class PostgresStore:
             tx = transaction_ports(conn)
             yield tx
         # committed: the maintenance it calls for, at write time (never in a search)
-        written = dict(tx.memories.written)
+        written = dict(tx.memories.own.written)
         for tenant, rows in tx.admin.written.items():
             written[tenant] = written.get(tenant, 0) + rows
         if written:

@@ -7,7 +7,7 @@ from omoide.store.postgres import graph, jobs, ledger, sessions
 from omoide.store.postgres.admin import PostgresAdminWrites
 from omoide.store.postgres.db import Conn
 from omoide.store.postgres.dialect import POSTGRES
-from omoide.store.postgres.memory_writes import PostgresMemoryWrites
+from omoide.store.postgres.memory_writes import PostgresMemoryStorage
 from omoide.store.sql.tx import Layouts, SQLTx
 
 LAYOUTS = Layouts(
@@ -18,9 +18,9 @@ LAYOUTS = Layouts(
     graph=graph.LAYOUT,
 )
 
-PostgresTx = SQLTx[PostgresMemoryWrites, PostgresAdminWrites]
+PostgresTx = SQLTx[PostgresMemoryStorage, PostgresAdminWrites]
 
 
 def transaction_ports(conn: Conn) -> PostgresTx:
     """The ports of the transaction open on ``conn``."""
-    return SQLTx(conn, LAYOUTS, PostgresMemoryWrites(conn), PostgresAdminWrites(conn))
+    return SQLTx(conn, LAYOUTS, PostgresMemoryStorage(conn), PostgresAdminWrites(conn))

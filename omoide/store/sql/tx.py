@@ -2,8 +2,8 @@
 
 A backend's store opens the transaction (SQLite: ``BEGIN IMMEDIATE`` on its one writer;
 PostgreSQL: a pooled connection) and builds an ``SQLTx`` over that connection: the shared write
-ports, beside the memory and admin writes the backend keeps (bulk inserts, its keyword index,
-the maintenance after the commit).
+ports, beside the backend's own part of the memory writes (``MemoryStorage``: bulk inserts, its
+keyword index, the maintenance after the commit) and its admin writes.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from omoide.store.ports.admin import AdminWrites
-from omoide.store.ports.memories import MemoryWrites
 from omoide.store.sql.dialect import Conn, Dialect
 from omoide.store.sql.graph import GraphLayout, SQLGraphWrites
 from omoide.store.sql.jobs import JobLayout, SQLJobWrites
 from omoide.store.sql.ledger import LedgerLayout, SQLLedgerWrites
+from omoide.store.sql.memory_writes import MemoryStorage, SQLMemoryWrites
 from omoide.store.sql.schedules import SQLScheduleWrites
 from omoide.store.sql.sessions import EpisodeLayout, SQLSessionWrites
 from omoide.store.sql.variables import SQLVariableWrites
@@ -33,7 +33,7 @@ class Layouts:
     graph: GraphLayout
 
 
-M = TypeVar("M", bound=MemoryWrites)
+M = TypeVar("M", bound=MemoryStorage)
 A = TypeVar("A", bound=AdminWrites)
 
 
@@ -42,17 +42,17 @@ class SQLTx(Generic[M, A]):
 
     def __init__(self, conn: Conn, layouts: Layouts, memories: M, admin: A) -> None:
         d = layouts.dialect
-        self._memories = memories
+        self._memories = SQLMemoryWrites(conn, d, memories)
         self._admin = admin
         self._sessions = SQLSessionWrites(conn, d, layouts.episodes)
         self._jobs = SQLJobWrites(conn, d, layouts.jobs)
         self._graph = SQLGraphWrites(conn, d, layouts.graph)
-        self._ledger = SQLLedgerWrites(conn, d, layouts.ledger, memories)
+        self._ledger = SQLLedgerWrites(conn, d, layouts.ledger, self._memories)
         self._variables = SQLVariableWrites(conn, d)
         self._schedules = SQLScheduleWrites(conn, d)
 
     @property
-    def memories(self) -> M:
+    def memories(self) -> SQLMemoryWrites[M]:
         return self._memories
 
     @property

@@ -16,7 +16,9 @@ from typing import Any
 
 from omoide.errors import Conflict, NotFound
 from omoide.store.ports.ledger import ConsolidationPlan
-from omoide.store.sqlite.shared import session_pk, write_history
+from omoide.store.sql.shared import write_history
+from omoide.store.sqlite.dialect import SQLITE
+from omoide.store.sqlite.shared import session_pk
 from omoide.types import HistoryEvent, MemoryType, Scope, now_ms
 
 # The verbatim forms of an episode; extracted facts, profile entries, chunks and summaries are
@@ -152,7 +154,7 @@ def _sweep_memories(
         (*tenant, json.dumps(plan.memories)),
     ).fetchall()
     for row in found:
-        write_history(conn, scope, row["id"], HistoryEvent.DELETE, row["text"], None, actor)
+        write_history(conn, SQLITE, scope, row["id"], HistoryEvent.DELETE, row["text"], None, actor)
     conn.execute(
         "UPDATE memories SET invalid_at = ?, updated_at = ?"
         f" WHERE user_id = ? AND scope_id = ? AND id IN {_IDS}",
@@ -189,7 +191,7 @@ def revert(
                 (ts, memory["id"]),
             )
             write_history(
-                conn, scope, memory["id"], HistoryEvent.UPDATE, None, memory["text"], actor
+                conn, SQLITE, scope, memory["id"], HistoryEvent.UPDATE, None, memory["text"], actor
             )
             restored.append(memory["id"])
     conn.execute(
@@ -206,7 +208,9 @@ def revert(
             "UPDATE memories SET invalid_at = ?, updated_at = ? WHERE id = ?",
             (ts, ts, summary["id"]),
         )
-        write_history(conn, scope, summary["id"], HistoryEvent.DELETE, summary["text"], None, actor)
+        write_history(
+            conn, SQLITE, scope, summary["id"], HistoryEvent.DELETE, summary["text"], None, actor
+        )
     entities = _restore_graph(conn, scope, json.loads(row["snapshot"]))
     conn.execute("UPDATE consolidations SET reverted_at = ? WHERE id = ?", (ts, consolidation_id))
     return {"memories": restored, "entities": entities, "summary_id": row["summary_id"]}

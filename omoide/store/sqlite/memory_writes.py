@@ -1,7 +1,9 @@
-"""SQLite ``MemoryWrites``: inserts, versions (supersede/invalidate), edits, vectors.
+"""What SQLite does its own way for the shared ``MemoryWrites`` (``store.sql.memory_writes``).
 
-The full-text row follows the memory by trigger (schema.sql), and vector changes append to
-``vec_log`` by trigger, so neither can be split from the memory it belongs to.
+Inserts are one statement per memory (in-process, no round trips), the keyword index is written
+at the end of the transaction (``flush``), vectors are float32 BLOBs keyed by the memory's
+``seq``; vector changes append to ``vec_log`` by trigger, so they cannot be split from the
+memory they belong to.
 """
 
 from __future__ import annotations
@@ -14,15 +16,17 @@ from typing import Any
 
 import numpy as np
 
-from omoide.errors import Conflict, NotFound
-from omoide.store.ports.memories import LatestTurn, Neighbour, NewMemory
+from omoide.errors import NotFound
+from omoide.store.ports.memories import Neighbour, NewMemory
+from omoide.store.sql.shared import write_history
 from omoide.store.sqlite import keyword, rows
-from omoide.store.sqlite.shared import fetch_memory, invalidate_row, session_pk, write_history
+from omoide.store.sqlite.dialect import SQLITE
+from omoide.store.sqlite.shared import fetch_memory, session_pk
 from omoide.types import HistoryEvent, MemoryItem, MemoryType, Scope, now_ms
 
 
-class SQLiteMemoryWrites:
-    """Writes of memories on the transaction's connection (see ``MemoryWrites``)."""
+class SQLiteMemoryStorage:
+    """SQLite's part of the memory writes (see ``MemoryStorage``)."""
 
     def __init__(self, conn: sqlite3.Connection, tokenizer: keyword.Tokenizer) -> None:
         self._conn = conn
@@ -33,31 +37,6 @@ class SQLiteMemoryWrites:
         self._unindexed: set[int] = set()
         self._changed: set[int] = set()
 
-    def insert_memory(self, scope: Scope, new: NewMemory, actor: str) -> MemoryItem:
-        return self._insert(scope, new, actor, HistoryEvent.ADD, None)
-
-    def insert_memories(
-        self, scope: Scope, news: Sequence[NewMemory], actor: str
-    ) -> list[MemoryItem]:
-        # One writer and in-process statements: a loop costs no round trips here, and the
-        # keyword rows of the batch are written together by ``flush`` anyway.
-        return [self._insert(scope, new, actor, HistoryEvent.ADD, None) for new in news]
-
-    def supersede_memory(
-        self, scope: Scope, old_id: str, new: NewMemory, at_ms: int, actor: str
-    ) -> MemoryItem:
-        old_text, valid_from = self._valid_memory(scope, old_id)
-        at_ms = max(at_ms, valid_from)
-        invalidate_row(self._conn, old_id, at_ms)
-        new.supersedes, new.valid_from_ms = old_id, at_ms
-        return self._insert(scope, new, actor, HistoryEvent.UPDATE, old_text)
-
-    def invalidate_memory(self, scope: Scope, memory_id: str, at_ms: int, actor: str) -> MemoryItem:
-        old_text, valid_from = self._valid_memory(scope, memory_id)
-        invalidate_row(self._conn, memory_id, max(at_ms, valid_from))
-        write_history(self._conn, scope, memory_id, HistoryEvent.DELETE, old_text, None, actor)
-        return fetch_memory(self._conn, scope, memory_id)
-
     def last_in_session(self, scope: Scope, session_id: str, type_: MemoryType) -> Neighbour | None:
         row = self._conn.execute(
             "SELECT m.id, m.text, m.context FROM memories m JOIN sessions s ON s.id = m.session_id"
@@ -67,20 +46,32 @@ class SQLiteMemoryWrites:
         ).fetchone()
         return None if row is None else Neighbour(row["id"], row["text"], row["context"])
 
-    def latest_turn(self, scope: Scope, type_: MemoryType) -> LatestTurn | None:
-        # memories_type (user_id, scope_id, type, created_at) serves the order: one index step
-        row = self._conn.execute(
-            "SELECT m.id, m.text, m.context, m.created_at, s.external_id FROM memories m"
-            " LEFT JOIN sessions s ON s.id = m.session_id"
-            " WHERE m.user_id = ? AND m.scope_id = ? AND m.type = ?"
-            " ORDER BY m.created_at DESC, m.seq DESC LIMIT 1",
-            (scope.user_id, scope.scope_id, type_.value),
-        ).fetchone()
-        if row is None:
-            return None
-        return LatestTurn(
-            row["id"], row["text"], row["context"], row["external_id"], int(row["created_at"])
-        )
+    def insert(
+        self,
+        scope: Scope,
+        news: Sequence[NewMemory],
+        actor: str,
+        event: HistoryEvent,
+        old_text: str | None,
+    ) -> list[MemoryItem]:
+        # One writer and in-process statements: a loop costs no round trips here, and the
+        # keyword rows of the batch are written together by ``flush`` anyway.
+        return [self._insert(scope, new, actor, event, old_text) for new in news]
+
+    def fetch(self, scope: Scope, memory_id: str) -> MemoryItem:
+        return fetch_memory(self._conn, scope, memory_id)
+
+    def changed(self, scope: Scope, memory_id: str, text: str | None) -> None:
+        del scope
+        if text is not None:
+            self._reindex(memory_id)
+
+    def text_sets(self, text: str) -> tuple[str, list[Any]]:
+        return "text = ?", [text]
+
+    def vectors_of(self, scope: Scope, memory_id: str) -> tuple[str, tuple[Any, ...]]:
+        del scope
+        return "memory_seq = (SELECT seq FROM memories WHERE id = ?)", (memory_id,)
 
     def set_context(self, scope: Scope, memory_id: str, context: str) -> None:
         self._conn.execute(
@@ -106,59 +97,11 @@ class SQLiteMemoryWrites:
             old = [d for d in docs if d[0] not in fresh]
             keyword.index_memories(self._conn, self._tokenizer, old, replace=True)
 
-    def update_memory(
-        self,
-        scope: Scope,
-        memory_id: str,
-        text: str | None,
-        metadata: dict[str, Any] | None,
-        actor: str,
-    ) -> MemoryItem:
-        old = fetch_memory(self._conn, scope, memory_id)
-        sets: list[str] = ["updated_at = ?"]
-        params: list[Any] = [now_ms()]
-        if text is not None:
-            sets.append("text = ?")
-            params.append(text)
-        if metadata is not None:
-            sets.append("metadata = ?")
-            params.append(json.dumps(metadata))
-        self._conn.execute(
-            f"UPDATE memories SET {', '.join(sets)} WHERE id = ?", (*params, memory_id)
-        )
-        if text is not None and text != old.text:
-            self._reindex(memory_id)
-            for table in ("memory_vectors", "vector_rebuild"):  # both were of the old text
-                self._conn.execute(
-                    f"DELETE FROM {table}"
-                    " WHERE memory_seq = (SELECT seq FROM memories WHERE id = ?)",
-                    (memory_id,),
-                )
-        new_text = text or old.text
-        write_history(self._conn, scope, memory_id, HistoryEvent.UPDATE, old.text, new_text, actor)
-        return fetch_memory(self._conn, scope, memory_id)
-
-    def delete_memory(self, scope: Scope, memory_id: str, actor: str) -> None:
-        old = fetch_memory(self._conn, scope, memory_id)
-        self._conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))  # cascades
-        write_history(self._conn, scope, memory_id, HistoryEvent.DELETE, old.text, None, actor)
-
-    def put_vector(
-        self, scope: Scope, memory_id: str, vector: np.ndarray, text: str | None = None
-    ) -> bool:
-        return self._write_vector("memory_vectors", scope, memory_id, vector, text)
-
     def put_vectors(self, scope: Scope, memory_ids: Sequence[str], vectors: np.ndarray) -> int:
         return sum(
-            self._write_vector("memory_vectors", scope, memory_id, vectors[row], None)
+            self.write_vector("memory_vectors", scope, memory_id, vectors[row], None)
             for row, memory_id in enumerate(memory_ids)
         )
-
-    def stage_vector(self, scope: Scope, memory_id: str, vector: np.ndarray, text: str) -> bool:
-        return self._write_vector("vector_rebuild", scope, memory_id, vector, text)
-
-    def clear_staged_vectors(self) -> None:
-        self._conn.execute("DELETE FROM vector_rebuild")
 
     def swap_staged_vectors(self) -> list[tuple[Scope, str]]:
         self._conn.execute("DELETE FROM memory_vectors")
@@ -174,17 +117,13 @@ class SQLiteMemoryWrites:
         ).fetchall()
         return [(Scope(user_id=r["user_id"], scope_id=r["scope_id"]), r["id"]) for r in missing]
 
-    def clear_vectors(self) -> None:
-        self._conn.execute("DELETE FROM memory_vectors")
-        self._conn.execute("DELETE FROM entity_vectors")
-
     def _reindex(self, memory_id: str) -> None:
         """Index the memory's text and context again at the end of the transaction."""
         row = self._conn.execute("SELECT seq FROM memories WHERE id = ?", (memory_id,)).fetchone()
         if row is not None:
             self._changed.add(int(row[0]))
 
-    def _write_vector(
+    def write_vector(
         self, table: str, scope: Scope, memory_id: str, vector: np.ndarray, text: str | None
     ) -> bool:
         # The text check runs inside the writer's transaction: an update() committed after
@@ -201,19 +140,6 @@ class SQLiteMemoryWrites:
             (row["seq"], rows.tenant_key(scope), vector.astype(np.float32).tobytes()),
         )
         return True
-
-    def _valid_memory(self, scope: Scope, memory_id: str) -> tuple[str, int]:
-        """The text and ``valid_from`` (ms) of a currently valid memory of ``scope``."""
-        row = self._conn.execute(
-            "SELECT text, valid_from, invalid_at FROM memories"
-            " WHERE id = ? AND user_id = ? AND scope_id = ?",
-            (memory_id, scope.user_id, scope.scope_id),
-        ).fetchone()
-        if row is None:
-            raise NotFound(f"memory {memory_id!r} not found", id=memory_id)
-        if row["invalid_at"] is not None:
-            raise Conflict(f"memory {memory_id!r} is no longer valid", id=memory_id)
-        return str(row["text"]), int(row["valid_from"])
 
     def _linked(self, seq: int | None, episode_id: str) -> bool:
         """The pair is recorded already (an episode listed twice in ``source_episodes``)."""
@@ -261,5 +187,5 @@ class SQLiteMemoryWrites:
             ).rowcount
             if not linked and not self._linked(cur.lastrowid, episode_id):
                 raise NotFound(f"episode {episode_id!r} not found", id=episode_id)
-        write_history(self._conn, scope, memory_id, event, old_text, new.text, actor)
+        write_history(self._conn, SQLITE, scope, memory_id, event, old_text, new.text, actor)
         return fetch_memory(self._conn, scope, memory_id)

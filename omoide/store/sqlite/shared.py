@@ -12,7 +12,7 @@ from omoide.errors import NotFound
 from omoide.store.sql import sessions
 from omoide.store.sqlite import rows
 from omoide.store.sqlite.dialect import SQLITE
-from omoide.types import HistoryEvent, MemoryItem, Scope, now_ms
+from omoide.types import MemoryItem, Scope
 
 
 def session_row(conn: sqlite3.Connection, scope: Scope, session_id: str) -> sqlite3.Row | None:
@@ -36,28 +36,3 @@ def fetch_memory(conn: sqlite3.Connection, scope: Scope, memory_id: str) -> Memo
     if row is None:
         raise NotFound(f"memory {memory_id!r} not found", id=memory_id)
     return rows.memory_from_row(row)
-
-
-def write_history(
-    conn: sqlite3.Connection,
-    scope: Scope,
-    memory_id: str,
-    event: HistoryEvent,
-    old: str | None,
-    new: str | None,
-    actor: str,
-) -> None:
-    """Append one entry to a memory's history (the audit trail is never rewritten)."""
-    conn.execute(
-        "INSERT INTO history (memory_id, user_id, scope_id, event, old_text, new_text, actor,"
-        " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (memory_id, scope.user_id, scope.scope_id, event.value, old, new, actor, now_ms()),
-    )
-
-
-def invalidate_row(conn: sqlite3.Connection, memory_id: str, at_ms: int) -> None:
-    """Set ``invalid_at`` (the row stays for ``as_of`` queries and its history)."""
-    conn.execute(
-        "UPDATE memories SET invalid_at = ?, updated_at = ? WHERE id = ?",
-        (at_ms, now_ms(), memory_id),
-    )

@@ -130,7 +130,7 @@ class SQLiteStore:
             with self._db.immediate() as conn:
                 tx = transaction_ports(conn, self._tokenizer)
                 yield tx
-                tx.memories.flush()  # the keyword index commits with the memories
+                tx.memories.own.flush()  # the keyword index commits with the memories
             self._writes += 1
             if self._writes % _TRIM_EVERY == 0:
                 trim_log(self._db.writer)

@@ -10,7 +10,7 @@ from omoide.store.sqlite import graph, jobs, ledger, sessions
 from omoide.store.sqlite.admin import SQLiteAdminWrites
 from omoide.store.sqlite.dialect import SQLITE
 from omoide.store.sqlite.keyword import Tokenizer
-from omoide.store.sqlite.memory_writes import SQLiteMemoryWrites
+from omoide.store.sqlite.memory_writes import SQLiteMemoryStorage
 
 LAYOUTS = Layouts(
     dialect=SQLITE,
@@ -20,10 +20,10 @@ LAYOUTS = Layouts(
     graph=graph.LAYOUT,
 )
 
-SQLiteTx = SQLTx[SQLiteMemoryWrites, SQLiteAdminWrites]
+SQLiteTx = SQLTx[SQLiteMemoryStorage, SQLiteAdminWrites]
 
 
 def transaction_ports(conn: sqlite3.Connection, tokenizer: Tokenizer) -> SQLiteTx:
     """The ports of a transaction inside ``BEGIN IMMEDIATE`` on ``conn``."""
-    memories = SQLiteMemoryWrites(conn, tokenizer)
+    memories = SQLiteMemoryStorage(conn, tokenizer)
     return SQLTx(conn, LAYOUTS, memories, SQLiteAdminWrites(conn, tokenizer))
