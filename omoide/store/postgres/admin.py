@@ -1,4 +1,5 @@
-"""PostgreSQL ``AdminReads`` / ``AdminWrites``, and the operations that need no open store.
+"""PostgreSQL's part of the admin ports (``store.sql.admin``), and the operations that need no
+open store.
 
 ``migration_status`` and ``apply_migrations`` work on a URL; they are what
 ``omoide.store.migration_status`` / ``apply_migrations`` dispatch to for ``postgresql://``.
@@ -11,20 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from omoide.store.postgres import backup, counts, export, import_, migrate
-from omoide.store.postgres.db import Conn, Database, connect, redacted
+from omoide.store.postgres.db import Conn as PgConn
+from omoide.store.postgres.db import Database, connect, redacted
+from omoide.store.sql.dialect import Conn
 from omoide.types import Scope
 
-# Tenant tables: deleting a tenant's rows here cascades to episodes, vectors, sources,
-# relationships, job steps, chunk state and ledger, and consolidations.
-_TENANT_TABLES = (
-    *("memories", "sessions", "projects", "history", "jobs", "entities", "variables"),
-    *("dreaming_schedules", "scope_configs"),
-)
-_COUNTED = ("memories", "memory_vectors", "sessions", "episodes", "history", "jobs")
 
-
-class PostgresAdminReads:
-    """Schema version, metadata, row counts and backups (see ``AdminReads``)."""
+class PostgresAdmin:
+    """PostgreSQL's part of the admin reads (see ``AdminStorage``): a server and its schema."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -33,19 +28,9 @@ class PostgresAdminReads:
         with self._db.read() as conn:
             return migrate.current_version(conn)
 
-    def get_meta(self, key: str) -> str | None:
-        with self._db.read() as conn:
-            row = conn.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
-        return None if row is None else str(row["value"])
-
-    def stats(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        with self._db.read() as conn:
-            for table in (*_COUNTED, "entities", "relationships", "variables"):
-                row = conn.execute(f"SELECT count(*) AS n FROM {table}").fetchone()
-                out[table] = int(row["n"]) if row else 0
-        out["memories_fts"] = out["memories"]  # the full-text vector is a column of the row
-        return out
+    def keyword_rows(self, conn: Conn, memories: int) -> int:
+        del conn
+        return memories  # the full-text vector is a column of the row
 
     def size_bytes(self) -> int:
         with self._db.read() as conn:
@@ -56,7 +41,7 @@ class PostgresAdminReads:
             ).fetchone()
         return int(row["n"]) if row else 0
 
-    def integrity(self, *, recheck: bool = False, max_seconds: float = 30.0) -> list[str] | None:
+    def integrity(self, recheck: bool, max_seconds: float) -> list[str] | None:
         # PostgreSQL verifies its own pages (WAL, data checksums when enabled) and reports a
         # damaged one as an error on the statement that reads it; this build has no amcheck
         # extension to scan for more, so a server that answers counts as sound.
@@ -76,32 +61,18 @@ class PostgresAdminReads:
 
 
 class PostgresAdminWrites:
-    """Metadata and whole-tenant deletes in the caller's transaction (see ``AdminWrites``)."""
+    """PostgreSQL's part of the admin writes (see ``AdminWriteStorage``)."""
 
-    def __init__(self, conn: Conn) -> None:
+    def __init__(self, conn: PgConn) -> None:
         self._conn = conn
         # rows imported by tenant, for the maintenance after the commit (``upkeep``)
         self.written: dict[tuple[str, str], int] = {}
 
-    def set_meta(self, key: str, value: str) -> None:
-        self._conn.execute(
-            "INSERT INTO meta (key, value) VALUES (%s, %s)"
-            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            (key, value),
-        )
-
-    def delete_scope(self, scope: Scope) -> int:
-        args = (scope.user_id, scope.scope_id)
-        row = self._conn.execute(
-            "SELECT count(*) AS n FROM memories WHERE user_id = %s AND scope_id = %s", args
-        ).fetchone()
-        for table in (*_TENANT_TABLES, "token_usage"):
-            self._conn.execute(f"DELETE FROM {table} WHERE user_id = %s AND scope_id = %s", args)
+    def scope_deleted(self, scope: Scope) -> None:
         # the tenant's words stay in its document-frequency deltas (summing to zero) until
         # folded: fold them now, no concurrent fold beside this one
-        counts.lock_tenant(self._conn, *args)
-        counts.fold_lexemes(self._conn, *args)
-        return int(row["n"]) if row else 0
+        counts.lock_tenant(self._conn, scope.user_id, scope.scope_id)
+        counts.fold_lexemes(self._conn, scope.user_id, scope.scope_id)
 
     def import_records(self, kind: str, records: Sequence[dict[str, Any]]) -> list[int]:
         written = import_.import_records(self._conn, kind, records)

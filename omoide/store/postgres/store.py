@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 from omoide.errors import StoreError
 from omoide.store.postgres import ann, migrate
-from omoide.store.postgres.admin import PostgresAdminReads
+from omoide.store.postgres.admin import PostgresAdmin
 from omoide.store.postgres.db import SEARCH_TIMEOUT, Database, connect
 from omoide.store.postgres.memory_reads import PostgresMemoryReads
 from omoide.store.postgres.tx import LAYOUTS as L
@@ -22,6 +22,7 @@ from omoide.store.postgres.tx import PostgresTx, transaction_ports
 from omoide.store.postgres.upkeep import Upkeep
 from omoide.store.postgres.wakeups import JobWatcher
 from omoide.store.protocol import Capability
+from omoide.store.sql.admin import SQLAdminReads
 from omoide.store.sql.graph import SQLGraphReads
 from omoide.store.sql.jobs import SQLJobQueue
 from omoide.store.sql.ledger import SQLLedgerReads
@@ -65,7 +66,7 @@ class PostgresStore:
         self._graph = SQLGraphReads(self._db, L.dialect, L.graph)
         self._ledger = SQLLedgerReads(self._db, L.dialect, L.ledger)
         self._variables = SQLVariableReads(self._db, L.dialect)
-        self._admin = PostgresAdminReads(self._db)
+        self._admin = SQLAdminReads(self._db, L.dialect, PostgresAdmin(self._db))
         self._schedules = SQLScheduleReads(self._db, L.dialect)
 
     @property
@@ -93,7 +94,7 @@ class PostgresStore:
         return self._variables
 
     @property
-    def admin(self) -> PostgresAdminReads:
+    def admin(self) -> SQLAdminReads:
         return self._admin
 
     @property
@@ -113,7 +114,7 @@ class PostgresStore:
             yield tx
         # committed: the maintenance it calls for, at write time (never in a search)
         written = dict(tx.memories.own.written)
-        for tenant, rows in tx.admin.written.items():
+        for tenant, rows in tx.admin.own.written.items():
             written[tenant] = written.get(tenant, 0) + rows
         if written:
             self._upkeep.after_commit(written)

@@ -3,7 +3,7 @@
 A backend's store opens the transaction (SQLite: ``BEGIN IMMEDIATE`` on its one writer;
 PostgreSQL: a pooled connection) and builds an ``SQLTx`` over that connection: the shared write
 ports, beside the backend's own part of the memory writes (``MemoryStorage``: bulk inserts, its
-keyword index, the maintenance after the commit) and its admin writes.
+keyword index, the maintenance after the commit) and of its admin writes (``AdminWriteStorage``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from omoide.store.ports.admin import AdminWrites
+from omoide.store.sql.admin import AdminWriteStorage, SQLAdminWrites
 from omoide.store.sql.dialect import Conn, Dialect
 from omoide.store.sql.graph import GraphLayout, SQLGraphWrites
 from omoide.store.sql.jobs import JobLayout, SQLJobWrites
@@ -34,7 +34,7 @@ class Layouts:
 
 
 M = TypeVar("M", bound=MemoryStorage)
-A = TypeVar("A", bound=AdminWrites)
+A = TypeVar("A", bound=AdminWriteStorage)
 
 
 class SQLTx(Generic[M, A]):
@@ -43,7 +43,7 @@ class SQLTx(Generic[M, A]):
     def __init__(self, conn: Conn, layouts: Layouts, memories: M, admin: A) -> None:
         d = layouts.dialect
         self._memories = SQLMemoryWrites(conn, d, memories)
-        self._admin = admin
+        self._admin = SQLAdminWrites(conn, d, admin)
         self._sessions = SQLSessionWrites(conn, d, layouts.episodes)
         self._jobs = SQLJobWrites(conn, d, layouts.jobs)
         self._graph = SQLGraphWrites(conn, d, layouts.graph)
@@ -76,7 +76,7 @@ class SQLTx(Generic[M, A]):
         return self._variables
 
     @property
-    def admin(self) -> A:
+    def admin(self) -> SQLAdminWrites[A]:
         return self._admin
 
     @property

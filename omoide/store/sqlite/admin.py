@@ -1,4 +1,5 @@
-"""SQLite ``AdminReads`` / ``AdminWrites``, and the file operations that need no open store.
+"""SQLite's part of the admin ports (``store.sql.admin``), and the file operations that need no
+open store.
 
 ``migration_status``, ``apply_migrations`` and ``backup_file`` work on a path; they are what
 ``omoide.store.migration_status`` / ``apply_migrations`` / ``backup`` dispatch to.
@@ -13,23 +14,20 @@ from typing import Any
 
 from omoide.errors import InvalidInput
 from omoide.store import files
+from omoide.store.sql.dialect import Conn
 from omoide.store.sqlite import cipher, export, import_, keyword, migrate
 from omoide.store.sqlite.db import Database, connect
 from omoide.types import Scope
 
-# Tenant tables: deleting a tenant's rows here cascades (schema.sql) to episodes, vectors,
-# sources, relationships, job steps, chunk state and ledger.
-_TENANT_TABLES = (
-    *("memories", "sessions", "projects", "history", "jobs", "entities", "variables"),
-    *("dreaming_schedules", "scope_configs"),
+_ALL_TABLES = (
+    *("memories", "episodes", "sessions", "projects", "history", "jobs", "meta", "entities"),
+    *("variables", "token_usage", "dreaming_schedules", "scope_configs"),
 )
-_ALL_TABLES = ("memories", "episodes", "sessions", "projects", "history", "jobs", "meta")
 FIRST_CHECK_S = 2.0  # budget of the check the first health report runs (~GBs/s when cached)
-_COUNTED = ("memories", "memory_vectors", "sessions", "episodes", "history", "jobs")
 
 
-class SQLiteAdminReads:
-    """Schema version, metadata, row counts and backups (see ``AdminReads``)."""
+class SQLiteAdmin:
+    """SQLite's part of the admin reads (see ``AdminStorage``): a file and its checks."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -37,24 +35,14 @@ class SQLiteAdminReads:
     def schema_version(self) -> int:
         return migrate.current_version(self._db.reader())
 
-    def get_meta(self, key: str) -> str | None:
-        row = self._db.reader().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
+    def keyword_rows(self, conn: Conn, memories: int) -> int:
+        del memories
+        return int(conn.execute("SELECT count(*) FROM memories_fts_docsize").fetchone()[0])
 
     def size_bytes(self) -> int:
         path = self._db.path
         files = [path, *(path.with_name(path.name + s) for s in ("-wal", "-shm"))]
         return sum(f.stat().st_size for f in files if f.is_file())
-
-    def stats(self) -> dict[str, int]:
-        conn = self._db.reader()
-        out = {}
-        for table in (*_COUNTED, "entities", "relationships", "variables"):
-            out[table] = int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-        out["memories_fts"] = int(
-            conn.execute("SELECT count(*) FROM memories_fts_docsize").fetchone()[0]
-        )
-        return out
 
     def backup(self, dest: Path) -> None:
         backup_file(self._db.path, dest, self._db.key)
@@ -64,7 +52,7 @@ class SQLiteAdminReads:
     ) -> Iterator[tuple[str, list[dict[str, Any]]]]:
         return export.export_records(self._db.path, user_id, scope_id, batch, self._db.key)
 
-    def integrity(self, *, recheck: bool = False, max_seconds: float = 30.0) -> list[str] | None:
+    def integrity(self, recheck: bool, max_seconds: float) -> list[str] | None:
         if recheck or not self._db.checked:
             budget = max_seconds if recheck else FIRST_CHECK_S
             self._db.checked = True  # a check that ran out of time is not retried per call
@@ -78,27 +66,14 @@ class SQLiteAdminReads:
 
 
 class SQLiteAdminWrites:
-    """Metadata and whole-tenant deletes in the caller's transaction (see ``AdminWrites``)."""
+    """SQLite's part of the admin writes (see ``AdminWriteStorage``)."""
 
     def __init__(self, conn: sqlite3.Connection, tokenizer: keyword.Tokenizer) -> None:
         self._conn = conn
         self._tokenizer = tokenizer
 
-    def set_meta(self, key: str, value: str) -> None:
-        self._conn.execute(
-            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE"
-            " SET value = excluded.value",
-            (key, value),
-        )
-
-    def delete_scope(self, scope: Scope) -> int:
-        args = (scope.user_id, scope.scope_id)
-        count = self._conn.execute(
-            "SELECT count(*) FROM memories WHERE user_id = ? AND scope_id = ?", args
-        ).fetchone()[0]
-        for table in (*_TENANT_TABLES, "token_usage"):
-            self._conn.execute(f"DELETE FROM {table} WHERE user_id = ? AND scope_id = ?", args)
-        return int(count)
+    def scope_deleted(self, scope: Scope) -> None:
+        del scope  # the keyword index follows the memories by trigger
 
     def import_records(self, kind: str, records: Sequence[dict[str, Any]]) -> list[int]:
         written = import_.import_records(self._conn, kind, records)
@@ -116,7 +91,7 @@ class SQLiteAdminWrites:
         return written
 
     def delete_everything(self) -> None:
-        for table in (*_ALL_TABLES, "entities", "variables", "token_usage", *_TENANT_TABLES[-2:]):
+        for table in _ALL_TABLES:
             self._conn.execute(f"DELETE FROM {table}")
 
 

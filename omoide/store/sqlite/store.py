@@ -16,6 +16,7 @@ from pathlib import Path
 from omoide.errors import StoreError
 from omoide.store import files
 from omoide.store.protocol import Capability
+from omoide.store.sql.admin import SQLAdminReads
 from omoide.store.sql.graph import SQLGraphReads
 from omoide.store.sql.jobs import SQLJobQueue
 from omoide.store.sql.ledger import SQLLedgerReads
@@ -23,7 +24,7 @@ from omoide.store.sql.schedules import SQLScheduleReads
 from omoide.store.sql.sessions import SQLSessionReads
 from omoide.store.sql.variables import SQLVariableReads
 from omoide.store.sqlite import ann, keyword, migrate, postings
-from omoide.store.sqlite.admin import SQLiteAdminReads
+from omoide.store.sqlite.admin import SQLiteAdmin
 from omoide.store.sqlite.db import Database, connect
 from omoide.store.sqlite.memory_reads import SQLiteMemoryReads
 from omoide.store.sqlite.postings import PostingsCache
@@ -73,7 +74,7 @@ class SQLiteStore:
         self._graph = SQLGraphReads(self._db, L.dialect, L.graph)
         self._ledger = SQLLedgerReads(self._db, L.dialect, L.ledger)
         self._variables = SQLVariableReads(self._db, L.dialect)
-        self._admin = SQLiteAdminReads(self._db)
+        self._admin = SQLAdminReads(self._db, L.dialect, SQLiteAdmin(self._db))
         self._schedules = SQLScheduleReads(self._db, L.dialect)
         with self._db.write_lock:
             if auto_migrate:
@@ -108,7 +109,7 @@ class SQLiteStore:
         return self._variables
 
     @property
-    def admin(self) -> SQLiteAdminReads:
+    def admin(self) -> SQLAdminReads:
         return self._admin
 
     @property
