@@ -9,19 +9,17 @@ newer than this code is refused, as on SQLite.
 
 from __future__ import annotations
 
-import re
 import zlib
-from dataclasses import dataclass
-from importlib import resources
 
 import psycopg
 
 from omoide.errors import MigrationError
 from omoide.store.postgres.db import Conn
 from omoide.store.postgres.segmenting import resegment
+from omoide.store.sql import migrate as sql_migrate
+from omoide.store.sql.migrate import Migration
 from omoide.types import now_ms
 
-_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 _TABLE = """CREATE TABLE IF NOT EXISTS schema_migrations (
     version    INTEGER PRIMARY KEY,
     name       TEXT NOT NULL,
@@ -31,25 +29,8 @@ _TABLE = """CREATE TABLE IF NOT EXISTS schema_migrations (
 _AFTER = {5: resegment}
 
 
-@dataclass(frozen=True)
-class Migration:
-    version: int
-    name: str
-    sql: str
-
-
 def load_migrations() -> list[Migration]:
-    folder = resources.files("omoide.store.postgres") / "migrations"
-    found = []
-    for entry in folder.iterdir():
-        match = _NAME.match(entry.name)
-        if match:
-            found.append(Migration(int(match.group(1)), entry.name, entry.read_text("utf-8")))
-    found.sort(key=lambda m: m.version)
-    for expected, migration in enumerate(found, start=1):
-        if migration.version != expected:
-            raise MigrationError(f"migration numbering has a gap at {migration.name}")
-    return found
+    return sql_migrate.load_migrations("omoide.store.postgres")
 
 
 def latest_version() -> int:
@@ -66,15 +47,8 @@ def current_version(conn: Conn) -> int:
 
 
 def pending(conn: Conn) -> list[Migration]:
-    version = current_version(conn)
-    latest = latest_version()
-    if version > latest:
-        raise MigrationError(
-            f"database schema version {version} is newer than this omoide "
-            f"(knows up to {latest}); upgrade omoide",
-            version=version,
-        )
-    return [m for m in load_migrations() if m.version > version]
+    # raises for a database newer than the code
+    return sql_migrate.newer("omoide.store.postgres", current_version(conn))
 
 
 def _lock_key(conn: Conn) -> int:

@@ -8,36 +8,17 @@ columns to guess the schema.
 
 from __future__ import annotations
 
-import re
 import sqlite3
-from dataclasses import dataclass
 from importlib import resources
 
 from omoide.errors import MigrationError
+from omoide.store.sql import migrate as sql_migrate
+from omoide.store.sql.migrate import Migration
 from omoide.store.sqlite import cipher
-
-_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
-
-
-@dataclass(frozen=True)
-class Migration:
-    version: int
-    name: str
-    sql: str
 
 
 def load_migrations() -> list[Migration]:
-    folder = resources.files("omoide.store.sqlite") / "migrations"
-    found = []
-    for entry in folder.iterdir():
-        match = _NAME.match(entry.name)
-        if match:
-            found.append(Migration(int(match.group(1)), entry.name, entry.read_text("utf-8")))
-    found.sort(key=lambda m: m.version)
-    for expected, migration in enumerate(found, start=1):
-        if migration.version != expected:
-            raise MigrationError(f"migration numbering has a gap at {migration.name}")
-    return found
+    return sql_migrate.load_migrations("omoide.store.sqlite")
 
 
 def latest_version() -> int:
@@ -54,16 +35,10 @@ def current_version(conn: sqlite3.Connection) -> int:
 
 def pending(conn: sqlite3.Connection) -> list[Migration]:
     version = current_version(conn)
-    latest = latest_version()
-    if version > latest:
-        raise MigrationError(
-            f"database schema version {version} is newer than this omoide "
-            f"(knows up to {latest}); upgrade omoide",
-            version=version,
-        )
+    found = sql_migrate.newer("omoide.store.sqlite", version)  # raises for a newer database
     if version == 0 and _is_empty(conn):
         return []
-    return [m for m in load_migrations() if m.version > version]
+    return found
 
 
 def migrate(conn: sqlite3.Connection, *, upto: int | None = None) -> list[str]:
