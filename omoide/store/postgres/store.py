@@ -17,18 +17,12 @@ from omoide.store.postgres import ann, migrate
 from omoide.store.postgres.admin import PostgresAdmin
 from omoide.store.postgres.db import SEARCH_TIMEOUT, Database, connect
 from omoide.store.postgres.memory_reads import PostgresMemoryReads
-from omoide.store.postgres.tx import LAYOUTS as L
-from omoide.store.postgres.tx import PostgresTx, transaction_ports
+from omoide.store.postgres.tx import LAYOUTS, PostgresTx, transaction_ports
 from omoide.store.postgres.upkeep import Upkeep
 from omoide.store.postgres.wakeups import JobWatcher
 from omoide.store.protocol import Capability
 from omoide.store.sql.admin import SQLAdminReads
-from omoide.store.sql.graph import SQLGraphReads
-from omoide.store.sql.jobs import SQLJobQueue
-from omoide.store.sql.ledger import SQLLedgerReads
-from omoide.store.sql.schedules import SQLScheduleReads
-from omoide.store.sql.sessions import SQLSessionReads
-from omoide.store.sql.variables import SQLVariableReads
+from omoide.store.sql.tx import shared_reads
 
 __all__ = ["PostgresStore"]
 
@@ -60,46 +54,11 @@ class PostgresStore:
         self._db = Database(url, max_size=max_connections, search_timeout=search_timeout)
         self._upkeep = Upkeep(self._db)
         self.location = self._db.location
-        self._memories = PostgresMemoryReads(self._db)
-        self._sessions = SQLSessionReads(self._db, L.dialect, L.episodes)
-        self._jobs = SQLJobQueue(self._db, L.dialect, L.jobs)
-        self._graph = SQLGraphReads(self._db, L.dialect, L.graph)
-        self._ledger = SQLLedgerReads(self._db, L.dialect, L.ledger)
-        self._variables = SQLVariableReads(self._db, L.dialect)
-        self._admin = SQLAdminReads(self._db, L.dialect, PostgresAdmin(self._db))
-        self._schedules = SQLScheduleReads(self._db, L.dialect)
-
-    @property
-    def memories(self) -> PostgresMemoryReads:
-        return self._memories
-
-    @property
-    def sessions(self) -> SQLSessionReads:
-        return self._sessions
-
-    @property
-    def jobs(self) -> SQLJobQueue:
-        return self._jobs
-
-    @property
-    def graph(self) -> SQLGraphReads:
-        return self._graph
-
-    @property
-    def ledger(self) -> SQLLedgerReads:
-        return self._ledger
-
-    @property
-    def variables(self) -> SQLVariableReads:
-        return self._variables
-
-    @property
-    def admin(self) -> SQLAdminReads:
-        return self._admin
-
-    @property
-    def schedules(self) -> SQLScheduleReads:
-        return self._schedules
+        self.memories = PostgresMemoryReads(self._db)
+        self.sessions, self.jobs, self.graph, self.ledger, self.variables, self.schedules = (
+            shared_reads(self._db, LAYOUTS)
+        )
+        self.admin = SQLAdminReads(self._db, LAYOUTS.dialect, PostgresAdmin(self._db))
 
     def create_vector_index(self, dim: int) -> None:
         """Build the HNSW index that large tenants' searches of ``dim``-dimension vectors use

@@ -1,4 +1,5 @@
-"""The write ports of one transaction, and the layouts a backend gives the shared ports.
+"""The write ports of one transaction, the shared read ports, and the layouts a backend gives
+them.
 
 A backend's store opens the transaction (SQLite: ``BEGIN IMMEDIATE`` on its one writer;
 PostgreSQL: a pooled connection) and builds an ``SQLTx`` over that connection: the shared write
@@ -9,17 +10,17 @@ keyword index, the maintenance after the commit) and of its admin writes (``Admi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 from omoide.store.sql.admin import AdminWriteStorage, SQLAdminWrites
 from omoide.store.sql.dialect import Conn, Dialect
-from omoide.store.sql.graph import GraphLayout, SQLGraphWrites
-from omoide.store.sql.jobs import JobLayout, SQLJobWrites
-from omoide.store.sql.ledger import LedgerLayout, SQLLedgerWrites
+from omoide.store.sql.graph import GraphLayout, SQLGraphReads, SQLGraphWrites
+from omoide.store.sql.jobs import Database, JobLayout, SQLJobQueue, SQLJobWrites
+from omoide.store.sql.ledger import LedgerLayout, SQLLedgerReads, SQLLedgerWrites
 from omoide.store.sql.memory_writes import MemoryStorage, SQLMemoryWrites
-from omoide.store.sql.schedules import SQLScheduleWrites
-from omoide.store.sql.sessions import EpisodeLayout, SQLSessionWrites
-from omoide.store.sql.variables import SQLVariableWrites
+from omoide.store.sql.schedules import SQLScheduleReads, SQLScheduleWrites
+from omoide.store.sql.sessions import EpisodeLayout, SQLSessionReads, SQLSessionWrites
+from omoide.store.sql.variables import SQLVariableReads, SQLVariableWrites
 
 
 @dataclass(frozen=True)
@@ -82,3 +83,27 @@ class SQLTx(Generic[M, A]):
     @property
     def schedules(self) -> SQLScheduleWrites:
         return self._schedules
+
+
+class SharedReads(NamedTuple):
+    """The read ports a store builds from its ``Layouts`` (it adds its memories and admin)."""
+
+    sessions: SQLSessionReads
+    jobs: SQLJobQueue
+    graph: SQLGraphReads
+    ledger: SQLLedgerReads
+    variables: SQLVariableReads
+    schedules: SQLScheduleReads
+
+
+def shared_reads(db: Database, layouts: Layouts) -> SharedReads:
+    """The shared read ports over ``db`` (reads, and the job queue's own write transactions)."""
+    d = layouts.dialect
+    return SharedReads(
+        sessions=SQLSessionReads(db, d, layouts.episodes),
+        jobs=SQLJobQueue(db, d, layouts.jobs),
+        graph=SQLGraphReads(db, d, layouts.graph),
+        ledger=SQLLedgerReads(db, d, layouts.ledger),
+        variables=SQLVariableReads(db, d),
+        schedules=SQLScheduleReads(db, d),
+    )

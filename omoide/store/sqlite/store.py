@@ -17,19 +17,13 @@ from omoide.errors import StoreError
 from omoide.store import files
 from omoide.store.protocol import Capability
 from omoide.store.sql.admin import SQLAdminReads
-from omoide.store.sql.graph import SQLGraphReads
-from omoide.store.sql.jobs import SQLJobQueue
-from omoide.store.sql.ledger import SQLLedgerReads
-from omoide.store.sql.schedules import SQLScheduleReads
-from omoide.store.sql.sessions import SQLSessionReads
-from omoide.store.sql.variables import SQLVariableReads
+from omoide.store.sql.tx import shared_reads
 from omoide.store.sqlite import ann, keyword, migrate, postings
 from omoide.store.sqlite.admin import SQLiteAdmin
 from omoide.store.sqlite.db import Database, connect
 from omoide.store.sqlite.memory_reads import SQLiteMemoryReads
 from omoide.store.sqlite.postings import PostingsCache
-from omoide.store.sqlite.tx import LAYOUTS as L
-from omoide.store.sqlite.tx import SQLiteTx, transaction_ports
+from omoide.store.sqlite.tx import LAYOUTS, SQLiteTx, transaction_ports
 from omoide.store.sqlite.vectors import VectorCache, trim_log
 
 __all__ = ["SQLiteStore", "connect"]
@@ -68,14 +62,11 @@ class SQLiteStore:
         graphs_beside = None if key else self.path
         self._vectors = VectorCache(graphs_beside, ann_threshold, reader=self._db.reader, ef=ann_ef)
         self._postings = PostingsCache()
-        self._memories = SQLiteMemoryReads(self._db, self._vectors, self._tokenizer, self._postings)
-        self._sessions = SQLSessionReads(self._db, L.dialect, L.episodes)
-        self._jobs = SQLJobQueue(self._db, L.dialect, L.jobs)
-        self._graph = SQLGraphReads(self._db, L.dialect, L.graph)
-        self._ledger = SQLLedgerReads(self._db, L.dialect, L.ledger)
-        self._variables = SQLVariableReads(self._db, L.dialect)
-        self._admin = SQLAdminReads(self._db, L.dialect, SQLiteAdmin(self._db))
-        self._schedules = SQLScheduleReads(self._db, L.dialect)
+        self.memories = SQLiteMemoryReads(self._db, self._vectors, self._tokenizer, self._postings)
+        self.sessions, self.jobs, self.graph, self.ledger, self.variables, self.schedules = (
+            shared_reads(self._db, LAYOUTS)
+        )
+        self.admin = SQLAdminReads(self._db, LAYOUTS.dialect, SQLiteAdmin(self._db))
         with self._db.write_lock:
             if auto_migrate:
                 migrate.migrate(self._db.writer)
@@ -83,38 +74,6 @@ class SQLiteStore:
                     keyword.index_pending(conn, self._tokenizer)
             elif migrate.pending(self._db.writer) or migrate.current_version(self._db.writer) == 0:
                 raise StoreError(f"{self.path} needs `omoide migrate`", retryable=False)
-
-    @property
-    def memories(self) -> SQLiteMemoryReads:
-        return self._memories
-
-    @property
-    def sessions(self) -> SQLSessionReads:
-        return self._sessions
-
-    @property
-    def jobs(self) -> SQLJobQueue:
-        return self._jobs
-
-    @property
-    def graph(self) -> SQLGraphReads:
-        return self._graph
-
-    @property
-    def ledger(self) -> SQLLedgerReads:
-        return self._ledger
-
-    @property
-    def variables(self) -> SQLVariableReads:
-        return self._variables
-
-    @property
-    def admin(self) -> SQLAdminReads:
-        return self._admin
-
-    @property
-    def schedules(self) -> SQLScheduleReads:
-        return self._schedules
 
     @property
     def _writer(self) -> sqlite3.Connection:
