@@ -22,12 +22,6 @@ def jsonb(value: Any) -> str:
     return json.dumps(value)
 
 
-def session_row(conn: Conn, scope: Scope, session_id: str) -> rows.Row | None:
-    """The session's row (with its project's name), or None."""
-    row: rows.Row | None = sessions.session_row(conn, POSTGRES, scope, session_id)
-    return row
-
-
 def session_pk(conn: Conn, scope: Scope, session_id: str, *, lock: bool = False) -> int:
     """The row id of the tenant's session; ``NotFound`` if none. ``lock`` takes its row lock,
     which serialises writers that re-check session-wide state (the chunk ledger)."""

@@ -15,12 +15,6 @@ from omoide.store.sqlite.dialect import SQLITE
 from omoide.types import MemoryItem, Scope
 
 
-def session_row(conn: sqlite3.Connection, scope: Scope, session_id: str) -> sqlite3.Row | None:
-    """The session's row (with its project's name), or None."""
-    row: sqlite3.Row | None = sessions.session_row(conn, SQLITE, scope, session_id)
-    return row
-
-
 def session_pk(conn: sqlite3.Connection, scope: Scope, session_id: str) -> int:
     """The row id of the tenant's session with this external id; ``NotFound`` if none."""
     return sessions.session_pk(conn, SQLITE, scope, session_id)
