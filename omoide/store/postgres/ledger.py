@@ -2,7 +2,7 @@
 (``store.sql.ledger``).
 
 Chunk rows and memory sources carry the tenant's ``user_id`` (the distribution key), episodes a
-``seq``; consolidation is PostgreSQL's own (``consolidation.py``).
+``seq``; its consolidation layout is ``consolidation.py``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,5 @@ LAYOUT = LedgerLayout(
     episode_order="seq",
     chunks_by_tenant=True,
     sources_join="m.user_id = ms.user_id AND m.id = ms.memory_id",
-    plan=consolidation.consolidation_plan,
-    apply=consolidation.apply,
-    revert=consolidation.revert,
+    consolidation=consolidation.LAYOUT,
 )

@@ -89,6 +89,13 @@ class Dialect:
     def dump_json(self, value: Any) -> str:
         return json.dumps(value)
 
+    def among(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        """``in_list`` for lists of any length (one parameter: an array, or a JSON array
+        SQLite reads with ``json_each``); empty matches nothing."""
+        if self.array_params:
+            return f"{column} = ANY(?)", [list(values)]
+        return f"{column} IN (SELECT value FROM json_each(?))", [json.dumps(list(values))]
+
     def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         """A condition that ``column`` is one of ``values`` (non-empty), and its parameters."""
         if self.array_params:

@@ -11,13 +11,13 @@ every chunk a concurrent writer committed (SQLite gets the same from its single 
 A memory's last use is the later of its last access (``touch``) and its last change; the
 activity queries compute it in SQL so a tenant's counts are one scan of its rows.
 
-Consolidation differs per schema and stays in each backend; it comes in the ``LedgerLayout``
-with what else differs.
+Consolidation is ``store.sql.consolidation``; what differs per backend comes in the
+``LedgerLayout``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,8 @@ from omoide.store.ports.ledger import (
     TenantActivity,
 )
 from omoide.store.ports.memories import MemoryWrites
+from omoide.store.sql import consolidation
+from omoide.store.sql.consolidation import ConsolidationLayout
 from omoide.store.sql.dialect import Conn, Dialect, Reader
 from omoide.store.sql.sessions import session_pk
 from omoide.store.sql.shared import write_history
@@ -47,12 +49,8 @@ class LedgerLayout:
     chunks_by_tenant: bool
     #: The join condition of ``memory_sources ms`` with ``memories m``.
     sources_join: str
-    #: (connection, scope, episode ids) -> what consolidating them changes.
-    plan: Callable[[Any, Scope, Sequence[str]], ConsolidationPlan]
-    #: (connection, scope, session id, consolidation id, plan, report, actor).
-    apply: Callable[[Any, Scope, str, str, ConsolidationPlan, dict[str, Any], str], None]
-    #: (connection, scope, consolidation id, actor) -> what was restored.
-    revert: Callable[[Any, Scope, str, str], dict[str, Any]]
+    #: How the backend plans, snapshots and restores a consolidation.
+    consolidation: ConsolidationLayout
 
 
 class _Ledger:
@@ -166,7 +164,7 @@ class SQLLedgerReads:
 
     def consolidation_plan(self, scope: Scope, episode_ids: Sequence[str]) -> ConsolidationPlan:
         with self._db.read() as conn:
-            return self._layout.plan(conn, scope, episode_ids)
+            return consolidation.plan(conn, self._d, self._layout.consolidation, scope, episode_ids)
 
     def tenant_activity(
         self, before_ms: int, user_id: str | None, scope_id: str | None
@@ -234,7 +232,9 @@ class SQLLedgerWrites:
         return self._ledger.session_messages(self._conn, scope, session_id, since)
 
     def consolidation_plan(self, scope: Scope, episode_ids: Sequence[str]) -> ConsolidationPlan:
-        return self._layout.plan(self._conn, scope, episode_ids)
+        return consolidation.plan(
+            self._conn, self._d, self._layout.consolidation, scope, episode_ids
+        )
 
     def apply_consolidation(
         self,
@@ -245,12 +245,24 @@ class SQLLedgerWrites:
         report: dict[str, Any],
         actor: str,
     ) -> None:
-        self._layout.apply(self._conn, scope, session_id, consolidation_id, plan, report, actor)
+        consolidation.apply(
+            self._conn,
+            self._d,
+            self._layout.consolidation,
+            scope,
+            session_id,
+            consolidation_id,
+            plan,
+            report,
+            actor,
+        )
 
     def revert_consolidation(
         self, scope: Scope, consolidation_id: str, actor: str
     ) -> dict[str, Any]:
-        return self._layout.revert(self._conn, scope, consolidation_id, actor)
+        return consolidation.revert(
+            self._conn, self._d, self._layout.consolidation, scope, consolidation_id, actor
+        )
 
     def touch(
         self, scope: Scope, memory_ids: Sequence[str], episode_ids: Sequence[str], at_ms: int
