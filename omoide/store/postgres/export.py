@@ -20,8 +20,10 @@ import numpy as np
 
 from omoide.store.ports.transfer import RECORD_KINDS
 from omoide.store.postgres.db import Database
+from omoide.store.postgres.dialect import POSTGRES
+from omoide.store.sql import export as sql_export
 
-Record = dict[str, Any]
+Record = sql_export.Record
 _C = 'COLLATE "C"'
 
 
@@ -32,18 +34,8 @@ def _sorted_ids(table: str, column: str, owner: str, alias: str) -> str:
     ) + f" AS {column}"
 
 
-# Each query ends in its WHERE clause's tenant condition ``{where}`` and its order.
+# Each query ends in its WHERE clause's tenant condition ``{alias}`` and its order.
 _QUERIES: dict[str, str] = {
-    "project": "SELECT p.user_id, p.scope_id, p.name, p.description, p.isolated, p.colour,"
-    " p.icon, p.notes, p.system_prompt, p.created_at, p.updated_at FROM projects p"
-    " WHERE {p} ORDER BY p.id",
-    "session": "SELECT s.user_id, s.scope_id, s.external_id AS id, s.name, p.name AS project,"
-    " s.metadata, s.created_at, s.updated_at FROM sessions s LEFT JOIN projects p"
-    " ON p.user_id = s.user_id AND p.id = s.project_id WHERE {s} ORDER BY s.id",
-    "episode": "SELECT e.user_id, e.scope_id, e.id, s.external_id AS session, e.messages,"
-    " e.created_at, e.access_count, e.last_accessed_at, e.consolidated_at, e.consolidation_id"
-    " FROM episodes e JOIN sessions s ON s.user_id = e.user_id AND s.id = e.session_id"
-    " WHERE {e} ORDER BY e.seq",
     "memory": "SELECT m.user_id, m.scope_id, m.id, s.external_id AS session, m.type, m.text,"
     " m.context, m.metadata, m.valid_from, m.invalid_at, m.supersedes, m.access_count,"
     " m.last_accessed_at, m.created_at, m.updated_at, "
@@ -60,38 +52,14 @@ _QUERIES: dict[str, str] = {
     + _sorted_ids("entity_episodes", "episodes", "entity_id", "e")
     + ", v.embedding AS vector FROM entities e LEFT JOIN entity_vectors v"
     " ON v.user_id = e.user_id AND v.entity_id = e.id WHERE {e} ORDER BY e.seq",
-    "relationship": "SELECT r.user_id, r.scope_id, r.id, r.from_id, r.to_id, r.label,"
-    " r.mention_count, r.notes, r.last_seen_at, r.created_at FROM relationships r"
-    " WHERE {r} ORDER BY r.seq",
-    "chunk_state": "SELECT s.user_id, s.scope_id, s.external_id AS session, c.created_at"
-    " FROM chunk_state c JOIN sessions s ON s.user_id = c.user_id AND s.id = c.session_id"
-    " WHERE {s} ORDER BY c.session_id",
-    "chunk": "SELECT s.user_id, s.scope_id, s.external_id AS session, c.memory_id, c.last_hash,"
-    " c.last_at, (SELECT e.id FROM episodes e WHERE e.user_id = c.user_id"
-    " AND e.seq = c.last_seq) AS last_episode, c.last_index, c.messages, c.tokens,"
-    " c.created_at FROM chunk_ledger c JOIN sessions s ON s.user_id = c.user_id"
-    " AND s.id = c.session_id WHERE {s} ORDER BY c.id",
-    "consolidation": "SELECT c.user_id, c.scope_id, c.id, s.external_id AS session,"
-    " c.summary_id, c.report, c.snapshot, c.created_at, c.reverted_at FROM consolidations c"
-    " JOIN sessions s ON s.user_id = c.user_id AND s.id = c.session_id WHERE {c}"
-    " ORDER BY c.seq",
-    "variable": "SELECT v.user_id, v.scope_id, v.name, v.value, v.type, v.updated_at"
-    f" FROM variables v WHERE {{v}} ORDER BY v.user_id {_C}, v.scope_id {_C}, v.name {_C}",
-    "usage": "SELECT u.user_id, u.scope_id, u.prompt_tokens, u.completion_tokens, u.requests,"
-    f" u.updated_at FROM token_usage u WHERE {{u}} ORDER BY u.user_id {_C}, u.scope_id {_C}",
     "job": "SELECT j.user_id, j.scope_id, j.kind AS job_kind, j.payload, j.attempts,"
     " j.max_attempts, j.last_error, j.run_after, j.created_at, j.updated_at, j.result,"
     " coalesce((SELECT json_object_agg(st.step, json_build_object('status', st.status,"
     " 'detail', st.detail, 'calls', st.calls, 'prompt_tokens', st.prompt_tokens,"
     " 'completion_tokens', st.completion_tokens, 'created_at', st.created_at)"
     f" ORDER BY st.created_at, st.step {_C}) FROM job_steps st WHERE st.user_id = j.user_id"
-    " AND st.job_id = j.id), '{{}}'::json) AS steps FROM jobs j"
+    " AND st.job_id = j.id), '{}'::json) AS steps FROM jobs j"
     " WHERE {j} AND j.state IN ('pending', 'running') ORDER BY j.id",
-    "schedule": "SELECT d.user_id, d.scope_id, d.enabled, d.interval_ms, d.next_run_at,"
-    " d.settings, d.last_run_at, d.sweeps, d.created_at, d.updated_at FROM dreaming_schedules d"
-    f" WHERE {{d}} ORDER BY d.user_id {_C}, d.scope_id {_C}",
-    "scope_config": "SELECT c.user_id, c.scope_id, c.config, c.updated_at FROM scope_configs c"
-    f" WHERE {{c}} ORDER BY c.user_id {_C}, c.scope_id {_C}",
 }
 
 
@@ -104,32 +72,17 @@ def b64(vector: Any) -> str | None:
     return base64.b64encode(np.asarray(values, dtype="<f4").tobytes()).decode("ascii")
 
 
-def _tenant(alias: str, user_id: str | None, scope_id: str | None) -> str:
-    """The selection as a condition on ``alias`` (named parameters ``user``/``scope``)."""
-    parts = ["true"]
-    if user_id is not None:
-        parts.append(f"{alias}.user_id = %(user)s")
-    if scope_id is not None:
-        parts.append(f"{alias}.scope_id = %(scope)s")
-    return " AND ".join(parts)
-
-
-def _query(kind: str, user_id: str | None, scope_id: str | None) -> str:
-    template = _QUERIES[kind]
-    aliases = {a: _tenant(a, user_id, scope_id) for a in "cdehjmprsuv"}
-    return template.format(**aliases)
-
-
-def _plain(row: Record) -> Record:
-    return row
-
-
 def _with_vector(row: Record) -> Record:
     row["vector"] = b64(row["vector"])
     return row
 
 
-_CONVERT: dict[str, Callable[[Record], Record]] = {"memory": _with_vector, "entity": _with_vector}
+_CONVERT: dict[str, Callable[[Any], Record]] = {
+    "memory": _with_vector,
+    "history": dict,
+    "entity": _with_vector,
+    "job": dict,
+}
 
 
 def export_records(
@@ -137,11 +90,12 @@ def export_records(
 ) -> Iterator[tuple[str, list[Record]]]:
     """See ``AdminReads.export_records``; a generator, so the snapshot starts at the first
     ``next()`` and closing it early ends the read transaction and returns the connection."""
-    params = {"user": user_id, "scope": scope_id}
+    templates = {**sql_export.queries(POSTGRES, "seq", chunks_by_tenant=True), **_QUERIES}
+    convert = {**sql_export.converters(POSTGRES), **_CONVERT}
     with db.read() as conn:
         for kind in RECORD_KINDS:
-            convert = _CONVERT.get(kind, _plain)
+            sql, params = sql_export.query(templates[kind], POSTGRES, user_id, scope_id)
             with conn.cursor(name=f"export_{kind}") as cursor:
-                cursor.execute(_query(kind, user_id, scope_id), params)
+                cursor.execute(sql, params)
                 while rows := cursor.fetchmany(batch):
-                    yield kind, [convert(dict(row)) for row in rows]
+                    yield kind, [convert[kind](dict(row)) for row in rows]

@@ -15,14 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from omoide.store.ports.transfer import RECORD_KINDS
+from omoide.store.sql import export as sql_export
 from omoide.store.sqlite.db import connect
+from omoide.store.sqlite.dialect import SQLITE
 
-Record = dict[str, Any]
-_TENANT = "(:user IS NULL OR {t}.user_id = :user) AND (:scope IS NULL OR {t}.scope_id = :scope)"
-
-
-def _where(alias: str) -> str:
-    return _TENANT.format(t=alias)
+Record = sql_export.Record
 
 
 def b64(blob: bytes | None) -> str | None:
@@ -34,68 +31,24 @@ def _loads(text: str | None) -> Any:
 
 
 _QUERIES: dict[str, str] = {
-    "project": "SELECT p.user_id, p.scope_id, p.name, p.description, p.isolated, p.colour,"
-    " p.icon, p.notes, p.system_prompt, p.created_at, p.updated_at FROM projects p"
-    f" WHERE {_where('p')} ORDER BY p.id",
-    "session": "SELECT s.user_id, s.scope_id, s.external_id AS id, s.name, p.name AS project,"
-    " s.metadata, s.created_at, s.updated_at FROM sessions s"
-    f" LEFT JOIN projects p ON p.id = s.project_id WHERE {_where('s')} ORDER BY s.id",
-    "episode": "SELECT e.user_id, e.scope_id, e.id, s.external_id AS session, e.messages,"
-    " e.created_at, e.access_count, e.last_accessed_at, e.consolidated_at, e.consolidation_id"
-    f" FROM episodes e JOIN sessions s ON s.id = e.session_id WHERE {_where('e')}"
-    " ORDER BY e.rowid",
     "memory": "SELECT m.user_id, m.scope_id, m.id, s.external_id AS session, m.type, m.text,"
     " m.context, m.metadata, m.valid_from, m.invalid_at, m.supersedes, m.access_count,"
     " m.last_accessed_at, m.created_at, m.updated_at, (SELECT json_group_array(episode_id)"
     " FROM (SELECT episode_id FROM memory_sources WHERE memory_seq = m.seq"
     " ORDER BY episode_id)) AS sources, v.vec AS vector FROM memories m"
     " LEFT JOIN sessions s ON s.id = m.session_id LEFT JOIN memory_vectors v"
-    f" ON v.memory_seq = m.seq WHERE {_where('m')} ORDER BY m.seq",
+    " ON v.memory_seq = m.seq WHERE {m} ORDER BY m.seq",
     "history": "SELECT h.user_id, h.scope_id, h.memory_id, min(h.id) AS first FROM history h"
-    f" WHERE {_where('h')} GROUP BY h.user_id, h.scope_id, h.memory_id ORDER BY first",
+    " WHERE {h} GROUP BY h.user_id, h.scope_id, h.memory_id ORDER BY first",
     "entity": "SELECT e.user_id, e.scope_id, e.id, e.name, e.type, e.mention_count,"
     " e.confidence, e.source, e.last_seen_at, e.created_at, (SELECT json_group_array(episode_id)"
     " FROM (SELECT episode_id FROM entity_episodes WHERE entity_id = e.id"
     " ORDER BY episode_id)) AS episodes, v.vec AS vector FROM entities e"
-    f" LEFT JOIN entity_vectors v ON v.entity_id = e.id WHERE {_where('e')} ORDER BY e.rowid",
-    "relationship": "SELECT r.user_id, r.scope_id, r.id, r.from_id, r.to_id, r.label,"
-    " r.mention_count, r.notes, r.last_seen_at, r.created_at FROM relationships r"
-    f" WHERE {_where('r')} ORDER BY r.rowid",
-    "chunk_state": "SELECT s.user_id, s.scope_id, s.external_id AS session, c.created_at"
-    f" FROM chunk_state c JOIN sessions s ON s.id = c.session_id WHERE {_where('s')}"
-    " ORDER BY c.session_id",
-    "chunk": "SELECT s.user_id, s.scope_id, s.external_id AS session, c.memory_id, c.last_hash,"
-    " c.last_at, (SELECT e.id FROM episodes e WHERE e.rowid = c.last_seq) AS last_episode,"
-    " c.last_index, c.messages, c.tokens, c.created_at FROM chunk_ledger c"
-    f" JOIN sessions s ON s.id = c.session_id WHERE {_where('s')} ORDER BY c.id",
-    "consolidation": "SELECT c.user_id, c.scope_id, c.id, s.external_id AS session,"
-    " c.summary_id, c.report, c.snapshot, c.created_at, c.reverted_at FROM consolidations c"
-    f" JOIN sessions s ON s.id = c.session_id WHERE {_where('c')} ORDER BY c.rowid",
-    "variable": "SELECT v.user_id, v.scope_id, v.name, v.value, v.type, v.updated_at"
-    f" FROM variables v WHERE {_where('v')} ORDER BY v.user_id, v.scope_id, v.name",
-    "usage": "SELECT u.user_id, u.scope_id, u.prompt_tokens, u.completion_tokens, u.requests,"
-    f" u.updated_at FROM token_usage u WHERE {_where('u')} ORDER BY u.user_id, u.scope_id",
+    " LEFT JOIN entity_vectors v ON v.entity_id = e.id WHERE {e} ORDER BY e.rowid",
     "job": "SELECT j.id AS _id, j.user_id, j.scope_id, j.kind AS job_kind, j.payload, j.attempts,"
     " j.max_attempts, j.last_error, j.run_after, j.created_at, j.updated_at, j.result"
-    f" FROM jobs j WHERE {_where('j')} AND j.state IN ('pending', 'running') ORDER BY j.id",
-    "schedule": "SELECT d.user_id, d.scope_id, d.enabled, d.interval_ms, d.next_run_at,"
-    " d.settings, d.last_run_at, d.sweeps, d.created_at, d.updated_at FROM dreaming_schedules d"
-    f" WHERE {_where('d')} ORDER BY d.user_id, d.scope_id",
-    "scope_config": "SELECT c.user_id, c.scope_id, c.config, c.updated_at FROM scope_configs c"
-    f" WHERE {_where('c')} ORDER BY c.user_id, c.scope_id",
+    " FROM jobs j WHERE {j} AND j.state IN ('pending', 'running') ORDER BY j.id",
 }
-
-
-def _plain(row: sqlite3.Row) -> Record:
-    return dict(row)
-
-
-def _project(row: sqlite3.Row) -> Record:
-    return {**dict(row), "isolated": bool(row["isolated"])}
-
-
-def _schedule(row: sqlite3.Row) -> Record:
-    return {**dict(row), "enabled": bool(row["enabled"]), "settings": json.loads(row["settings"])}
 
 
 def _with_json(*keys: str) -> Callable[[sqlite3.Row], Record]:
@@ -153,21 +106,10 @@ class _Exporter:
 
     def converters(self) -> dict[str, Callable[[sqlite3.Row], Record]]:
         return {
-            "project": _project,
-            "session": _with_json("metadata"),
-            "episode": _with_json("messages"),
             "memory": _with_vector("metadata", "sources"),
             "history": self.history,
             "entity": _with_vector("episodes"),
-            "relationship": _plain,
-            "chunk_state": _plain,
-            "chunk": _plain,
-            "consolidation": _with_json("report", "snapshot"),
-            "variable": _with_json("value"),
-            "usage": _plain,
             "job": self.job,
-            "schedule": _schedule,
-            "scope_config": _with_json("config"),
         }
 
 
@@ -179,11 +121,11 @@ def export_records(
     try:
         conn.execute("PRAGMA query_only = ON")
         conn.execute("BEGIN")
-        exporter = _Exporter(conn)
-        convert = exporter.converters()
-        params = {"user": user_id, "scope": scope_id}
+        templates = {**sql_export.queries(SQLITE, "rowid", chunks_by_tenant=False), **_QUERIES}
+        convert = {**sql_export.converters(SQLITE), **_Exporter(conn).converters()}
         for kind in RECORD_KINDS:
-            cursor = conn.execute(_QUERIES[kind], params)
+            sql, params = sql_export.query(templates[kind], SQLITE, user_id, scope_id)
+            cursor = conn.execute(sql, params)
             while rows := cursor.fetchmany(batch):
                 yield kind, [convert[kind](row) for row in rows]
     finally:
