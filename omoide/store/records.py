@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from omoide.types import HistoryEntry, HistoryEvent, Relationship
+from omoide.types import HistoryEntry, HistoryEvent, MemoryItem, MemoryType, Relationship, ms_to_dt
 
 
 class RowLike(Protocol):
@@ -50,4 +50,27 @@ def relationship(row: RowLike) -> Relationship:
         notes=row["notes"],
         last_seen_at=ms_to_dt_required(row["last_seen_at"]),
         created_at=ms_to_dt_required(row["created_at"]),
+    )
+
+
+def memory(row: RowLike, metadata: dict[str, Any], sources: list[str]) -> MemoryItem:
+    """A memory row (``MEMORY_COLUMNS`` of a backend's ``rows``) with its metadata and source
+    episode ids as the backend reads them."""
+    return MemoryItem(
+        id=row["id"],
+        user_id=row["user_id"],
+        scope_id=row["scope_id"],
+        session_id=row["session_ext"],
+        type=MemoryType(row["type"]),
+        text=row["text"],
+        metadata=metadata,
+        source_episodes=sources,
+        valid_from=ms_to_dt_required(row["valid_from"]),
+        invalid_at=ms_to_dt(row["invalid_at"]),
+        supersedes=row["supersedes"],
+        access_count=row["access_count"],
+        last_accessed_at=ms_to_dt(row["last_accessed_at"]),
+        created_at=ms_to_dt_required(row["created_at"]),
+        updated_at=ms_to_dt_required(row["updated_at"]),
+        embedded=bool(row["embedded"]),
     )

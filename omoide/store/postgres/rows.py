@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from omoide.store.records import ms_to_dt_required as dt
-from omoide.types import (
-    MemoryItem,
-    MemoryType,
-    ms_to_dt,
-)
+from omoide.store import records
+from omoide.types import MemoryItem
 
 Row = dict[str, Any]
 
@@ -27,21 +23,4 @@ MEMORY_FROM = "memories m LEFT JOIN sessions s ON s.user_id = m.user_id AND s.id
 
 
 def memory(row: Row) -> MemoryItem:
-    return MemoryItem(
-        id=row["id"],
-        user_id=row["user_id"],
-        scope_id=row["scope_id"],
-        session_id=row["session_ext"],
-        type=MemoryType(row["type"]),
-        text=row["text"],
-        metadata=row["metadata"],
-        source_episodes=list(row["sources"] or []),
-        valid_from=dt(row["valid_from"]),
-        invalid_at=ms_to_dt(row["invalid_at"]),
-        supersedes=row["supersedes"],
-        access_count=row["access_count"],
-        last_accessed_at=ms_to_dt(row["last_accessed_at"]),
-        created_at=dt(row["created_at"]),
-        updated_at=dt(row["updated_at"]),
-        embedded=bool(row["embedded"]),
-    )
+    return records.memory(row, row["metadata"], list(row["sources"] or []))

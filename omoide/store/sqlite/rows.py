@@ -7,14 +7,12 @@ import json
 import sqlite3
 from typing import Any
 
-from omoide.store.records import ms_to_dt_required
+from omoide.store import records
 from omoide.types import (
     MemoryItem,
-    MemoryType,
     Scope,
     SearchFilters,
     dt_to_ms,
-    ms_to_dt,
 )
 
 MEMORY_COLUMNS = """
@@ -39,24 +37,8 @@ def tenant_token(scope: Scope) -> str:
 
 
 def memory_from_row(row: sqlite3.Row) -> MemoryItem:
-    return MemoryItem(
-        id=row["id"],
-        user_id=row["user_id"],
-        scope_id=row["scope_id"],
-        session_id=row["session_ext"],
-        type=MemoryType(row["type"]),
-        text=row["text"],
-        metadata=json.loads(row["metadata"]),
-        source_episodes=row["sources"].split(",") if row["sources"] else [],
-        valid_from=ms_to_dt_required(row["valid_from"]),
-        invalid_at=ms_to_dt(row["invalid_at"]),
-        supersedes=row["supersedes"],
-        access_count=row["access_count"],
-        last_accessed_at=ms_to_dt(row["last_accessed_at"]),
-        created_at=ms_to_dt_required(row["created_at"]),
-        updated_at=ms_to_dt_required(row["updated_at"]),
-        embedded=bool(row["embedded"]),
-    )
+    sources = row["sources"].split(",") if row["sources"] else []
+    return records.memory(row, json.loads(row["metadata"]), sources)
 
 
 def memory_filter(
