@@ -14,6 +14,7 @@ from typing import Any
 from omoide.store.postgres import backup, counts, export, import_, migrate
 from omoide.store.postgres.db import Conn as PgConn
 from omoide.store.postgres.db import Database, connect, redacted
+from omoide.store.sql import migrate as sql_migrate
 from omoide.store.sql.dialect import Conn
 from omoide.types import Scope
 
@@ -94,24 +95,17 @@ class PostgresAdminWrites:
 def migration_status(url: str) -> dict[str, Any]:
     """The schema version and pending migrations; changes nothing."""
     with connect(url) as conn:
-        return {
-            "path": redacted(url),
-            "version": migrate.current_version(conn),
-            "latest": migrate.latest_version(),
-            "pending": [m.name for m in migrate.pending(conn)],
-        }
+        pending = [m.name for m in migrate.pending(conn)]
+        version = migrate.current_version(conn)
+    return sql_migrate.report(redacted(url), version, migrate.latest_version(), pending=pending)
 
 
 def apply_migrations(url: str) -> dict[str, Any]:
     """Bring the database at ``url`` to the latest schema (under the advisory lock)."""
     with connect(url) as conn:
         applied = migrate.migrate(conn)
-        return {
-            "path": redacted(url),
-            "version": migrate.current_version(conn),
-            "latest": migrate.latest_version(),
-            "applied": applied,
-        }
+        version = migrate.current_version(conn)
+    return sql_migrate.report(redacted(url), version, migrate.latest_version(), applied=applied)
 
 
 def restore_backup(url: str, src: Path) -> None:

@@ -26,6 +26,9 @@ from omoide.types import HistoryEvent, MemoryItem, MemoryType, Scope
 class PostgresMemoryStorage:
     """PostgreSQL's part of the memory writes (see ``MemoryStorage``)."""
 
+    vector_columns = "user_id, scope_id, memory_id, embedding"
+    vector_of = "v.user_id = m.user_id AND v.memory_id = m.id"
+
     def __init__(self, conn: Conn) -> None:
         self._conn = conn
         # rows written by tenant, for the maintenance after the commit (``upkeep``)
@@ -83,20 +86,6 @@ class PostgresMemoryStorage:
     def put_vectors(self, scope: Scope, memory_ids: Sequence[str], vectors: np.ndarray) -> int:
         self._note(scope, len(memory_ids))
         return bulk.put_vectors(self._conn, scope, memory_ids, vectors)
-
-    def swap_staged_vectors(self) -> list[tuple[Scope, str]]:
-        self._conn.execute("DELETE FROM memory_vectors")
-        self._conn.execute(
-            "INSERT INTO memory_vectors (user_id, scope_id, memory_id, embedding)"
-            " SELECT user_id, scope_id, memory_id, embedding FROM vector_rebuild"
-        )
-        self._conn.execute("DELETE FROM vector_rebuild")
-        missing = self._conn.execute(
-            "SELECT m.id, m.user_id, m.scope_id FROM memories m WHERE NOT EXISTS"
-            " (SELECT 1 FROM memory_vectors v WHERE v.user_id = m.user_id AND v.memory_id = m.id)"
-            " ORDER BY m.seq"
-        ).fetchall()
-        return [(Scope(user_id=r["user_id"], scope_id=r["scope_id"]), r["id"]) for r in missing]
 
     def write_vector(
         self, table: str, scope: Scope, memory_id: str, vector: np.ndarray, text: str | None

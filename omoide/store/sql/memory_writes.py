@@ -59,7 +59,10 @@ class MemoryStorage(Protocol):
 
     def put_vectors(self, scope: Scope, memory_ids: Sequence[str], vectors: np.ndarray) -> int: ...
 
-    def swap_staged_vectors(self) -> list[tuple[Scope, str]]: ...
+    #: The columns ``memory_vectors`` and ``vector_rebuild`` share.
+    vector_columns: str
+    #: The condition that ``memory_vectors v`` holds the vector of ``memories m``.
+    vector_of: str
 
     def last_in_session(
         self, scope: Scope, session_id: str, type_: MemoryType
@@ -183,7 +186,17 @@ class SQLMemoryWrites(Generic[S]):
         self._conn.execute("DELETE FROM vector_rebuild")
 
     def swap_staged_vectors(self) -> list[tuple[Scope, str]]:
-        return self.own.swap_staged_vectors()
+        columns = self.own.vector_columns
+        self._conn.execute("DELETE FROM memory_vectors")
+        self._conn.execute(
+            f"INSERT INTO memory_vectors ({columns}) SELECT {columns} FROM vector_rebuild"
+        )
+        self._conn.execute("DELETE FROM vector_rebuild")
+        missing = self._conn.execute(
+            "SELECT m.id, m.user_id, m.scope_id FROM memories m WHERE NOT EXISTS"
+            f" (SELECT 1 FROM memory_vectors v WHERE {self.own.vector_of}) ORDER BY m.seq"
+        ).fetchall()
+        return [(Scope(user_id=r["user_id"], scope_id=r["scope_id"]), r["id"]) for r in missing]
 
     def clear_vectors(self) -> None:
         self._conn.execute("DELETE FROM memory_vectors")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any
 
 from omoide.errors import MigrationError
 
@@ -46,3 +47,9 @@ def newer(package: str, version: int) -> list[Migration]:
             version=version,
         )
     return [m for m in found if m.version > version]
+
+
+def report(path: str, version: int, latest: int, **migrations: list[str]) -> dict[str, Any]:
+    """What ``migration_status`` / ``apply_migrations`` answer: where, the schema version, the
+    latest one, and the migrations pending or applied."""
+    return {"path": path, "version": version, "latest": latest, **migrations}

@@ -14,6 +14,7 @@ from typing import Any
 
 from omoide.errors import InvalidInput
 from omoide.store import files
+from omoide.store.sql import migrate as sql_migrate
 from omoide.store.sql.dialect import Conn
 from omoide.store.sqlite import cipher, export, import_, keyword, migrate
 from omoide.store.sqlite.db import Database, connect
@@ -113,22 +114,14 @@ def backup_file(path: Path, dest: Path | str, key: str | None = None) -> None:
 
 def migration_status(path: Path, key: str | None = None) -> dict[str, Any]:
     """The schema version and pending migrations; changes nothing, creates nothing."""
+    latest = migrate.latest_version()
     if not path.exists():
-        return {
-            "path": str(path),
-            "version": 0,
-            "latest": migrate.latest_version(),
-            "pending": ["schema.sql"],
-        }
+        return sql_migrate.report(str(path), 0, latest, pending=["schema.sql"])
     # Read-only and without WAL set-up: a status check must not convert or create anything.
     conn = cipher.open_connection(f"{path.as_uri()}?mode=ro", key, uri=True)
     try:
-        return {
-            "path": str(path),
-            "version": migrate.current_version(conn),
-            "latest": migrate.latest_version(),
-            "pending": [m.name for m in migrate.pending(conn)],
-        }
+        pending = [m.name for m in migrate.pending(conn)]
+        return sql_migrate.report(str(path), migrate.current_version(conn), latest, pending=pending)
     finally:
         conn.close()
 
@@ -139,11 +132,7 @@ def apply_migrations(path: Path, key: str | None = None) -> dict[str, Any]:
     conn = connect(path, key)
     try:
         applied = migrate.migrate(conn)
-        return {
-            "path": str(path),
-            "version": migrate.current_version(conn),
-            "latest": migrate.latest_version(),
-            "applied": applied,
-        }
+        version, latest = migrate.current_version(conn), migrate.latest_version()
+        return sql_migrate.report(str(path), version, latest, applied=applied)
     finally:
         conn.close()

@@ -28,6 +28,9 @@ from omoide.types import HistoryEvent, MemoryItem, MemoryType, Scope, now_ms
 class SQLiteMemoryStorage:
     """SQLite's part of the memory writes (see ``MemoryStorage``)."""
 
+    vector_columns = "memory_seq, tenant, vec"
+    vector_of = "v.memory_seq = m.seq"
+
     def __init__(self, conn: sqlite3.Connection, tokenizer: keyword.Tokenizer) -> None:
         self._conn = conn
         self._tokenizer = tokenizer
@@ -102,20 +105,6 @@ class SQLiteMemoryStorage:
             self.write_vector("memory_vectors", scope, memory_id, vectors[row], None)
             for row, memory_id in enumerate(memory_ids)
         )
-
-    def swap_staged_vectors(self) -> list[tuple[Scope, str]]:
-        self._conn.execute("DELETE FROM memory_vectors")
-        self._conn.execute(
-            "INSERT INTO memory_vectors (memory_seq, tenant, vec)"
-            " SELECT memory_seq, tenant, vec FROM vector_rebuild"
-        )
-        self._conn.execute("DELETE FROM vector_rebuild")
-        missing = self._conn.execute(
-            "SELECT m.id, m.user_id, m.scope_id FROM memories m"
-            " WHERE NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_seq = m.seq)"
-            " ORDER BY m.seq"
-        ).fetchall()
-        return [(Scope(user_id=r["user_id"], scope_id=r["scope_id"]), r["id"]) for r in missing]
 
     def _reindex(self, memory_id: str) -> None:
         """Index the memory's text and context again at the end of the transaction."""
