@@ -29,13 +29,6 @@ SELECT id, min(depth) AS depth FROM walk GROUP BY id ORDER BY min(depth), id COL
 """
 
 
-def _walk(conn: Conn, scope: Scope, entity_id: str, depth: int, limit: int) -> list[Any]:
-    found: list[Any] = conn.execute(
-        _WALK, (entity_id, scope.user_id, scope.scope_id, depth, limit)
-    ).fetchall()
-    return found
-
-
 def _vector_search(
     conn: Conn, scope: Scope, vector: np.ndarray, limit: int
 ) -> list[tuple[str, float]]:
@@ -81,7 +74,14 @@ LAYOUT = GraphLayout(
     entity_key="user_id, scope_id, lower(name)",
     relationship_key="user_id, from_id, to_id, label",
     links_by_tenant=True,
-    walk=_walk,
+    walk=_WALK,
+    walk_args=lambda scope, entity_id, depth, limit: (
+        entity_id,
+        scope.user_id,
+        scope.scope_id,
+        depth,
+        limit,
+    ),
     vector_search=_vector_search,
     put_vector=_put_vector,
 )

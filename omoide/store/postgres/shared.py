@@ -9,11 +9,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from omoide.errors import NotFound
 from omoide.store.postgres import rows
 from omoide.store.postgres.db import Conn
 from omoide.store.postgres.dialect import POSTGRES
-from omoide.store.sql import sessions
+from omoide.store.sql import sessions, shared
 from omoide.types import MemoryItem, Scope
 
 
@@ -29,12 +28,5 @@ def session_pk(conn: Conn, scope: Scope, session_id: str, *, lock: bool = False)
 
 
 def fetch_memory(conn: Conn, scope: Scope, memory_id: str) -> MemoryItem:
-    """One memory of ``scope`` (valid or not); ``NotFound`` if it is not the tenant's."""
-    row = conn.execute(
-        f"SELECT {rows.MEMORY_COLUMNS} FROM {rows.MEMORY_FROM}"
-        " WHERE m.user_id = %s AND m.id = %s AND m.scope_id = %s",
-        (scope.user_id, memory_id, scope.scope_id),
-    ).fetchone()
-    if row is None:
-        raise NotFound(f"memory {memory_id!r} not found", id=memory_id)
-    return rows.memory(row)
+    select = f"SELECT {rows.MEMORY_COLUMNS} FROM {rows.MEMORY_FROM}"
+    return shared.fetch_memory(conn, POSTGRES, select, rows.memory, scope, memory_id)

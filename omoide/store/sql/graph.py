@@ -48,8 +48,10 @@ class GraphLayout:
     relationship_key: str
     #: Whether ``entity_episodes`` rows carry the tenant's ``user_id``.
     links_by_tenant: bool
-    #: (connection, scope, entity id, depth, limit) -> rows of (id, depth), shallowest first.
-    walk: Callable[[Conn, Scope, str, int, int], list[Any]]
+    #: The recursive walk: rows of (id, depth), shallowest first, and its parameters from
+    #: (scope, entity id, depth, limit); in the backend's own placeholders.
+    walk: str
+    walk_args: Callable[[Scope, str, int, int], tuple[Any, ...]]
     #: (connection, scope, query vector, limit) -> (entity id, score), best first.
     vector_search: Callable[[Conn, Scope, np.ndarray, int], list[tuple[str, float]]]
     #: (connection, scope, entity id, vector); nothing when the entity is gone.
@@ -237,7 +239,8 @@ class SQLGraphReads:
         edges between them. ``NotFound`` when the entity is not in ``scope``."""
         with self._db.read() as conn:
             self._graph.entity(conn, scope, entity_id)
-            found = self._layout.walk(conn, scope, entity_id, depth, max_nodes + 1)
+            args = self._layout.walk_args(scope, entity_id, depth, max_nodes + 1)
+            found = conn.execute(self._layout.walk, args).fetchall()
             depths = {r["id"]: int(r["depth"]) for r in found[:max_nodes]}
             edges = self._graph.edges(conn, scope, list(depths), within=True)
             graph = self._graph.subgraph(conn, scope, depths, edges)

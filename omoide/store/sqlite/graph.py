@@ -31,14 +31,6 @@ SELECT id, min(depth) AS depth FROM walk GROUP BY id ORDER BY depth, id LIMIT ?
 """
 
 
-def _walk(conn: Conn, scope: Scope, entity_id: str, depth: int, limit: int) -> list[Any]:
-    tenant = (scope.user_id, scope.scope_id)
-    found: list[Any] = conn.execute(
-        _WALK, (entity_id, depth, *tenant, depth, *tenant, limit)
-    ).fetchall()
-    return found
-
-
 def _vector_search(
     conn: Conn, scope: Scope, vector: np.ndarray, limit: int
 ) -> list[tuple[str, float]]:
@@ -89,7 +81,11 @@ LAYOUT = GraphLayout(
     entity_key="user_id, scope_id, name",
     relationship_key="from_id, to_id, label",
     links_by_tenant=False,
-    walk=_walk,
+    walk=_WALK,
+    walk_args=lambda scope, entity_id, depth, limit: (
+        *(entity_id, depth, scope.user_id, scope.scope_id),
+        *(depth, scope.user_id, scope.scope_id, limit),
+    ),
     vector_search=_vector_search,
     put_vector=_put_vector,
 )
