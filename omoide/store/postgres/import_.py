@@ -108,38 +108,13 @@ def _entity(conn: Conn, r: Record) -> bool:
     return True
 
 
-def _job(conn: Conn, r: Record) -> bool:
-    payload = jsonb(r["payload"])
+def _job_held(conn: Conn, r: Record, payload: str) -> bool:
     held = conn.execute(  # jsonb equality ignores key order, as the import rule asks
         "SELECT 1 FROM jobs WHERE user_id = %s AND scope_id = %s AND kind = %s"
         " AND payload = %s::jsonb LIMIT 1",
         (r["user_id"], r["scope_id"], r["job_kind"], payload),
     ).fetchone()
-    if held is not None:
-        return False
-    result = None if r["result"] is None else jsonb(r["result"])
-    row = conn.execute(
-        "INSERT INTO jobs (kind, user_id, scope_id, payload, state, attempts, max_attempts,"
-        " last_error, run_after, created_at, updated_at, result)"
-        " VALUES (%s, %s, %s, %s::jsonb, 'pending', %s, %s, %s, %s, %s, %s, %s::jsonb)"
-        " RETURNING id",
-        (
-            *(r["job_kind"], r["user_id"], r["scope_id"], payload, r["attempts"]),
-            *(r["max_attempts"], r["last_error"], r["run_after"], r["created_at"]),
-            *(r["updated_at"], result),
-        ),
-    ).fetchone()
-    assert row is not None  # INSERT ... RETURNING returns the row it wrote
-    for step, s in r["steps"].items():
-        conn.execute(
-            "INSERT INTO job_steps (user_id, job_id, step, status, detail, calls, prompt_tokens,"
-            " completion_tokens, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            (
-                *(r["user_id"], row["id"], step, s["status"], s["detail"], s["calls"]),
-                *(s["prompt_tokens"], s["completion_tokens"], s["created_at"]),
-            ),
-        )
-    return True
+    return held is not None
 
 
 def _ignoring(sql: str) -> str:
@@ -151,7 +126,9 @@ LAYOUT = ImportLayout(
     raced=_ignoring,  # a concurrent import of the same file may have written it first
     flag=bool,
     malformed=(psycopg.DataError, psycopg.IntegrityError),
-    own={"memory": _memory, "entity": _entity, "job": _job},
+    job_held=_job_held,
+    steps_by_tenant=True,
+    own={"memory": _memory, "entity": _entity},
 )
 
 

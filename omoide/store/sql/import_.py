@@ -4,7 +4,7 @@ Each writer inserts one record in the caller's transaction and says whether it d
 whose key the store holds already is skipped (the import rule of ``omoide.store.ports.transfer``),
 so importing a file twice changes nothing. Public ids are unique across tenants: ``owned``
 looks an id up among every tenant's rows. The kinds whose rows a backend lays out its own way
-(memories, entities, jobs: full-text and vector rows, provenance, job ids) and how it skips a
+(memories and entities: full-text and vector rows, provenance) and how it skips a
 held key come in an ``ImportLayout``.
 """
 
@@ -39,7 +39,12 @@ class ImportLayout:
     #: The driver's errors (with ``KeyError``, ``TypeError``, ``ValueError``) of a malformed
     #: record: an ``InvalidInput`` to the caller.
     malformed: tuple[type[Exception], ...]
-    #: The writers of the kinds the backend writes itself (memory, entity, job).
+    #: Whether the tenant holds a job of the record's kind with an equal payload (given as
+    #: dumped JSON), key order ignored (connection, record, payload).
+    job_held: Callable[[Any, Record, str], bool]
+    #: Whether ``job_steps`` rows carry the tenant's ``user_id``.
+    steps_by_tenant: bool
+    #: The writers of the kinds the backend writes itself (memory, entity).
     own: Mapping[str, Callable[[Any, Record], bool]]
 
 
@@ -92,6 +97,7 @@ class _Writers:
             "usage": self.usage,
             "schedule": self.schedule,
             "scope_config": self.scope_config,
+            "job": self.job,
             **self._layout.own,
         }
 
@@ -299,6 +305,41 @@ class _Writers:
             f" VALUES (?, ?, {d.json_param}, ?)",
             (r["user_id"], r["scope_id"], d.dump_json(_object(r["config"])), r["updated_at"]),
         )
+
+    def job(self, conn: Conn, r: Record) -> bool:
+        d, layout = self._d, self._layout
+        payload = d.dump_json(r["payload"])
+        if layout.job_held(conn, r, payload):
+            return False
+        result = None if r["result"] is None else d.dump_json(r["result"])
+        row = conn.execute(
+            d.sql(
+                "INSERT INTO jobs (kind, user_id, scope_id, payload, state, attempts,"
+                " max_attempts, last_error, run_after, created_at, updated_at, result)"
+                f" VALUES (?, ?, ?, {d.json_param}, 'pending', ?, ?, ?, ?, ?, ?, {d.json_param})"
+                " RETURNING id"
+            ),
+            (
+                *(r["job_kind"], r["user_id"], r["scope_id"], payload, r["attempts"]),
+                *(r["max_attempts"], r["last_error"], r["run_after"], r["created_at"]),
+                *(r["updated_at"], result),
+            ),
+        ).fetchone()
+        owner = (r["user_id"],) if layout.steps_by_tenant else ()
+        column, mark = ("user_id, ", "?, ") if owner else ("", "")
+        for step, s in r["steps"].items():
+            conn.execute(
+                d.sql(
+                    f"INSERT INTO job_steps ({column}job_id, step, status, detail, calls,"
+                    f" prompt_tokens, completion_tokens, created_at)"
+                    f" VALUES ({mark}?, ?, ?, ?, ?, ?, ?, ?)"
+                ),
+                (
+                    *(*owner, row["id"], step, s["status"], s["detail"], s["calls"]),
+                    *(s["prompt_tokens"], s["completion_tokens"], s["created_at"]),
+                ),
+            )
+        return True
 
 
 def import_records(

@@ -109,45 +109,14 @@ def _has_job(conn: sqlite3.Connection, r: Record, payload: str) -> bool:
     return any(json.loads(row[0]) == r["payload"] for row in candidates)
 
 
-def _job(conn: sqlite3.Connection, r: Record) -> bool:
-    payload = json.dumps(r["payload"])
-    if _has_job(conn, r, payload):
-        return False
-    result = None if r["result"] is None else json.dumps(r["result"])
-    cur = conn.execute(
-        "INSERT INTO jobs (kind, user_id, scope_id, payload, state, attempts, max_attempts,"
-        " last_error, run_after, created_at, updated_at, result)"
-        " VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)",
-        (
-            *(r["job_kind"], r["user_id"], r["scope_id"], payload, r["attempts"]),
-            *(r["max_attempts"], r["last_error"], r["run_after"], r["created_at"]),
-            *(r["updated_at"], result),
-        ),
-    )
-    for step, s in r["steps"].items():
-        conn.execute(
-            "INSERT INTO job_steps (job_id, step, status, detail, calls, prompt_tokens,"
-            " completion_tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                cur.lastrowid,
-                step,
-                s["status"],
-                s["detail"],
-                s["calls"],
-                s["prompt_tokens"],
-                s["completion_tokens"],
-                s["created_at"],
-            ),
-        )
-    return True
-
-
 LAYOUT = ImportLayout(
     held=lambda sql: sql.replace("INSERT INTO", "INSERT OR IGNORE INTO", 1),
     raced=lambda sql: sql,  # one writer: nothing can come between the check and the insert
     flag=int,
     malformed=cipher.IntegrityError,
-    own={"memory": _memory, "entity": _entity, "job": _job},
+    job_held=_has_job,
+    steps_by_tenant=False,
+    own={"memory": _memory, "entity": _entity},
 )
 
 
