@@ -130,15 +130,12 @@ VOCABULARY_EXCEPTIONS = {
     "mcp/tools.py",
     # To do: the store is being refactored elsewhere; these docstrings and comments get
     # reworded (and their history moved to docs/compat/) once that lands.
-    "store/postgres/activity.py",
     "store/postgres/db.py",
     "store/ports/ledger.py",
     "store/ports/memories.py",
     "store/ports/schedules.py",
     "store/ports/transfer.py",
     "store/sql/projects.py",
-    "store/sqlite/activity.py",
-    "store/sqlite/ledger.py",
     "store/sqlite/migrate.py",
 }
 

@@ -1,9 +1,8 @@
 """``LedgerReads`` / ``LedgerWrites``: the chunk ledger, session messages, access counters.
 
-The ledger (WilmerAI's ``_memories.jsonl`` with its hashes) is append-only: one row per chunk
-memory with the hash and position of the last message it covers, unique per session, so two
-runs can never both record a chunk ending at the same message. ``chunk_state`` is the
-"memory file exists" flag: present, the session is chunked in standard mode. A write
+The ledger is append-only: one row per chunk memory with the hash and position of the last
+message it covers, unique per session, so two runs can never both record a chunk ending at the
+same message. ``chunk_state`` says the session is chunked in standard mode. A write
 transaction's ``chunk_state``, ``record_chunks`` and ``reset_chunks`` take the session's row
 lock where rows are locked (the dialect's), so the re-check of the ledger's last cursor sees
 every chunk a concurrent writer committed (SQLite gets the same from its single writer).
