@@ -14,7 +14,7 @@ from omoide.store.protocol import NewMemory
 from omoide.types import SearchFilters
 from tests.store.contract import ALICE
 
-_ALIVE = "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s"
+_ALIVE = "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)"
 
 
 def test_text_postgresql_cannot_hold_is_invalid_input(pg_store: PostgresStore) -> None:
@@ -42,15 +42,22 @@ def test_a_pooled_connection_the_server_closed_costs_no_failed_request(pg_url: s
             tx.memories.insert_memory(ALICE, NewMemory(text="tea at noon"), "test")
         assert store.memories.list_memories(ALICE, SearchFilters(), 10, 0)[1] == 1
         with psycopg.connect(pg_url, autocommit=True) as admin:
+            pids = [
+                r[0]
+                for r in admin.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE application_name = %s", (name,)
+                )
+            ]
             row = admin.execute(
                 "SELECT count(*) AS n FROM (SELECT pg_terminate_backend(pid)"
-                " FROM pg_stat_activity WHERE application_name = %s) t",
-                (name,),
+                " FROM unnest(%s::int[]) AS pid) t",
+                (pids,),
             ).fetchone()
             # pg_terminate_backend only signals: wait until those backends have exited, or on a
             # loaded machine the pool's check can find a connection alive that dies mid-read
+            # (by pid: a connection the store opens meanwhile, under the same name, is alive)
             for _ in range(3000):  # a ceiling for a backend that never exits, not a timing
-                if admin.execute(_ALIVE, (name,)).fetchone() == (0,):
+                if admin.execute(_ALIVE, (pids,)).fetchone() == (0,):
                     break
                 time.sleep(0.01)
             else:

@@ -58,8 +58,8 @@ EXCEPTIONS: dict[str, str] = {
         "the id-only routes (JiuwenMemory's update/delete by id) find the tenant of a memory"
         " id once; every statement after it is routed"
     ),
-    r"^SELECT seq, id, user_id, scope_id, (text|name, type) FROM (memories m|entities) WHERE"
-    r" seq > \$1": (
+    r"^SELECT seq( AS n)?, id, user_id, scope_id, (text|name, type) FROM (memories m|entities)"
+    r" WHERE seq > \$1": (
         "maintenance over every tenant's rows in batches (reindex, the word-vector table)"
     ),
     r"\bFROM dreaming_schedules WHERE (enabled|true|1 = 1)\b": (
