@@ -173,20 +173,25 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         sampler = Sampler() if args.profile else None
         if sampler:
             sampler.__enter__()
+        started = time.perf_counter()
         writer.start()
         during = _searches(memory, qs, lambda: not writer.is_alive(), 10**9)
         writer.join()
+        out["during_ingest_s"] = round(time.perf_counter() - started, 1)  # beside the searches
         if sampler:
             sampler.__exit__()
             profiles["during"] = [f"{c:5d} {k}" for k, c in sampler.counts.most_common(20)]
         after, profiles["after"] = _timed_phase(memory, qs, args.queries, AFTER_S, args.profile)
         _quiet(memory, args.settle)
         stop = threading.Event()
-        steady_writer = threading.Thread(target=_steady, args=(memory, stop), daemon=True)
+        added: list[int] = []
+        steady_writer = threading.Thread(target=_steady, args=(memory, stop, added), daemon=True)
+        started = time.perf_counter()
         steady_writer.start()
         steady, profiles["steady"] = _timed_phase(memory, qs, args.queries, 600, args.profile)
         stop.set()
         steady_writer.join()
+        out["steady_adds_per_s"] = round(len(added) / (time.perf_counter() - started), 1)
         memory.close()
     phases = {"first": first, "idle": idle, "during": during, "after": after, "steady": steady}
     out["phases"] = {k: percentiles(v) for k, v in phases.items()}
@@ -196,7 +201,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def _steady(memory: Any, stop: threading.Event) -> None:
+def _steady(memory: Any, stop: threading.Event, added: list[int]) -> None:
     from lib.corpus import corpus_texts
 
     texts = corpus_texts(5000)
@@ -204,6 +209,7 @@ def _steady(memory: Any, stop: threading.Event) -> None:
     next_at = time.monotonic()
     while not stop.is_set():
         memory.add(texts[i % len(texts)], **TENANT)
+        added.append(i)
         i += 1
         next_at += 1 / RATE
         stop.wait(max(0.0, next_at - time.monotonic()))
@@ -243,7 +249,8 @@ def main() -> None:
         for name in list(codes) if r % 2 == 0 else list(reversed(codes)):
             got = _run(codes[name], args)
             results[name].append(got)
-            print(name, json.dumps({k: got[k] for k in ("ingest_s", "phases", "p95_over_idle")}))
+            keys = ("ingest_s", "during_ingest_s", "steady_adds_per_s", "phases", "p95_over_idle")
+            print(name, json.dumps({k: got.get(k) for k in keys}))
             for phase, lines in got["profiles"].items():
                 print(f"  {name} {phase} profile:\n    " + "\n    ".join(lines))
     print(json.dumps({n: [g["p95_over_idle"] for g in v] for n, v in results.items()}))

@@ -88,26 +88,23 @@ def test_a_query_runs_beside_a_writes_batch_and_gets_the_same_vectors(
     two_threads = _embed_each(session, int8_embedder._tokenizer, texts, 2)
     assert np.array_equal(two_threads, expected)  # as a write's batch when no query came lately
     gate, entered = threading.Event(), threading.Event()
-    writer_name = "test-bulk-writer"
+    searcher = threading.current_thread()
 
     class Held:
-        """The session, its runs on the writer's thread held until ``gate``."""
+        """The session, its runs held until ``gate`` but on the searching thread."""
 
         def __getattr__(self, name: str) -> object:
             return getattr(session, name)
 
         def run(self, *args: object) -> object:
-            if threading.current_thread().name.startswith(writer_name):
+            if threading.current_thread() is not searcher:
                 entered.set()
                 assert gate.wait(30), "the test never released the write"
             return session.run(*args)
 
     monkeypatch.setattr(int8_embedder, "_session", Held())
-    monkeypatch.setattr(int8_embedder, "threads", 1)  # the write runs on the writer's thread
     got: list[np.ndarray] = []
-    writer = threading.Thread(
-        target=lambda: got.append(int8_embedder.embed(texts)), name=writer_name
-    )
+    writer = threading.Thread(target=lambda: got.append(int8_embedder.embed(texts)))
     writer.start()
     assert entered.wait(30)
     try:
