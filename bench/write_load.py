@@ -21,7 +21,7 @@ questions (hybrid, limit 10), one after another from one client thread. Phases, 
 Each phase prints p50/p95/p99 (ms) and its p95 over the idle p95. ``--compare DIR`` runs the
 same in a subprocess with DIR's ``omoide`` first on the path, alternating new and old
 ``--rounds`` times, and prints the ratios of both. ``--profile`` samples the stacks of the
-process's other threads every 10 ms during ``first`` and ``during`` and prints where they were.
+process's threads every 10 ms during the phases after ``idle`` and prints where they were.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import common
-from common import machine_note
+from lib import common
+from lib.common import machine_note
 
 HERE = Path(__file__).resolve().parent
 BATCH = 100
@@ -62,8 +62,8 @@ def percentiles(seconds: list[float]) -> dict[str, float]:
 
 
 class Sampler:
-    """Counts, for the process's other threads, the innermost omoide (or sqlite/torch)
-    function they were in, every ``interval`` seconds while running."""
+    """Counts, for the process's threads (the searching one as ``search``), the innermost
+    omoide function they were in, every ``interval`` seconds while running."""
 
     def __init__(self, interval: float = 0.01) -> None:
         self.interval = interval
@@ -87,7 +87,7 @@ class Sampler:
         while not self._stop.wait(self.interval):
             names = {t.ident: t.name for t in threading.enumerate()}
             for ident, frame in sys._current_frames().items():
-                if ident in (self._me, main):
+                if ident == self._me:
                     continue
                 where = None
                 f: Any = frame
@@ -97,7 +97,8 @@ class Sampler:
                         where = f"{file.split('/omoide/')[-1]}:{f.f_code.co_name}"
                         break
                     f = f.f_back
-                self.counts[f"{names.get(ident, '?')} {where or frame.f_code.co_name}"] += 1
+                who = "search" if ident == main else names.get(ident, "?")
+                self.counts[f"{who} {where or frame.f_code.co_name}"] += 1
 
 
 def _searches(memory: Any, questions: list[str], until: Any, limit_n: int) -> list[float]:
@@ -146,12 +147,12 @@ def _timed_phase(
     top: list[str] = []
     if sampler:
         sampler.__exit__()
-        top = [f"{c:5d} {k}" for k, c in sampler.counts.most_common(12)]
+        top = [f"{c:5d} {k}" for k, c in sampler.counts.most_common(20)]
     return got, top
 
 
 def child(args: argparse.Namespace) -> dict[str, Any]:
-    from scale import corpus_texts, questions
+    from lib.corpus import corpus_texts, questions
 
     from omoide import Memory
     from omoide.config import Settings
@@ -172,20 +173,25 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         sampler = Sampler() if args.profile else None
         if sampler:
             sampler.__enter__()
+        started = time.perf_counter()
         writer.start()
         during = _searches(memory, qs, lambda: not writer.is_alive(), 10**9)
         writer.join()
+        out["during_ingest_s"] = round(time.perf_counter() - started, 1)  # beside the searches
         if sampler:
             sampler.__exit__()
-            profiles["during"] = [f"{c:5d} {k}" for k, c in sampler.counts.most_common(12)]
-        after, _ = _timed_phase(memory, qs, args.queries, AFTER_S, False)
+            profiles["during"] = [f"{c:5d} {k}" for k, c in sampler.counts.most_common(20)]
+        after, profiles["after"] = _timed_phase(memory, qs, args.queries, AFTER_S, args.profile)
         _quiet(memory, args.settle)
         stop = threading.Event()
-        steady_writer = threading.Thread(target=_steady, args=(memory, stop), daemon=True)
+        added: list[int] = []
+        steady_writer = threading.Thread(target=_steady, args=(memory, stop, added), daemon=True)
+        started = time.perf_counter()
         steady_writer.start()
-        steady, _ = _timed_phase(memory, qs, args.queries, 600, False)
+        steady, profiles["steady"] = _timed_phase(memory, qs, args.queries, 600, args.profile)
         stop.set()
         steady_writer.join()
+        out["steady_adds_per_s"] = round(len(added) / (time.perf_counter() - started), 1)
         memory.close()
     phases = {"first": first, "idle": idle, "during": during, "after": after, "steady": steady}
     out["phases"] = {k: percentiles(v) for k, v in phases.items()}
@@ -195,14 +201,15 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def _steady(memory: Any, stop: threading.Event) -> None:
-    from scale import corpus_texts
+def _steady(memory: Any, stop: threading.Event, added: list[int]) -> None:
+    from lib.corpus import corpus_texts
 
     texts = corpus_texts(5000)
     i = 0
     next_at = time.monotonic()
     while not stop.is_set():
         memory.add(texts[i % len(texts)], **TENANT)
+        added.append(i)
         i += 1
         next_at += 1 / RATE
         stop.wait(max(0.0, next_at - time.monotonic()))
@@ -211,8 +218,9 @@ def _steady(memory: Any, stop: threading.Event) -> None:
 def _run(code: Path, args: argparse.Namespace) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--child", "--items", str(args.items)]
     cmd += ["--queries", str(args.queries), "--settle", str(args.settle)]
-    cmd += ["--data", str(common.DEFAULT_DATA)] + (["--profile"] if args.profile else [])
-    env = {**os.environ, "PYTHONPATH": str(code)}
+    cmd += ["--profile"] if args.profile else []
+    # the corpus module reads the LoCoMo folder from BENCH_LOCOMO when it is imported
+    env = {**os.environ, "PYTHONPATH": str(code), "BENCH_LOCOMO": str(args.data)}
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"{code}: {proc.stderr[-2000:]}")
@@ -230,7 +238,6 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    common.DEFAULT_DATA = args.data
     if args.child:
         print(json.dumps(child(args)), flush=True)
         return
@@ -242,7 +249,8 @@ def main() -> None:
         for name in list(codes) if r % 2 == 0 else list(reversed(codes)):
             got = _run(codes[name], args)
             results[name].append(got)
-            print(name, json.dumps({k: got[k] for k in ("ingest_s", "phases", "p95_over_idle")}))
+            keys = ("ingest_s", "during_ingest_s", "steady_adds_per_s", "phases", "p95_over_idle")
+            print(name, json.dumps({k: got.get(k) for k in keys}))
             for phase, lines in got["profiles"].items():
                 print(f"  {name} {phase} profile:\n    " + "\n    ".join(lines))
     print(json.dumps({n: [g["p95_over_idle"] for g in v] for n, v in results.items()}))

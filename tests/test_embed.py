@@ -7,7 +7,7 @@ import threading
 import numpy as np
 import pytest
 
-from omoide.embed.batching import Coalescer
+from omoide.embed.batching import QUERIES_ARRIVING_S, Coalescer
 from omoide.embed.remote import OllamaEmbedder, OpenAICompatEmbedder
 from omoide.errors import EmbedderError
 
@@ -57,6 +57,74 @@ def test_a_failing_batch_fails_its_callers_only() -> None:
     with pytest.raises(EmbedderError):
         coalescer.embed(["bad"])
     assert coalescer.embed(["good"]).shape == (1, 2)
+
+
+def _held_bulk(held: list[list[str]], gate: threading.Event, entered: threading.Event):
+    """An encoder that records its batches and holds the first one until ``gate``."""
+
+    def encode(texts: list[str]) -> np.ndarray:
+        held.append(texts)
+        if len(held) == 1:
+            entered.set()
+            assert gate.wait(30), "the test never released the bulk batch"
+        return np.array([[float(len(t))] for t in texts], dtype=np.float32)
+
+    return encode
+
+
+def test_an_urgent_call_runs_beside_the_bulk_batch_in_progress() -> None:
+    batches: list[list[str]] = []
+    gate, entered = threading.Event(), threading.Event()
+    coalescer = Coalescer(_held_bulk(batches, gate, entered), concurrent=True)
+    writer = threading.Thread(target=coalescer.embed, args=(["a write", "another write"],))
+    writer.start()
+    assert entered.wait(30)
+    try:
+        got = coalescer.embed(["query"], urgent=True)  # the write's batch is still held
+        assert got[:, 0].tolist() == [5.0]
+        assert writer.is_alive() and not gate.is_set()
+        assert batches == [["a write", "another write"], ["query"]]
+    finally:
+        gate.set()
+        writer.join(30)
+    assert coalescer.queries_arriving()
+
+
+def test_an_urgent_call_goes_before_waiting_bulk_calls_and_never_joins_them() -> None:
+    batches: list[list[str]] = []
+    gate, entered = threading.Event(), threading.Event()
+    coalescer = Coalescer(_held_bulk(batches, gate, entered))  # one encode at a time
+    first = threading.Thread(target=coalescer.embed, args=(["slice one"],))
+    first.start()
+    assert entered.wait(30)
+    second = threading.Thread(target=coalescer.embed, args=(["slice two"],))
+    second.start()
+    while coalescer.waiting < 1:  # the second slice is queued before the query
+        second.join(0.01)
+    results: list[np.ndarray] = []
+    query = threading.Thread(target=lambda: results.append(coalescer.embed(["q"], urgent=True)))
+    query.start()
+    while coalescer.waiting < 2:
+        query.join(0.01)
+    gate.set()
+    for thread in (first, second, query):
+        thread.join(30)
+    assert batches == [["slice one"], ["q"], ["slice two"]]
+    assert results[0][:, 0].tolist() == [1.0]
+
+
+def test_queries_arrive_for_a_while_after_an_urgent_call() -> None:
+    now = [100.0]
+    coalescer = Coalescer(
+        lambda texts: np.zeros((len(texts), 1), dtype=np.float32), clock=lambda: now[0]
+    )
+    assert not coalescer.queries_arriving()
+    coalescer.embed(["a write"])
+    assert not coalescer.queries_arriving()  # bulk calls are not queries
+    coalescer.embed(["a query"], urgent=True)
+    assert coalescer.queries_arriving()
+    now[0] += QUERIES_ARRIVING_S
+    assert not coalescer.queries_arriving()
 
 
 def test_openai_compatible_endpoint(fake_llm) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ from omoide import Memory
 from omoide.cli import app, state
 from omoide.config import Settings
 from omoide.embed import build_embedder
-from omoide.embed.onnx import OnnxEmbedder
+from omoide.embed.onnx import OnnxEmbedder, _embed_each
 from omoide.engine.search.word_vectors import CALIBRATED
 from omoide.errors import EmbedderError
 from tests.test_embed_onnx import TEXTS, cosines
@@ -74,6 +75,46 @@ def test_a_texts_vector_does_not_depend_on_its_batch(int8_embedder: OnnxEmbedder
     assert np.array_equal(together, alone)
     assert np.array_equal(int8_embedder.embed(texts[::-1])[::-1], together)
     assert (together @ together.T - np.eye(len(texts))).max() < 0.95
+
+
+def test_a_query_runs_beside_a_writes_batch_and_gets_the_same_vectors(
+    int8_embedder: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A search's query does not wait for the write's batch in progress (it used to queue behind
+    # it), and neither the lane nor the write's thread count changes a text's vector.
+    texts = ["I like jasmine tea", TEXTS[31], "word " * 100, "🙂", ""]
+    expected = int8_embedder.embed(texts)
+    session = int8_embedder._session
+    two_threads = _embed_each(session, int8_embedder._tokenizer, texts, 2)
+    assert np.array_equal(two_threads, expected)  # as a write's batch when no query came lately
+    gate, entered = threading.Event(), threading.Event()
+    searcher = threading.current_thread()
+
+    class Held:
+        """The session, its runs held until ``gate`` but on the searching thread."""
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(session, name)
+
+        def run(self, *args: object) -> object:
+            if threading.current_thread() is not searcher:
+                entered.set()
+                assert gate.wait(30), "the test never released the write"
+            return session.run(*args)
+
+    monkeypatch.setattr(int8_embedder, "_session", Held())
+    got: list[np.ndarray] = []
+    writer = threading.Thread(target=lambda: got.append(int8_embedder.embed(texts)))
+    writer.start()
+    assert entered.wait(30)
+    try:
+        query = int8_embedder.embed_query(["I like jasmine tea"])  # the write is still held
+        assert writer.is_alive() and not gate.is_set()
+    finally:
+        gate.set()
+        writer.join(30)
+    assert np.array_equal(query, expected[:1])
+    assert np.array_equal(got[0], expected)  # one thread, a query lately: the same vectors
 
 
 def test_the_int8_file_is_made_once_and_reused(

@@ -58,6 +58,11 @@ class LocalEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self._batcher.embed(texts)
 
+    def embed_query(self, texts: Sequence[str]) -> np.ndarray:
+        """A search's query: next after the batch in progress, never inside a bulk batch (torch
+        sets its thread count for the whole process, so two encodes never run at once)."""
+        return self._batcher.embed(texts, urgent=True)
+
     def _encode(self, texts: list[str]) -> np.ndarray:
         # Only one thread at a time gets here (the Coalescer), so loading is race-free.
         if self._model is None:

@@ -101,21 +101,38 @@ class OnnxEmbedder:
         self._session: Any = None
         self._tokenizer: Any = None
         self._spec: _ModelDir | None = None
-        self._batcher = Coalescer(self._encode)
+        self._load_lock = threading.Lock()
+        # A session may run on two threads at once: a search's query runs beside a write's
+        # batch instead of after it (``Coalescer``'s urgent lane).
+        self._batcher = Coalescer(
+            self._encode_bulk, encode_urgent=self._encode_query, concurrent=True
+        )
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self._batcher.embed(texts)
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        # Only one thread at a time gets here (the Coalescer), so loading is race-free.
-        if self._session is None:
-            self._load()
+    def embed_query(self, texts: Sequence[str]) -> np.ndarray:
+        """A search's query: it runs beside the batch in progress, not after it."""
+        return self._batcher.embed(texts, urgent=True)
+
+    def _encode_bulk(self, texts: list[str]) -> np.ndarray:
+        # While queries arrive, an int8 batch runs on one thread and leaves a core to them; its
+        # vectors are the same (one run per text, ``_embed_each``).
+        return self._encode(texts, 1 if self._batcher.queries_arriving() else self.threads)
+
+    def _encode_query(self, texts: list[str]) -> np.ndarray:
+        return self._encode(texts, self.threads)
+
+    def _encode(self, texts: list[str], workers: int) -> np.ndarray:
+        with self._load_lock:  # the two lanes may both get here first
+            if self._session is None:
+                self._load()
         assert self._spec is not None
         if not texts:
             return np.zeros((0, self._spec.dim or 0), dtype=np.float32)
         try:
             if self.int8:
-                return _embed_each(self._session, self._tokenizer, texts, self.threads)
+                return _embed_each(self._session, self._tokenizer, texts, workers)
             return _embed_sorted(
                 self._session, self._tokenizer, texts, self.batch_size, self.max_tokens
             )

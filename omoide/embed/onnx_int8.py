@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -34,15 +35,22 @@ class Int8Embedder:
         self.max_tokens = MAX_TOKENS
         self._session: Any = None
         self._tokenizer: Any = None
-        self._batcher = Coalescer(self._encode)
+        self._load_lock = threading.Lock()
+        # A session may run on two threads at once: a search's query runs beside a write's
+        # batch instead of after it (``Coalescer``'s urgent lane).
+        self._batcher = Coalescer(self._encode, concurrent=True)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self._batcher.embed(texts)
 
+    def embed_query(self, texts: Sequence[str]) -> np.ndarray:
+        """A search's query: it runs beside the batch in progress, not after it."""
+        return self._batcher.embed(texts, urgent=True)
+
     def _encode(self, texts: list[str]) -> np.ndarray:
-        # Only one thread at a time gets here (the Coalescer), so loading is race-free.
-        if self._session is None:
-            self._load()
+        with self._load_lock:  # the two lanes may both get here first
+            if self._session is None:
+                self._load()
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
         try:

@@ -28,6 +28,19 @@ class Embedder(Protocol):
 
 
 @runtime_checkable
+class QueryEmbedder(Protocol):
+    """An embedder that runs a search's query ahead of bulk work (``omoide.embed.batching``):
+    ``embed_query`` gives the vectors ``embed`` gives but does not queue behind the writes'
+    batches. An embedder without it embeds queries with ``embed``."""
+
+    name: str
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_query(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@runtime_checkable
 class Remote(Protocol):
     """An embedder behind a network endpoint (``omoide.embed.remote``), which ``/health`` asks
     for real: ``check`` embeds one short text within ``timeout`` seconds and raises

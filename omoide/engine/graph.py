@@ -256,7 +256,7 @@ class GraphService:
         check_limit(limit, 0, maximum=1000)
         scope = Scope(user_id=user_id, scope_id=scope_id)
         try:
-            vector = self._embedding.embed([query])[0]
+            vector = self._embedding.embed_query([query])[0]
         except EmbedderError as exc:
             if exc.fields.get("mismatch"):
                 raise

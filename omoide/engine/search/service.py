@@ -101,7 +101,7 @@ class SearchService:
         )
         if chosen.vector:
             try:
-                query_vec = self._embedding.embed([query])[0]
+                query_vec = self._embedding.embed_query([query])[0]
                 nearest = memories.vector_search(scope, query_vec, filters, fetch)
                 signals["vector"] = nearest
                 if missing := memories.unembedded_count(scope):

@@ -86,7 +86,7 @@ class WordVectors:
         found.update(cached)
         missing = [w for w in pending if w not in cached]
         if missing:
-            found.update(zip(missing, normalize(self._embedding.embed(missing)), strict=True))
+            found.update(zip(missing, normalize(self._embedding.embed_query(missing)), strict=True))
         with self._lock:
             for word in pending:
                 self._cache[(owner, word)] = found[word]

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from omoide.embed.protocol import Embedder
+from omoide.embed.protocol import Embedder, QueryEmbedder
 from omoide.engine.shared import activity
 from omoide.errors import EmbedderError
 from omoide.jobs.kinds import EMBED, EmbedPayload
@@ -27,8 +27,9 @@ log = logging.getLogger("omoide")
 
 META_MODEL = "embedding_model"
 META_DIM = "embedding_dim"
-# Texts per embed call of a write. The embedder runs one call at a time (a search's query
-# joins the next batch, ``omoide.embed.batching``): a bulk write embedded in one call made the
+# Texts per embed call of a write. A search's query takes the embedder's query lane
+# (``embed_query``), ahead of the writes' calls or beside them (``omoide.embed.batching``); an
+# embedder without one runs one call at a time, so a bulk write embedded in one call made the
 # searches beside it wait for all of its texts; in slices, for about one slice. Smaller slices
 # while searches arrive (``activity``): a search waits less, the write goes a little slower.
 SLICE = 32
@@ -63,16 +64,28 @@ class Embedding:
             self._check_signature(vectors.shape[1])
         return vectors
 
+    def embed_query(self, texts: Sequence[str]) -> np.ndarray:
+        """A search's vectors (its query, its words): ahead of the writes' batches where the
+        embedder can (``QueryEmbedder``), signature checked as ``embed``."""
+        vectors = self._embed_call(texts, query=True)
+        if not self.checked:
+            self._check_signature(vectors.shape[1])
+        return vectors
+
     def embed_unchecked(self, texts: Sequence[str]) -> np.ndarray:
         """The vectors without the signature check (a reindex changes the signature)."""
         if len(texts) > SLICE_SEARCHING:
             return self._sliced(texts)
         return self._embed_call(texts)
 
-    def _embed_call(self, texts: Sequence[str]) -> np.ndarray:
+    def _embed_call(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
         started = time.perf_counter()
+        embedder = self.embedder
         try:
-            vectors = self.embedder.embed(texts)
+            if query and isinstance(embedder, QueryEmbedder):
+                vectors = embedder.embed_query(texts)
+            else:
+                vectors = embedder.embed(texts)
         except Exception as exc:
             self._observer.embed_call(time.perf_counter() - started, _name(exc))
             if isinstance(exc, EmbedderError) and exc.retryable:  # an outage, not a bad input
