@@ -1,7 +1,7 @@
 """Turning user text into safe keyword-search terms.
 
-Stopwords are dropped because an OR over frequent words is what makes FTS5 slow (45 ms at 100k
-rows, 430 ms at 1M) and adds nothing to bm25. At most ``MAX_TERMS`` terms are kept, to stay
+Stopwords are dropped because an OR over frequent words is what makes FTS5 slow at scale
+(bench/README.md) and adds nothing to bm25. At most ``MAX_TERMS`` terms are kept, to stay
 below SQLite's expression depth limit. The store quotes every term,
 so no user text is ever FTS5 syntax. Chinese, Japanese and Korean runs are split into words and
 character bigrams first (``omoide.segment``), the way the index must store them.

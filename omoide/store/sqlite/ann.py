@@ -39,20 +39,16 @@ log = logging.getLogger(__name__)
 
 # Vectors in a tenant from which it gets a graph when usearch is installed (the `ann` extra); the
 # store's ``ann_threshold`` (OMOIDE_ANN_THRESHOLD: a number, or `off`) overrides it. Below it the
-# exact scan is fast and never misses. At 100k rows (bench/scale.py's one-100k, bench/README.md) the
-# graph halved the vector search (10.0 -> 5.2 ms without the query embedding), took hybrid p50 from
-# ~29.7 to ~22 ms and peak RSS from 484 to 379 MB (the graph's float16 vectors instead of the
-# float32 matrix); it builds in ~75 s in a thread. Tenants this size pay ~0.6 KB per distinct vector
-# on disk for it.
+# exact scan is fast and never misses. At 100k rows the graph makes the vector search faster and
+# the process smaller (the graph's float16 vectors instead of the float32 matrix), built in a
+# thread; figures in bench/README.md ("Approximate vector index") and docs/performance.md.
 THRESHOLD: int | None = ANN_THRESHOLD
-# Candidates the graph explores per query (the store's ``ann_ef``, OMOIDE_ANN_EF). Measured on
-# bench/scale.py's LoCoMo-based vectors with one node per distinct vector (ann_groups), recall@10
-# against exact counting equal scores (bench/README.md, "Approximate vector index"): 150k rows 0.992
-# / 0.997 / 0.9995 at 64 / 128 / 320; 722k rows 0.967 / 0.986 / 0.995, p50 1 / 2 / 6 ms on a loaded
-# machine. Without the grouping (a node per row) 722k gave 0.76 at 320 and 0.91 at 3000.
+# Candidates the graph explores per query (the store's ``ann_ef``, OMOIDE_ANN_EF): recall against
+# exact search for each value, with and without one node per distinct vector (ann_groups), is in
+# bench/README.md ("Approximate vector index").
 EF_SEARCH = ANN_EF
-# Above this many rows a graph is built by a thread while the exact scan answers (seconds
-# below it; ~75 s at 100k rows with EF_ADD 256 on 2 cores, over an hour expected at 1M).
+# Above this many rows a graph is built by a thread while the exact scan answers (below it the
+# build takes seconds; build times in bench/README.md).
 SYNC_BUILD = 50_000
 MAX_FETCH = 1_000  # beyond this many candidates an exact scan of the filtered rows is cheaper
 CONNECTIVITY = 16

@@ -1,12 +1,10 @@
 """The keyword index's posting lists as numpy arrays: an in-process cache of ``kw_postings``.
 
 Why: ranking in SQL walked each posting of the query's terms through the B-tree and summed them
-in a GROUP BY, 3-4 ms for ~3k postings at 100k memories in one tenant (plus ~1.7 ms of key
-lookups to rescore the best 300 with the pruned terms); it was most of a hybrid search. Here a
-term's postings (up to ``LOAD_MAX`` of them) are loaded once, the first time a search needs
-them, and scored with vector arithmetic (docs/decisions/0008: the keyword port call 0.56x,
-hybrid search 0.8x at 100k). Longer lists are left to SQLite, which scans them several times
-faster than Python can read them.
+in a GROUP BY, most of a hybrid search's time at 100k memories in one tenant. Here a term's
+postings (up to ``LOAD_MAX`` of them) are loaded once, the first time a search needs them, and
+scored with vector arithmetic (docs/decisions/0008 has the figures). Longer lists are left to
+SQLite, which scans them faster than Python can read them.
 
 SQLite stays the source of truth. Every kw_docs insert or delete appends to ``kw_log`` (by
 trigger, in the writer's transaction; the memory's seq, no words), and before each
