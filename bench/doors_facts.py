@@ -33,16 +33,24 @@ START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 RECIPES = (None, "vector")  # None: the server's default recipe
 
 
-def ingest(memory: Memory, data: dict[str, Any]) -> dict[str, str]:
-    """The tenant's facts, one add each; fact id -> memory id."""
+def ingest(memory: Memory, data: dict[str, Any], session: str | None) -> dict[str, str]:
+    """The tenant's facts, one add each; fact id -> memory id. ``session``: the facts are
+    one-message adds of that session (``""``: chat messages without a session, as MCP's and
+    JiuwenMemory's ``add_messages`` store them when the client names none); ``None``: plain
+    texts."""
     ids: dict[str, str] = {}
     for n, fact in enumerate(data["facts"]):
-        (item,) = memory.add(
-            fact["text"],
-            user_id=data["tenant"],
-            timestamp=START + timedelta(seconds=n),
-            infer=False,
-        )
+        said = START + timedelta(seconds=n)
+        if session is None:
+            (item,) = memory.add(fact["text"], user_id=data["tenant"], timestamp=said, infer=False)
+        else:
+            (item,) = memory.add_messages(
+                [{"role": "user", "content": fact["text"]}],
+                user_id=data["tenant"],
+                session_id=session or None,
+                timestamp=said,
+                enable_long_term_mem=False,
+            ).items
         ids[fact["id"]] = item.id
     return ids
 
@@ -86,6 +94,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--threshold", type=float, default=0.3)
     parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument(
+        "--session",
+        default=None,
+        help="write one-message chat adds in this session ('' for none) instead of texts",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         memory, timed = open_engine(Path(tmp) / "facts.db")
@@ -93,7 +106,7 @@ def main() -> None:
         rows = []
         for file in sorted(args.data.glob("*.json")):
             data = json.loads(file.read_text())
-            ids = ingest(memory, data)
+            ids = ingest(memory, data, args.session)
             for recipe in RECIPES:
                 figures = measure(memory, data, ids, recipe, args.threshold)
                 rows.append({"tenant": data["tenant"], "recipe": recipe or "default", **figures})

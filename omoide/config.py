@@ -585,10 +585,11 @@ class CompatSettings(_Group):
         validation_alias=_env("OMOIDE_COMPAT_JIUWEN"),
     )
     jiuwen_cosine_threshold: bool = Field(
-        True,
+        False,
         description="JiuwenMemory's search routes and the MCP search tools rank by cosine "
         "alone (the vector recipe), so `score` and `threshold` are a cosine similarity, as "
-        "upstream's; false: the default recipe and its score, as every other door.",
+        "upstream's, for a client whose thresholds were tuned on cosines; false: the default "
+        "recipe and its relevance score, as every other door.",
         validation_alias=_env("OMOIDE_JIUWEN_COSINE_THRESHOLD"),
     )
     nexus: bool = Field(

@@ -21,6 +21,11 @@ from pydantic import (
 from typing_extensions import TypedDict
 
 DEFAULT_ID = "default"
+# The session a door files a message under when its client names none but the door's protocol
+# needs one (JiuwenMemory's "__default__", the MCP tools). Its messages are not one
+# conversation but whatever the client sent over time: a search scores them as standalone
+# memories, as it does messages written without a session.
+UNNAMED_SESSION = "__default__"
 MetadataValue: TypeAlias = str | int | float | bool | None
 Metadata: TypeAlias = dict[str, Any]
 

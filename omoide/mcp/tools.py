@@ -30,11 +30,10 @@ from omoide.compat.jiuwen.routes import VAR_PREFIX
 from omoide.config import Settings
 from omoide.errors import InvalidInput, NotFound
 from omoide.memory import Memory
-from omoide.types import DEFAULT_ID, MemoryType, Message, Scope, SearchFilters
+from omoide.types import DEFAULT_ID, UNNAMED_SESSION, MemoryType, Message, Scope, SearchFilters
 from omoide.validate import check_ids
 
 MAX_ID = 128
-SESSION = "mcp"  # the session add_messages writes to when none is named
 ADD_WAIT_S = 30.0  # add_messages replies when extraction finished, or after this long
 
 
@@ -131,7 +130,7 @@ def add_messages(
     result = caller.engine.add_messages(
         [m for m in parsed if m.content.strip()] or parsed,
         **caller.tenant(user_id, scope_id),
-        session_id=session_id or SESSION,
+        session_id=session_id or UNNAMED_SESSION,
         enable_long_term_mem=infer,
         wait=infer,
         timeout=ADD_WAIT_S,

@@ -62,7 +62,14 @@ def test_search_threshold_and_num(llm_server: Running, llm_http: httpx.Client) -
     _store(server, MemoryType.SEMANTIC, "The user's car is a red Volvo")
     everything = _ok(http.post("/search_memory/", json=SEARCH_MEMORY | {"threshold": 0, "num": 10}))
     assert len(everything["results"]) == 4
-    strict = _ok(http.post("/search_memory/", json=SEARCH_MEMORY | {"threshold": 0.99}))
+    scores = [h["score"] for h in everything["results"]]
+    # `threshold` keeps the hits scored at least that much: above the best, none is left
+    between = (scores[0] + scores[-1]) / 2
+    kept = _ok(http.post("/search_memory/", json=SEARCH_MEMORY | {"threshold": between}))
+    assert kept["results"] == [h for h in everything["results"] if h["score"] >= between]
+    assert 0 < len(kept["results"]) < 4
+    above = min(1.0, scores[0] + 1e-6)
+    strict = _ok(http.post("/search_memory/", json=SEARCH_MEMORY | {"threshold": above}))
     assert strict == {"results": []}
     two = _ok(http.post("/search_memory/", json=SEARCH_MEMORY | {"threshold": 0, "num": 2}))
     assert [h["mem_id"] for h in two["results"]] == [h["mem_id"] for h in everything["results"][:2]]

@@ -11,7 +11,7 @@ from mcp import MCPError
 from mcp.types import CallToolResult
 
 from omoide.mcp.server import TOOL_NAMES
-from omoide.types import MemoryType, Scope
+from omoide.types import UNNAMED_SESSION, MemoryType, Scope
 from tests.api.conftest import KEY, Running
 from tests.knowledge.conftest import build_graph
 from tests.mcp.conftest import data, error, http_client, run
@@ -94,7 +94,7 @@ def test_add_search_page_update_and_delete(serve: Callable[..., Running]) -> Non
     assert page["total"] == 2 and page["results"][0]["type"] == "episodic_memory"
     assert gone == {"status": "deleted", "mem_id": tea}
     assert "not found" in again
-    assert [s["id"] for s in sessions["results"]] == ["mcp"]
+    assert [s["id"] for s in sessions["results"]] == [UNNAMED_SESSION]
     history = server.engine.history(tea, user_id="mei")
     assert [h.new_text for h in history if h.new_text][-1] == "Mei drinks oolong"
 

@@ -16,7 +16,7 @@ from mcp_types import LATEST_PROTOCOL_VERSION
 from omoide import Memory
 from omoide.embed import HashEmbedder
 from omoide.mcp.server import TOOL_NAMES
-from omoide.types import MemoryType
+from omoide.types import UNNAMED_SESSION, MemoryType
 from tests.mcp.conftest import data, error, run, stdio_params
 
 
@@ -46,7 +46,7 @@ def test_stdio_serves_the_tools_on_the_given_database(tmp_path: Path) -> None:
     with Memory(db, embedder=HashEmbedder(), workers=0) as memory:  # the subprocess has exited
         assert memory.get_variables(None, user_id="agent") == {"city": "Shenzhen"}
         sessions, _ = memory.list_sessions(user_id="agent")
-        assert [s.id for s in sessions] == ["mcp"]
+        assert [s.id for s in sessions] == [UNNAMED_SESSION]
 
 
 # issue 36, "Also": a line that is not JSON got no reply --------------------------------------

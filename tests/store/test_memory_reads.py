@@ -9,7 +9,7 @@ import pytest
 from omoide.errors import InvalidInput, NotFound
 from omoide.store.ports.memories import MemoryReads, MemoryWrites, NewMemory
 from omoide.store.protocol import Store
-from omoide.types import HistoryEvent, MemoryType, Scope, SearchFilters
+from omoide.types import UNNAMED_SESSION, HistoryEvent, MemoryType, Scope, SearchFilters
 from tests.store.contract import ALICE, ALICE_OTHER, BOB, OTHERS, Backend, add, covers, unit
 
 
@@ -69,6 +69,21 @@ def test_texts_and_times_are_the_tenants_own_and_skip_unknown_ids(store: Store) 
         False,
         False,
     ]
+
+
+def test_a_message_in_the_unnamed_session_is_not_a_turn(store: Store) -> None:
+    """Doors file a message whose client named no session under ``UNNAMED_SESSION``: what
+    accumulates there is one fact per call as often as a conversation, so it is scored as a
+    standalone memory; the same session name of another tenant changes nothing."""
+    with store.transaction() as tx:
+        tx.sessions.ensure_sessions(ALICE, [UNNAMED_SESSION, "chat-1"])
+        tx.sessions.ensure_sessions(BOB, ["chat-1"])
+        unnamed = tx.memories.insert_memory(ALICE, NewMemory("a", session_id=UNNAMED_SESSION), "t")
+        named = tx.memories.insert_memory(ALICE, NewMemory("b", session_id="chat-1"), "t")
+        bobs = tx.memories.insert_memory(BOB, NewMemory("c", session_id="chat-1"), "t")
+    got = store.memories.texts_and_times(ALICE, [unnamed.id, named.id])
+    assert (got[unnamed.id].turn, got[named.id].turn) == (False, True)
+    assert store.memories.texts_and_times(BOB, [bobs.id])[bobs.id].turn
 
 
 @pytest.mark.parametrize("other", OTHERS)

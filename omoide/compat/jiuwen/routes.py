@@ -45,7 +45,6 @@ from omoide.compat.jiuwen import dreaming as dreaming_routes
 from omoide.compat.jiuwen import messages as message_routes
 from omoide.compat.jiuwen import meta as meta_routes
 from omoide.compat.jiuwen.common import (
-    DEFAULT,
     UNKNOWN,
     VARIABLE,
     WIRE_NAMES,
@@ -86,7 +85,15 @@ from omoide.compat.jiuwen.models import (
 )
 from omoide.errors import InvalidInput, NotFound
 from omoide.memory import Memory
-from omoide.types import ExtractionStatus, MemoryItem, MemoryType, Message, Scope, SearchFilters
+from omoide.types import (
+    UNNAMED_SESSION,
+    ExtractionStatus,
+    MemoryItem,
+    MemoryType,
+    Message,
+    Scope,
+    SearchFilters,
+)
 
 __all__ = ["memory_type", "router"]
 
@@ -128,7 +135,7 @@ def add_messages(body: AddMessagesRequest, memory: MemoryDep, tenancy: TenancyDe
         result = memory.add_messages(
             messages,
             **scope.model_dump(),
-            session_id=body.session_id or DEFAULT,
+            session_id=body.session_id or UNNAMED_SESSION,
             mem_variables=variables,
             enable_long_term_mem=body.enable_long_term_mem,
             enable_user_profile=body.enable_user_profile,

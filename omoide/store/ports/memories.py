@@ -61,7 +61,8 @@ class Said(NamedTuple):
     message with a session id), not a standalone memory: a fact, profile or summary derived
     from a session is standalone though it keeps the session's id, and so is a message
     written without a session (an agent's one-message adds read as notes, whatever
-    neighbour context an implicit conversation gives them); the two kinds' evidence means
+    neighbour context an implicit conversation gives them) or in ``UNNAMED_SESSION`` (where
+    doors file what a client sent without naming one); the two kinds' evidence means
     different things (``omoide.retrieval.relevance``)."""
 
     text: str

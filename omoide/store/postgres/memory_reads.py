@@ -13,7 +13,7 @@ from omoide.store.ports.memories import Nearest, Said
 from omoide.store.postgres import ann, counts, fts, rows
 from omoide.store.postgres.db import Conn, Database
 from omoide.store.postgres.filters import memory_filter
-from omoide.types import HistoryEntry, MemoryItem, Scope, SearchFilters
+from omoide.types import UNNAMED_SESSION, HistoryEntry, MemoryItem, Scope, SearchFilters
 
 _HISTORY = """
 WITH RECURSIVE
@@ -50,11 +50,12 @@ class PostgresMemoryReads:
             return {}
         with self._db.read_one(search=True) as conn:
             cursor = conn.execute(
-                "SELECT id, text, created_at,"
-                " type = 'raw' AND session_id IS NOT NULL AS turn"
-                " FROM memories"
-                " WHERE user_id = %s AND scope_id = %s AND id = ANY(%s)",
-                (scope.user_id, scope.scope_id, list(ids)),
+                "SELECT m.id, m.text, m.created_at,"
+                " m.type = 'raw' AND s.external_id IS NOT NULL AND s.external_id <> %s AS turn"
+                " FROM memories m"
+                " LEFT JOIN sessions s ON s.user_id = m.user_id AND s.id = m.session_id"
+                " WHERE m.user_id = %s AND m.scope_id = %s AND m.id = ANY(%s)",
+                (UNNAMED_SESSION, scope.user_id, scope.scope_id, list(ids)),
             )
             return {r["id"]: Said(r["text"], int(r["created_at"]), bool(r["turn"])) for r in cursor}
 

@@ -14,7 +14,7 @@ from omoide.store.sqlite import ann, keyword, rows
 from omoide.store.sqlite.db import Database, snapshot
 from omoide.store.sqlite.postings import PostingsCache
 from omoide.store.sqlite.vectors import VectorCache
-from omoide.types import HistoryEntry, MemoryItem, Scope, SearchFilters
+from omoide.types import UNNAMED_SESSION, HistoryEntry, MemoryItem, Scope, SearchFilters
 
 
 class SQLiteMemoryReads:
@@ -55,10 +55,12 @@ class SQLiteMemoryReads:
         for start in range(0, len(ids), 500):
             chunk = list(ids[start : start + 500])
             cursor = conn.execute(
-                "SELECT id, text, created_at, type = 'raw' AND session_id IS NOT NULL"
-                " FROM memories WHERE +user_id = ? AND +scope_id = ?"
-                f" AND id IN ({','.join('?' * len(chunk))})",
-                (scope.user_id, scope.scope_id, *chunk),
+                "SELECT m.id, m.text, m.created_at,"
+                " m.type = 'raw' AND s.external_id IS NOT NULL AND s.external_id != ?"
+                " FROM memories m LEFT JOIN sessions s ON s.id = m.session_id"
+                " WHERE +m.user_id = ? AND +m.scope_id = ?"
+                f" AND m.id IN ({','.join('?' * len(chunk))})",
+                (UNNAMED_SESSION, scope.user_id, scope.scope_id, *chunk),
             )
             out.update((str(r[0]), Said(str(r[1]), int(r[2]), bool(r[3]))) for r in cursor)
         return out
