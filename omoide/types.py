@@ -22,7 +22,7 @@ from typing_extensions import TypedDict
 
 DEFAULT_ID = "default"
 # The session a door files a message under when its client names none but the door's protocol
-# needs one (JiuwenMemory's "__default__", the MCP tools). Its messages are not one
+# needs one (a compat interface's default session, the MCP tools). Its messages are not one
 # conversation but whatever the client sent over time: a search scores them as standalone
 # memories, as it does messages written without a session.
 UNNAMED_SESSION = "__default__"

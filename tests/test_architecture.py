@@ -132,11 +132,6 @@ VOCABULARY_EXCEPTIONS = {
     # reworded (and their history moved to docs/compat/) once that lands.
     "store/postgres/db.py",
     "store/ports/ledger.py",
-    "store/ports/memories.py",
-    "store/ports/schedules.py",
-    "store/ports/transfer.py",
-    "store/sql/projects.py",
-    "store/sqlite/migrate.py",
 }
 
 

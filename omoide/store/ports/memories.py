@@ -28,7 +28,7 @@ What a second backend must reproduce (PostgreSQL is next):
   ``porter unicode61 remove_diacritics 2`` does: Unicode word characters, case and diacritics
   folded, Porter-stemmed English. With one tenant in a store this is exactly SQLite FTS5's
   ``bm25(memories_fts, 1.0, 0.4, 0.0)``, negated. Scores are compared within one query, but
-  as ratios, not just ranks (the WilmerAI interface multiplies them by a recency factor, and
+  as ratios, not just ranks (a compat interface multiplies them by a recency factor, and
   search fusion maps them through a saturating transform), so a backend must keep bm25's
   shape, not only its order.
 * ``vector_search`` scores are the dot product of the stored float32 vector and the query: the
@@ -197,7 +197,7 @@ class MemoryReads(Protocol):
         or None if no memory or history entry has that id.
 
         A deleted memory still names its tenant through its history. This is what lets an
-        operation given only an id (mem0's ``get(memory_id)``) find its tenant; callers must
+        operation given only an id (``Memory.get(memory_id)`` without a tenant) find its tenant; callers must
         still check that the caller may act for that tenant.
         """
         ...

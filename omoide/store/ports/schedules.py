@@ -1,4 +1,5 @@
-"""Durable schedules (JiuwenMemory's "dreaming") and the per-tenant scope config store.
+"""Durable schedules (the periodic consolidation sweeps, "dreaming") and the per-tenant scope
+config store.
 
 ``ScheduleReads`` is read outside a transaction (``store.schedules``); ``ScheduleWrites`` is
 used inside one (``tx.schedules``) and sees the transaction's own writes.

@@ -41,7 +41,7 @@ file. Per kind (besides ``user_id``, ``scope_id``):
   (``{step: {status, detail, calls, prompt_tokens, completion_tokens, created_at}}``). Only
   jobs still to run (``pending``, and ``running`` ones, exported as ``pending``: their worker
   is not coming along); job ids are not kept.
-* ``schedule`` (format version 2): a JiuwenMemory dreaming schedule (``ports.schedules``):
+* ``schedule`` (format version 2): a dreaming schedule (``ports.schedules``):
   enabled (bool), interval_ms, next_run_at, settings (dict), last_run_at, sweeps, created_at,
   updated_at; ordered by tenant. The last sweep's job id is not kept (job ids are not): an
   import leaves it unset.

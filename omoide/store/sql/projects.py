@@ -1,4 +1,4 @@
-"""Reads and writes of projects (nexusAI seed): plain functions over a connection.
+"""Reads and writes of projects: plain functions over a connection.
 
 A project is named within its tenant: ``(user_id, scope_id, name)`` is unique, and sessions
 point at it by row id. Deleting a project first detaches its sessions, then deletes it, in the

@@ -1,4 +1,4 @@
-"""Forward-only migrations keyed on ``PRAGMA user_version`` (the nexusAI seed's runner).
+"""Forward-only migrations keyed on ``PRAGMA user_version``.
 
 A fresh database is built whole from ``schema.sql`` and stamped with the latest version. An
 existing one gets every ``migrations/NNNN_*.sql`` newer than its version, each in one transaction
