@@ -24,14 +24,15 @@ from omoide.config import Settings, load_settings
 from omoide.embed import Embedder
 from omoide.engine import Engine, ExtractionRequest, KnowledgeConfig, Services
 from omoide.engine.chunks.service import ChunkService
-from omoide.engine.consolidation.dreaming import DreamingService
+from omoide.engine.consolidation.dreaming import DreamingService, DreamingStatus
 from omoide.engine.consolidation.service import ConsolidationService
 from omoide.engine.context import ContextService
-from omoide.engine.expiry import ExpiryService
+from omoide.engine.expiry import ADMIN, USER_TASKS, ExpiryService, Owner, Submitted
+from omoide.engine.expiry import Progress as ExpiryProgress
 from omoide.engine.graph import GraphService
 from omoide.engine.maintenance import MaintenanceService
 from omoide.engine.memories import MemoryService
-from omoide.engine.projects import ProjectService
+from omoide.engine.projects import ProjectDeleted, ProjectService
 from omoide.engine.scopes import ScopeService
 from omoide.engine.search.service import SearchService
 from omoide.engine.sessions import SessionService
@@ -56,6 +57,19 @@ from omoide.types import (
     SearchResult,
 )
 from omoide.wiring import build_engine
+
+# The values Memory's methods take and return that are defined with their service: a user
+# (and an interface in ``omoide.compat``) names them through this module, never the engine.
+__all__ = [
+    "ADMIN",
+    "USER_TASKS",
+    "DreamingStatus",
+    "ExpiryProgress",
+    "Memory",
+    "Owner",
+    "ProjectDeleted",
+    "Submitted",
+]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _P = ParamSpec("_P")
@@ -175,6 +189,11 @@ class Memory:
     @property
     def llm(self) -> LLM | None:
         return self.engine.llm
+
+    @property
+    def max_text_chars(self) -> int:
+        """The longest text a memory may hold (``OMOIDE_MAX_TEXT_CHARS``)."""
+        return self._services.memories.max_text_chars
 
     @property
     def embedder(self) -> Embedder:
@@ -345,6 +364,12 @@ class Memory:
             offset=offset,
         )
 
+    session_memories = _Delegate("memories", MemoryService.session_memories)
+
+    keyword_search = _Delegate("memories", MemoryService.keyword_search)
+
+    record_turns = _Delegate("memories", MemoryService.record_turns)
+
     history = _Delegate("memories", MemoryService.history)
 
     owner = _Delegate("memories", MemoryService.owner)
@@ -490,6 +515,12 @@ class Memory:
     update_chunks = _Delegate("chunks", ChunkService.update_chunks)
 
     reset_chunks = _Delegate("chunks", ChunkService.reset_chunks)
+
+    chunk_state = _Delegate("chunks", ChunkService.chunk_state)
+
+    session_messages = _Delegate("chunks", ChunkService.session_messages)
+
+    write_session = _Delegate("chunks", ChunkService.write_session)
 
     # consolidation -----------------------------------------------------------------------
     consolidation_candidates = _Delegate(

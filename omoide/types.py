@@ -6,6 +6,7 @@ Unix epoch in storage: one unit everywhere (never seconds in one place and milli
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any, Literal, NotRequired, TypeAlias
@@ -491,3 +492,54 @@ class ConsolidationReport(BaseModel):
     @property
     def changes(self) -> bool:
         return bool(self.episodes or self.entities)
+
+
+# Write records: what a store writes, built by the services (and by an interface that hands
+# them to ``Memory``). Defined here so that every layer may name them; the store's ports use
+# these very classes.
+@dataclass
+class NewMemory:
+    """A memory to insert. ``session_id`` is the session's external id."""
+
+    text: str
+    type: MemoryType = MemoryType.RAW
+    metadata: dict[str, Any] = field(default_factory=dict)
+    session_id: str | None = None
+    context: str = ""
+    source_episodes: list[str] = field(default_factory=list)
+    valid_from_ms: int | None = None
+    supersedes: str | None = None
+    created_at_ms: int | None = None  # default now; a consolidation summary takes its episodes'
+
+
+@dataclass(frozen=True)
+class SessionMessage:
+    """One message of a session's episodes, in conversation order (``created_ms``, ``seq``,
+    ``index``): ``seq`` is the episode's insertion order, ``index`` the message's place in it."""
+
+    episode_id: str
+    created_ms: int
+    seq: int
+    index: int
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class ChunkCursor:
+    """Where a session's last chunk ended: the hash and position of its last message."""
+
+    last_hash: str
+    created_ms: int
+    seq: int
+    index: int
+
+
+@dataclass(frozen=True)
+class NewChunk:
+    """A chunk to record in the ledger together with its memory."""
+
+    memory: NewMemory
+    cursor: ChunkCursor
+    messages: int
+    tokens: int

@@ -30,6 +30,8 @@ from omoide.types import (
     Page,
     Scope,
     SearchFilters,
+    SearchHit,
+    Signal,
     now_ms,
 )
 from omoide.validate import check_limit, check_text, check_value
@@ -47,6 +49,7 @@ CONVERSATION_GAP_MS = 30 * 60 * 1000
 # the tenant's latest turn is nobody's neighbour.
 STANDALONE = " "
 _DAY_MS = 24 * 3600 * 1000
+_ALL = 1_000_000  # "every memory of a session": a listing's limit
 
 
 class MemoryService:
@@ -140,6 +143,47 @@ class MemoryService:
         if vectors is None:
             return self._memory_reads.get_memories(scope, [i.id for i in items]), jobs
         return [i.model_copy(update={"embedded": True}) for i in items], jobs
+
+    def record_turns(
+        self,
+        session_id: str,
+        messages: Sequence[Message],
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        metadata: dict[str, Any] | None = None,
+    ) -> list[MemoryItem]:
+        """Store a conversation's messages as they are, for a caller that chunks the session
+        itself: one raw memory per message (metadata: its ``role``, then ``metadata``) and
+        their episode, in episodes of at most ``max_messages`` (one transaction each, so a
+        long history never holds the writer lock long). No extraction, no chunk job, no
+        neighbour context. The session is created if needed.
+
+            >>> m.record_turns("chat-1", [Message(role="user", content="hi")], user_id="alice")
+        """
+        for message in messages:
+            check_text(message.content, self.max_text_chars)
+        scope = Scope(user_id=user_id, scope_id=scope_id)
+        items: list[MemoryItem] = []
+        for start in range(0, len(messages), self.max_messages):
+            batch = list(messages[start : start + self.max_messages])
+            items += self._record_turn_batch(scope, session_id, batch, metadata or {})
+        return items
+
+    def _record_turn_batch(
+        self, scope: Scope, session_id: str, batch: list[Message], metadata: dict[str, Any]
+    ) -> list[MemoryItem]:
+        records = [
+            NewMemory(text=m.content, session_id=session_id, metadata={"role": m.role, **metadata})
+            for m in batch
+        ]
+        vectors = self._embedding.try_embed([r.text for r in records])
+        with self._transactions.transaction() as tx:
+            tx.sessions.ensure_session(scope, session_id)
+            episode = tx.sessions.insert_episode(scope, session_id, batch)
+            items = [self.insert(tx, scope, r, [episode.id]) for r in records]
+            index(tx, scope, [i.id for i in items], vectors)
+        return items
 
     def insert(self, tx: Tx, scope: Scope, record: NewMemory, source: list[str]) -> MemoryItem:
         """Insert one memory in ``tx``; without its own source episodes it gets ``source``."""
@@ -280,6 +324,60 @@ class MemoryService:
             scope, filters or SearchFilters(), limit, offset
         )
         return Page(items=items, total=total, limit=limit, offset=offset)
+
+    def session_memories(
+        self,
+        session_id: str,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        types: Sequence[MemoryType] | None = None,
+        include_invalid: bool = False,
+        limit: int | None = None,
+    ) -> list[MemoryItem]:
+        """The session's memories (of ``types``; valid ones only unless ``include_invalid``),
+        newest first: all of them, or the newest ``limit``. An unknown session has none.
+
+            >>> [c.text for c in m.session_memories("chat-1", types=["chunk"], limit=2)]
+        """
+        if limit is not None:
+            check_limit(limit, 0, maximum=_ALL)
+        filters = SearchFilters(
+            session_id=session_id,
+            types=list(types) if types is not None else None,
+            include_invalid=include_invalid,
+        )
+        scope = Scope(user_id=user_id, scope_id=scope_id)
+        return self._memory_reads.list_memories(scope, filters, limit or _ALL, 0)[0]
+
+    def keyword_search(
+        self,
+        terms: Sequence[str],
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        filters: SearchFilters | None = None,
+        limit: int = 10,
+    ) -> list[SearchHit]:
+        """The memories matching any of ``terms`` (each a phrase, never query syntax) and
+        ``filters``, ranked by bm25 alone: no vectors, no fusion, no recipe. Each hit's
+        ``signals["keyword"]`` holds its rank and score.
+
+            >>> [h.memory.text for h in m.keyword_search(["Lisbon", "team offsite"])]
+        """
+        check_limit(limit, 0, maximum=_ALL)
+        check_filters(filters)
+        scope = Scope(user_id=user_id, scope_id=scope_id)
+        ranked = self._memory_reads.keyword_search(
+            scope, list(terms), filters or SearchFilters(), limit
+        )
+        found = self._memory_reads.get_memories(scope, [i for i, _ in ranked])
+        items = {m.id: m for m in found}
+        return [
+            SearchHit(memory=items[i], score=s, signals={"keyword": Signal(rank=rank, score=s)})
+            for rank, (i, s) in enumerate(ranked)
+            if i in items
+        ]
 
     def history(
         self, memory_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID

@@ -7,13 +7,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from omoide.config import ChunkConfig
-from omoide.engine.chunks.chunking import (
+from omoide.chunking import (
     ChunkMessage,
     Ledger,
     chunk_tokens,
     plan_chunks,
 )
+from omoide.config import ChunkConfig
 
 CONTENT = st.text(alphabet=st.sampled_from(["a", "é", "東", " ", "\n", "\t", "\u00a0", "\u2028"]))
 

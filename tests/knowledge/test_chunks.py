@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from omoide import Memory, MemoryType, NotFound, SearchFilters
-from omoide.engine.chunks.chunking import (
+from omoide.chunking import (
     ChunkConfig,
     ChunkMessage,
     Ledger,

@@ -31,7 +31,7 @@ from omoide.compat.jiuwen.common import (
     resolve_scope,
     wire,
 )
-from omoide.engine.consolidation.dreaming import DreamingStatus
+from omoide.memory import DreamingStatus
 from omoide.types import JobState, Scope
 from omoide.validate import check_value
 

@@ -26,9 +26,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from omoide.api.deps import MemoryDep, Tenancy, TenancyDep
 from omoide.compat.jiuwen.common import JiuwenRoute, failing_as, native, resolve_scope
-from omoide.engine.expiry import ADMIN, USER_TASKS, Owner, Progress, Submitted
 from omoide.errors import InvalidInput, NotFound
 from omoide.jobs.kinds import EXPIRY_DELETE
+from omoide.memory import ADMIN, USER_TASKS, ExpiryProgress, Owner, Submitted
 from omoide.types import Job, JobState, Scope
 
 router = APIRouter(prefix="/admin/mem_meta", tags=["jiuwen"], route_class=JiuwenRoute)
@@ -83,7 +83,7 @@ class BatchDeleteRequest(BaseModel):
 
 
 def owner(tenancy: Tenancy, scope_id: str | None = None) -> Owner:
-    """Whose tasks these are and which tenants they reach (see ``omoide.engine.expiry``)."""
+    """Whose tasks these are and which tenants they reach (see ``Memory.refresh_expiry``)."""
     bound = tenancy.bound
     scope_id = native(scope_id)
     if bound is None:
@@ -98,7 +98,7 @@ def _time(value: datetime | None) -> str | None:
     return value.strftime("%Y-%m-%d %H:%M:%S") if value else None
 
 
-def task_view(progress: Progress) -> dict[str, Any]:
+def task_view(progress: ExpiryProgress) -> dict[str, Any]:
     """Upstream's task row: its JSON columns as JSON text, times as UTC ``Y-m-d H:M:S``."""
     job = progress.job
     finished = job.state in (JobState.DONE, JobState.FAILED)

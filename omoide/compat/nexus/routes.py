@@ -56,7 +56,7 @@ from omoide.compat.nexus.wire import (
     NexusSummary,
     NexusSummaryPage,
 )
-from omoide.engine.projects import ProjectDeleted
+from omoide.memory import ProjectDeleted
 from omoide.types import MemoryType, Message, SearchFilters
 
 router = APIRouter(tags=["nexusAI"], responses=ERROR_RESPONSES)

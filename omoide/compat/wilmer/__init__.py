@@ -1,7 +1,7 @@
 """WilmerAI discussion memory: ``QualityMemory`` (``quality``), ``RecentMemory``,
 ``FullChatSummary``, ``VectorMemorySearch`` (``discussions``) and ``omoide import wilmer``
-(``importer``) and ``omoide export wilmer`` (``exporter``), over the same store, embedding
-and memory writes as the engine.
+(``importer``) and ``omoide export wilmer`` (``exporter``), each calling ``Memory`` like any
+user of the library.
 
     >>> wilmer = Wilmer.of(memory)
     >>> wilmer.quality.quality_memory("disc-1", history)
@@ -18,11 +18,7 @@ from omoide.compat.wilmer.discussions import DiscussionService
 from omoide.compat.wilmer.exporter import WilmerExporter
 from omoide.compat.wilmer.importer import WilmerImporter
 from omoide.compat.wilmer.quality import QualityMemoryService
-from omoide.engine.memories import MemoryService
-from omoide.engine.shared.embedding import Embedding
-from omoide.llm import LLM
 from omoide.memory import Memory
-from omoide.store.protocol import Store
 
 __all__ = [
     "DiscussionService",
@@ -42,28 +38,11 @@ class Wilmer:
 
     @classmethod
     def of(cls, memory: Memory) -> Wilmer:
-        """Over a ``Memory``'s store, embedding, LLM and memory writes."""
-        engine = memory.engine
-        return cls.over(engine.store, engine.embedding, engine.llm, engine.services.memories)
-
-    @classmethod
-    def over(
-        cls,
-        store: Store,
-        embedding: Embedding,
-        llm: LLM | None,
-        memories: MemoryService,
-        *,
-        actor: str = "library",
-    ) -> Wilmer:
-        """Both services over these collaborators; starts nothing, so building one per
-        request is cheap."""
-        limit = memories.max_text_chars
+        """The four services over one ``Memory``; starts nothing, so building one per request
+        is cheap."""
         return cls(
-            quality=QualityMemoryService(
-                store, embedding, llm, memories, actor=actor, max_text_chars=limit
-            ),
-            discussions=DiscussionService(store),
-            importer=WilmerImporter(store, embedding, actor=actor, max_text_chars=limit),
-            exporter=WilmerExporter(store),
+            quality=QualityMemoryService(memory),
+            discussions=DiscussionService(memory),
+            importer=WilmerImporter(memory),
+            exporter=WilmerExporter(memory),
         )

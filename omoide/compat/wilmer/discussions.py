@@ -4,7 +4,7 @@ A WilmerAI ``discussionId`` is an omoide session. What each WilmerAI node maps t
 
 - ``QualityMemory`` -> ``quality_memory``: stores the turns of the resent conversation that
   are not stored yet (found by overlap: a resent or front-truncated history adds nothing), then
-  applies the trigger rules (``omoide.engine.chunks.chunking.plan_chunks``) with the request's
+  applies the trigger rules (``omoide.chunking.plan_chunks``) with the request's
   options. File style (``use_vector=False``) writes ``chunk`` memories through the session's
   chunk ledger (with an LLM a summary, without one the messages verbatim) and, with an LLM,
   rolls the session summary forward. Vector style writes one ``semantic`` memory per object the
@@ -30,17 +30,15 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from omoide.errors import InvalidInput
+from omoide.memory import Memory
 from omoide.retrieval.terms import MAX_TERMS, split_keywords
-from omoide.store.protocol import Store
 from omoide.types import (
     DEFAULT_ID,
     MemoryItem,
     MemoryType,
     Message,
-    Scope,
     SearchFilters,
     SearchHit,
-    Signal,
 )
 from omoide.validate import check_limit, to_messages
 
@@ -86,18 +84,21 @@ def recent_turns(messages: Sequence[dict[str, Any] | Message], n: int) -> list[M
     return msgs[-n:]
 
 
-def rolling_summary(store: Store, scope: Scope, discussion_id: str) -> MemoryItem | None:
+def rolling_summary(
+    memory: Memory, discussion_id: str, *, user_id: str, scope_id: str
+) -> MemoryItem | None:
     """The discussion's rolling summary: its newest valid summary memory."""
-    filters = SearchFilters(session_id=discussion_id, types=[MemoryType.SUMMARY])
-    items, _ = store.memories.list_memories(scope, filters, 1, 0)
+    items = memory.session_memories(
+        discussion_id, user_id=user_id, scope_id=scope_id, types=[MemoryType.SUMMARY], limit=1
+    )
     return items[0] if items else None
 
 
 class DiscussionService:
-    """``RecentMemory``, ``FullChatSummary`` and ``VectorMemorySearch`` over one store."""
+    """``RecentMemory``, ``FullChatSummary`` and ``VectorMemorySearch`` over one ``Memory``."""
 
-    def __init__(self, store: Store) -> None:
-        self._store = store
+    def __init__(self, memory: Memory) -> None:
+        self._memory = memory
 
     def recent_memories(
         self,
@@ -114,19 +115,18 @@ class DiscussionService:
         check_limit(n, 0)
         if n < 1:
             raise InvalidInput(f"n must be at least 1, got {n}")
-        scope = Scope(user_id=user_id, scope_id=scope_id)
-        self._store.sessions.get_session(scope, discussion_id)
-        filters = SearchFilters(session_id=discussion_id, types=[MemoryType.CHUNK])
-        items, _ = self._store.memories.list_memories(scope, filters, n, 0)
+        self._memory.get_session(discussion_id, user_id=user_id, scope_id=scope_id)
+        items = self._memory.session_memories(
+            discussion_id, user_id=user_id, scope_id=scope_id, types=[MemoryType.CHUNK], limit=n
+        )
         return list(reversed(items))
 
     def discussion_summary(
         self, discussion_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> DiscussionSummary:
         """The discussion's rolling summary (WilmerAI ``FullChatSummary``)."""
-        scope = Scope(user_id=user_id, scope_id=scope_id)
-        self._store.sessions.get_session(scope, discussion_id)
-        item = rolling_summary(self._store, scope, discussion_id)
+        self._memory.get_session(discussion_id, user_id=user_id, scope_id=scope_id)
+        item = rolling_summary(self._memory, discussion_id, user_id=user_id, scope_id=scope_id)
         if item is None:
             return DiscussionSummary(discussion_id=discussion_id)
         last = item.metadata.get("last_chunk_hash")
@@ -160,8 +160,7 @@ class DiscussionService:
         check_limit(limit, 0, maximum=1000)
         if half_life_days <= 0:
             raise InvalidInput(f"half_life_days must be positive, got {half_life_days}")
-        scope = Scope(user_id=user_id, scope_id=scope_id)
-        self._store.sessions.get_session(scope, discussion_id)
+        self._memory.get_session(discussion_id, user_id=user_id, scope_id=scope_id)
         terms = search_keywords(keywords)
         if not terms:
             return []
@@ -169,13 +168,9 @@ class DiscussionService:
             session_id=discussion_id, types=[MemoryType.SEMANTIC], metadata={"wilmer": "vector"}
         )
         fetch = max(limit * 5, 50) if recency else limit
-        ranked = self._store.memories.keyword_search(scope, terms, filters, fetch)
-        items = {m.id: m for m in self._store.memories.get_memories(scope, [i for i, _ in ranked])}
-        hits = [
-            SearchHit(memory=items[i], score=s, signals={"keyword": Signal(rank=rank, score=s)})
-            for rank, (i, s) in enumerate(ranked)
-            if i in items
-        ]
+        hits = self._memory.keyword_search(
+            terms, user_id=user_id, scope_id=scope_id, filters=filters, limit=fetch
+        )
         if recency:
             now = int(time.time() * 1000)
             for hit in hits:

@@ -25,10 +25,9 @@ from pydantic import BaseModel, Field
 from omoide.compat.wilmer.formats import TRACKER_KEY, iso, wilmer_hash, wilmer_metadata
 from omoide.compat.wilmer.vectordb import VectorRow, write_vector_db
 from omoide.errors import Conflict, InvalidInput
-from omoide.store.protocol import Store
-from omoide.types import DEFAULT_ID, MemoryItem, MemoryType, Scope, SearchFilters
+from omoide.memory import Memory
+from omoide.types import DEFAULT_ID, MemoryItem, MemoryType
 
-_LIST_ALL = 1_000_000
 _UNSAFE = ("/", "\\", ":", "\x00")
 
 
@@ -43,8 +42,8 @@ class WilmerExportResult(BaseModel):
 
 
 class WilmerExporter:
-    def __init__(self, store: Store) -> None:
-        self._store = store
+    def __init__(self, memory: Memory) -> None:
+        self._memory = memory
 
     def export_wilmer(
         self,
@@ -60,14 +59,14 @@ class WilmerExporter:
         """
         if any(c in discussion_id for c in _UNSAFE) or discussion_id in ("", ".", ".."):
             raise InvalidInput(f"discussion id {discussion_id!r} is not a safe folder name")
-        scope = Scope(user_id=user_id, scope_id=scope_id)
-        session = self._store.sessions.get_session(scope, discussion_id)
+        owner = (user_id, scope_id)
+        session = self._memory.get_session(discussion_id, user_id=user_id, scope_id=scope_id)
         folder = Path(directory).expanduser() / discussion_id
-        chunks = self._list(scope, discussion_id, MemoryType.CHUNK)
-        summaries = self._list(scope, discussion_id, MemoryType.SUMMARY)
+        chunks = self._list(discussion_id, MemoryType.CHUNK, owner)
+        summaries = self._list(discussion_id, MemoryType.SUMMARY, owner)
         vectors = [
             v
-            for v in self._list(scope, discussion_id, MemoryType.SEMANTIC)
+            for v in self._list(discussion_id, MemoryType.SEMANTIC, owner)
             if v.metadata.get("wilmer") == "vector"
         ]
         tracker = session.metadata.get(TRACKER_KEY)
@@ -92,10 +91,14 @@ class WilmerExporter:
         result.files = [str(t) for t in targets]
         return result
 
-    def _list(self, scope: Scope, discussion_id: str, type_: MemoryType) -> list[MemoryItem]:
+    def _list(
+        self, discussion_id: str, type_: MemoryType, owner: tuple[str, str]
+    ) -> list[MemoryItem]:
         """The discussion's valid memories of a type, oldest first."""
-        filters = SearchFilters(session_id=discussion_id, types=[type_])
-        items, _ = self._store.memories.list_memories(scope, filters, _LIST_ALL, 0)
+        user_id, scope_id = owner
+        items = self._memory.session_memories(
+            discussion_id, user_id=user_id, scope_id=scope_id, types=[type_]
+        )
         oldest_first = items[::-1]  # the store lists newest first; sorted() keeps ties' order
         return sorted(oldest_first, key=lambda i: i.created_at)
 

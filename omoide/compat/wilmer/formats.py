@@ -19,9 +19,8 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from omoide.engine.chunks.chunking import ChunkMessage, Ledger
-from omoide.store.protocol import NewMemory
-from omoide.types import MemoryType
+from omoide.chunking import ChunkMessage, Ledger
+from omoide.types import MemoryType, NewMemory
 
 Progress = Callable[[int, int], None]
 

@@ -27,12 +27,17 @@ from omoide.compat.wilmer.formats import (
 )
 from omoide.compat.wilmer.layout import Discussion, discover, read_records, rel
 from omoide.compat.wilmer.vectordb import read_vector_db
-from omoide.engine.shared.embedding import Embedding, index
 from omoide.errors import InvalidInput, OmoideError
-from omoide.store.protocol import ChunkCursor, NewChunk, NewMemory, SessionPatch, Store, Tx
-from omoide.types import DEFAULT_ID, MemoryItem, MemoryType, Scope, SearchFilters, now_ms
-
-_LIST_ALL = 1_000_000
+from omoide.memory import Memory
+from omoide.types import (
+    DEFAULT_ID,
+    ChunkCursor,
+    MemoryType,
+    NewChunk,
+    NewMemory,
+    Scope,
+    now_ms,
+)
 
 
 class DiscussionReport(BaseModel):
@@ -65,21 +70,16 @@ class WilmerImportResult(BaseModel):
 class _Plan:
     chunks: list[NewChunk] = field(default_factory=list)
     summary: NewMemory | None = None
-    supersedes: MemoryItem | None = None
     vectors: list[NewMemory] = field(default_factory=list)
     tracker: str | None = None
 
 
 class WilmerImporter:
-    """Imports WilmerAI discussion directories into one store."""
+    """Imports WilmerAI discussion directories into one ``Memory``."""
 
-    def __init__(
-        self, store: Store, embedding: Embedding, *, actor: str, max_text_chars: int
-    ) -> None:
-        self._store = store
-        self._embedding = embedding
-        self._actor = actor
-        self._max_text_chars = max_text_chars
+    def __init__(self, memory: Memory) -> None:
+        self._memory = memory
+        self._max_text_chars = memory.max_text_chars
 
     def import_wilmer(
         self,
@@ -143,9 +143,14 @@ class WilmerImporter:
         return plan
 
     def _existing(self, scope: Scope, discussion_id: str, type_: MemoryType, key: str) -> set[str]:
-        filters = SearchFilters(session_id=discussion_id, types=[type_], include_invalid=True)
         try:
-            items, _ = self._store.memories.list_memories(scope, filters, _LIST_ALL, 0)
+            items = self._memory.session_memories(
+                discussion_id,
+                user_id=scope.user_id,
+                scope_id=scope.scope_id,
+                types=[type_],
+                include_invalid=True,
+            )
         except OmoideError:
             return set()
         return {str(i.metadata[key]) for i in items if key in i.metadata}
@@ -181,9 +186,14 @@ class WilmerImporter:
             report.skipped.append(f"{path.name}: no summary in it")
             return
         text, digest = records[0]  # WilmerAI reads the first record as the current summary
-        filters = SearchFilters(session_id=discussion_id, types=[MemoryType.SUMMARY])
         try:
-            current, _ = self._store.memories.list_memories(scope, filters, 1, 0)
+            current = self._memory.session_memories(
+                discussion_id,
+                user_id=scope.user_id,
+                scope_id=scope.scope_id,
+                types=[MemoryType.SUMMARY],
+                limit=1,
+            )
         except OmoideError:
             current = []
         if current and current[0].text == text[: self._max_text_chars]:
@@ -197,8 +207,8 @@ class WilmerImporter:
             type=MemoryType.SUMMARY,
             session_id=discussion_id,
             metadata=metadata,
+            supersedes=current[0].id if current else None,
         )
-        plan.supersedes = current[0] if current else None
 
     def _vectors(
         self, scope: Scope, discussion_id: str, path: Path, plan: _Plan, report: DiscussionReport
@@ -222,32 +232,25 @@ class WilmerImporter:
     def _write(
         self, scope: Scope, discussion_id: str, plan: _Plan, report: DiscussionReport
     ) -> None:
-        texts = [c.memory.text for c in plan.chunks] + [v.text for v in plan.vectors]
-        texts += [plan.summary.text] if plan.summary is not None else []
-        vectors = self._embedding.try_embed(texts) if texts else None
-        with self._store.transaction() as tx:
-            session = tx.sessions.ensure_session(scope, discussion_id)
-            items = tx.ledger.record_chunks(scope, discussion_id, plan.chunks, self._actor)
-            items += [tx.memories.insert_memory(scope, v, self._actor) for v in plan.vectors]
-            if plan.summary is not None:
-                items.append(self._write_summary(tx, scope, plan))
-            index(tx, scope, [i.id for i in items], vectors)
-            current = session.metadata.get(TRACKER_KEY)
-            if plan.tracker is not None and (current or {}).get("wilmer_hash") != plan.tracker:
-                mark = {"hash": plan.tracker, "key": [now_ms(), 0, 0], "wilmer_hash": plan.tracker}
-                patch = SessionPatch(metadata={**session.metadata, TRACKER_KEY: mark})
-                tx.sessions.update_session(scope, discussion_id, patch)
-                report.tracker = True
+        def tracker(metadata: dict[str, Any]) -> dict[str, Any] | None:
+            current = metadata.get(TRACKER_KEY)
+            if plan.tracker is None or (current or {}).get("wilmer_hash") == plan.tracker:
+                return None
+            mark = {"hash": plan.tracker, "key": [now_ms(), 0, 0], "wilmer_hash": plan.tracker}
+            report.tracker = True
+            return {**metadata, TRACKER_KEY: mark}
+
+        self._memory.write_session(
+            discussion_id,
+            user_id=scope.user_id,
+            scope_id=scope.scope_id,
+            chunks=plan.chunks,  # marks the discussion chunked, even with none
+            memories=plan.vectors,
+            summary=plan.summary,
+            update_metadata=tracker,
+        )
         report.chunks, report.vector_memories = len(plan.chunks), len(plan.vectors)
         report.summary = plan.summary is not None
-
-    def _write_summary(self, tx: Tx, scope: Scope, plan: _Plan) -> MemoryItem:
-        assert plan.summary is not None  # checked by the caller
-        if plan.supersedes is None:
-            return tx.memories.insert_memory(scope, plan.summary, self._actor)
-        return tx.memories.supersede_memory(
-            scope, plan.supersedes.id, plan.summary, now_ms(), self._actor
-        )
 
 
 def _add(result: WilmerImportResult, report: DiscussionReport) -> None:

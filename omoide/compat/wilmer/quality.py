@@ -12,6 +12,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from omoide.chunking import (
+    MAX_CHUNKS_PER_PASS,
+    ChunkMessage,
+    Ledger,
+    chunk_messages,
+    chunk_tokens,
+    ledger_of,
+    plan_chunks,
+)
 from omoide.compat.wilmer import prompt as wilmer_prompt
 from omoide.compat.wilmer.discussions import rolling_summary
 from omoide.compat.wilmer.formats import (
@@ -22,29 +31,20 @@ from omoide.compat.wilmer.formats import (
     wilmer_hash,
 )
 from omoide.config import ChunkConfig
-from omoide.engine.chunks.chunking import (
-    ChunkMessage,
-    Ledger,
-    chunk_tokens,
-    plan_chunks,
-)
-from omoide.engine.chunks.service import MAX_CHUNKS_PER_PASS, chunk_messages, ledger_of
-from omoide.engine.memories import MemoryService
-from omoide.engine.shared.embedding import Embedding, index
 from omoide.errors import Conflict, FeatureDisabled, NotFound
 from omoide.extract import summarize
-from omoide.llm import LLM
 from omoide.llm.protocol import MeteredLLM
-from omoide.store.protocol import (
+from omoide.memory import Memory
+from omoide.types import (
+    DEFAULT_ID,
     ChunkCursor,
+    MemoryType,
+    Message,
     NewChunk,
     NewMemory,
+    Scope,
     SessionMessage,
-    SessionPatch,
-    Store,
-    Tx,
 )
-from omoide.types import DEFAULT_ID, MemoryItem, MemoryType, Message, Scope, now_ms
 from omoide.validate import to_messages
 
 
@@ -75,24 +75,12 @@ def _overlap(stored: list[tuple[str, str]], incoming: list[tuple[str, str]]) -> 
 
 
 class QualityMemoryService:
-    """``QualityMemory`` over one store: built by ``omoide.compat.wilmer.Wilmer``."""
+    """``QualityMemory`` over one ``Memory``: built by ``omoide.compat.wilmer.Wilmer``."""
 
-    def __init__(
-        self,
-        store: Store,
-        embedding: Embedding,
-        llm: LLM | None,
-        memories: MemoryService,
-        *,
-        actor: str,
-        max_text_chars: int,
-    ) -> None:
-        self._store = store
-        self._embedding = embedding
-        self._llm = llm
-        self._memories = memories
-        self._actor = actor
-        self._max_text_chars = max_text_chars
+    def __init__(self, memory: Memory) -> None:
+        self._memory = memory
+        self._llm = memory.llm
+        self._max_text_chars = memory.max_text_chars
 
     # QualityMemory ------------------------------------------------------------------------
     def quality_memory(
@@ -124,7 +112,7 @@ class QualityMemoryService:
         style: Literal["file", "vector"] = "vector" if use_vector else "file"
         result = QualityMemoryResult(discussion_id=discussion_id, style=style, stored=stored)
         try:
-            self._store.sessions.get_session(scope, discussion_id)
+            self._memory.get_session(discussion_id, user_id=user_id, scope_id=scope_id)
         except NotFound:
             result.reason = "the discussion has no messages"
             return result
@@ -137,7 +125,7 @@ class QualityMemoryService:
     ) -> int:
         given = [m for m in to_messages(list(messages), self._max_text_chars) if m.role != "system"]
         try:
-            known = self._store.ledger.session_messages(scope, discussion_id, None)
+            known = self._messages(scope, discussion_id, None)
         except NotFound:
             known = []
         seen = _overlap([(m.role, m.content) for m in known], [(m.role, m.content) for m in given])
@@ -146,32 +134,29 @@ class QualityMemoryService:
             return 0
         # A transaction holds the database's write lock for every other writer: a first
         # QualityMemory of a long history goes in episodes of at most OMOIDE_MAX_MESSAGES.
-        step = self._memories.max_messages
-        for start in range(0, len(new), step):
-            self._store_batch(scope, discussion_id, new[start : start + step])
+        self._memory.record_turns(
+            discussion_id,
+            new,
+            user_id=scope.user_id,
+            scope_id=scope.scope_id,
+            metadata={"source": "wilmer"},
+        )
         return len(new)
 
-    def _store_batch(self, scope: Scope, discussion_id: str, new: list[Message]) -> None:
-        records = [
-            NewMemory(
-                text=m.content,
-                session_id=discussion_id,
-                metadata={"role": m.role, "source": "wilmer"},
-            )
-            for m in new
-        ]
-        vectors = self._embedding.try_embed([r.text for r in records])
-        with self._store.transaction() as tx:
-            tx.sessions.ensure_session(scope, discussion_id)
-            episode = tx.sessions.insert_episode(scope, discussion_id, new)
-            items = [self._memories.insert(tx, scope, r, [episode.id]) for r in records]
-            index(tx, scope, [i.id for i in items], vectors)
+    def _messages(
+        self, scope: Scope, discussion_id: str, since: ChunkCursor | None
+    ) -> list[SessionMessage]:
+        return self._memory.session_messages(
+            discussion_id, since=since, user_id=scope.user_id, scope_id=scope.scope_id
+        )
 
     def _file_pass(
         self, scope: Scope, discussion_id: str, config: ChunkConfig, result: QualityMemoryResult
     ) -> QualityMemoryResult:
-        exists, cursor = self._store.ledger.chunk_state(scope, discussion_id)
-        messages = self._store.ledger.session_messages(scope, discussion_id, cursor)
+        exists, cursor = self._memory.chunk_state(
+            discussion_id, user_id=scope.user_id, scope_id=scope.scope_id
+        )
+        messages = self._messages(scope, discussion_id, cursor)
         if not exists and len(messages) < 3:
             result.reason = "fewer than 3 messages: nothing to check yet"
             return result
@@ -184,24 +169,19 @@ class QualityMemoryService:
         llm = MeteredLLM(self._llm) if self._llm is not None else None
         new = [self._file_chunk(discussion_id, c, origin, decision.mode, llm, config) for c in due]
         summary = self._next_summary(scope, discussion_id, due, llm, config)
-        texts = [c.memory.text for c in new] + ([summary.text] if summary else [])
-        vectors = self._embedding.try_embed(texts) if texts else None
-        with self._store.transaction() as tx:
-            if tx.ledger.chunk_state(scope, discussion_id)[1] != cursor:
-                raise Conflict(f"discussion {discussion_id!r} was chunked meanwhile")
-            items = tx.ledger.record_chunks(
-                scope, discussion_id, new, self._actor
-            )  # also the state
-            if summary is not None and items:
-                summary.metadata["last_chunk_id"] = items[-1].id
-                items.append(self._write_summary(tx, scope, summary))
-                result.summary_id = items[-1].id
-            index(tx, scope, [i.id for i in items], vectors)
-            if llm is not None and llm.usage.requests:
-                used = llm.usage
-                tx.variables.add_usage(
-                    scope, used.prompt_tokens, used.completion_tokens, used.requests, now_ms()
-                )
+        usage = llm.usage if llm is not None and llm.usage.requests else None
+        items = self._memory.write_session(
+            discussion_id,
+            user_id=scope.user_id,
+            scope_id=scope.scope_id,
+            chunks=new,
+            summary=summary,
+            link_summary=True,
+            extends=cursor,  # Conflict if the discussion was chunked meanwhile
+            usage=usage,
+        )
+        if summary is not None and items and items[-1].type is MemoryType.SUMMARY:
+            result.summary_id = items[-1].id
         result.created = [i.id for i in items if i.type is MemoryType.CHUNK]
         return result
 
@@ -251,7 +231,9 @@ class QualityMemoryService:
         """The rolling summary with the new chunks' messages folded in (needs an LLM)."""
         if llm is None or not chunks:
             return None
-        previous = rolling_summary(self._store, scope, discussion_id)
+        previous = rolling_summary(
+            self._memory, discussion_id, user_id=scope.user_id, scope_id=scope.scope_id
+        )
         messages = [Message(role=m.role, content=m.content) for c in chunks for m in c]
         words = max(50, int(config.max_response_size_in_tokens / 1.35))
         text = summarize(llm, messages, previous.text if previous else None, max_words=words)
@@ -266,20 +248,18 @@ class QualityMemoryService:
             supersedes=previous.id if previous else None,
         )
 
-    def _write_summary(self, tx: Tx, scope: Scope, new: NewMemory) -> MemoryItem:
-        if new.supersedes is None:
-            return tx.memories.insert_memory(scope, new, self._actor)
-        return tx.memories.supersede_memory(scope, new.supersedes, new, now_ms(), self._actor)
-
     def _vector_pass(
         self, scope: Scope, discussion_id: str, config: ChunkConfig, result: QualityMemoryResult
     ) -> QualityMemoryResult:
         assert self._llm is not None  # checked by quality_memory
-        tracker = self._store.sessions.get_session(scope, discussion_id).metadata.get(TRACKER_KEY)
+        session = self._memory.get_session(
+            discussion_id, user_id=scope.user_id, scope_id=scope.scope_id
+        )
+        tracker = session.metadata.get(TRACKER_KEY)
         since = None
         if isinstance(tracker, dict):
             since = ChunkCursor(tracker["hash"], *tracker["key"])
-        messages = self._store.ledger.session_messages(scope, discussion_id, since)
+        messages = self._messages(scope, discussion_id, since)
         ledger = Ledger(exists=since is not None)
         if since is not None:
             key = (since.created_ms, since.seq, since.index)
@@ -293,25 +273,26 @@ class QualityMemoryService:
             return result
         llm = MeteredLLM(self._llm)
         records = [r for chunk in due for r in self._vector_records(discussion_id, chunk, llm)]
-        vectors = self._embedding.try_embed([r.text for r in records]) if records else None
         last = due[-1][-1]
-        with self._store.transaction() as tx:
-            session = tx.sessions.ensure_session(scope, discussion_id)
-            if session.metadata.get(TRACKER_KEY) != tracker:
+
+        def advance(metadata: dict[str, Any]) -> dict[str, Any]:
+            if metadata.get(TRACKER_KEY) != tracker:
                 raise Conflict(f"discussion {discussion_id!r} was processed meanwhile")
-            items = [tx.memories.insert_memory(scope, r, self._actor) for r in records]
-            index(tx, scope, [i.id for i in items], vectors)
             mark = {
                 "hash": last.hash,
                 "key": list(last.key),
                 "wilmer_hash": wilmer_hash(last.content),
             }
-            patch = SessionPatch(metadata={**session.metadata, TRACKER_KEY: mark})
-            tx.sessions.update_session(scope, discussion_id, patch)
-            used = llm.usage
-            tx.variables.add_usage(
-                scope, used.prompt_tokens, used.completion_tokens, used.requests, now_ms()
-            )
+            return {**metadata, TRACKER_KEY: mark}
+
+        items = self._memory.write_session(
+            discussion_id,
+            user_id=scope.user_id,
+            scope_id=scope.scope_id,
+            memories=records,
+            update_metadata=advance,
+            usage=llm.usage,
+        )
         result.created = [i.id for i in items]
         return result
 

@@ -14,16 +14,18 @@ chunks' messages) and links it to the last chunk by id and hash.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeAlias
 
-from omoide.config import KnowledgeConfig
-from omoide.engine.chunks.chunking import (
+from omoide.chunking import (
+    MAX_CHUNKS_PER_PASS,
     ChunkMessage,
-    Ledger,
+    chunk_messages,
     chunk_tokens,
-    message_hash,
+    ledger_of,
     plan_chunks,
 )
+from omoide.config import KnowledgeConfig
 from omoide.engine.extraction import steps
 from omoide.engine.shared.embedding import Embedding, index
 from omoide.engine.shared.job_signal import JobSignal
@@ -32,7 +34,7 @@ from omoide.extract import summarize
 from omoide.jobs.kinds import CHUNK, ChunkPayload
 from omoide.jobs.queue import enqueue, has_pending
 from omoide.llm import LLM
-from omoide.llm.protocol import MeteredLLM
+from omoide.llm.protocol import MeteredLLM, Usage
 from omoide.store.ports.jobs import JobQueue
 from omoide.store.ports.ledger import LedgerReads
 from omoide.store.ports.sessions import SessionReads
@@ -41,6 +43,7 @@ from omoide.store.protocol import (
     NewChunk,
     NewMemory,
     SessionMessage,
+    SessionPatch,
     Transactions,
     Tx,
 )
@@ -48,6 +51,7 @@ from omoide.types import (
     DEFAULT_ID,
     ChunkResult,
     Job,
+    MemoryItem,
     MemoryType,
     Message,
     Scope,
@@ -56,9 +60,8 @@ from omoide.types import (
 
 log = logging.getLogger("omoide.chunks")
 
-# A backlog (a long session chunked for the first time, or after a reset) is chunked a pass at
-# a time, each pass a job of its own, so one job's LLM calls stay bounded.
-MAX_CHUNKS_PER_PASS = 20
+# A session's metadata as a write transaction reads it -> its new metadata (None: unchanged).
+MetadataUpdate: TypeAlias = Callable[[dict[str, Any]], dict[str, Any] | None]
 
 
 class ChunkTrigger:
@@ -155,6 +158,95 @@ class ChunkService:
         scope = Scope(user_id=user_id, scope_id=scope_id)
         with self._transactions.transaction() as tx:
             return tx.ledger.reset_chunks(scope, session_id, self._actor)
+
+    def chunk_state(
+        self, session_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
+    ) -> tuple[bool, ChunkCursor | None]:
+        """Whether the session has chunk state (a pass has run on it), and where its last
+        chunk ended (None before the first chunk). ``NotFound`` for an unknown session."""
+        return self._ledger_reads.chunk_state(Scope(user_id=user_id, scope_id=scope_id), session_id)
+
+    def session_messages(
+        self,
+        session_id: str,
+        *,
+        since: ChunkCursor | None = None,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+    ) -> list[SessionMessage]:
+        """The session's messages in conversation order: all, or from the episode holding
+        ``since`` (a chunk's end: ``chunk_state``) on; the chunking rules
+        (``omoide.chunking.plan_chunks``) skip what the ledger covers. ``NotFound`` for an
+        unknown session.
+
+            >>> [m.content for m in m.session_messages("chat-1", user_id="alice")]
+        """
+        scope = Scope(user_id=user_id, scope_id=scope_id)
+        return self._ledger_reads.session_messages(scope, session_id, since)
+
+    def write_session(
+        self,
+        session_id: str,
+        *,
+        user_id: str = DEFAULT_ID,
+        scope_id: str = DEFAULT_ID,
+        chunks: Sequence[NewChunk] | None = None,
+        memories: Sequence[NewMemory] = (),
+        summary: NewMemory | None = None,
+        link_summary: bool = False,
+        extends: ChunkCursor | Literal["any"] | None = "any",
+        update_metadata: MetadataUpdate | None = None,
+        usage: Usage | None = None,
+    ) -> list[MemoryItem]:
+        """Write to one session in one transaction what the caller made itself (its own
+        chunking, an import): ``chunks`` in the session's chunk ledger (each after the
+        ledger's last, ``Conflict`` otherwise; even an empty list marks the session chunked,
+        as a pass that found nothing due does; None leaves the ledger alone), then
+        ``memories``, then ``summary`` (superseding the memory its ``supersedes`` names),
+        their vectors (or an embed job), a change of the session's metadata and the LLM usage
+        it cost. The session is created if needed. Returns the written memories in that order.
+
+        ``extends``: the chunk end (``chunk_state``) the chunks were planned from; if the
+        ledger moved meanwhile, ``Conflict`` and nothing is written (``"any"``: no check).
+        ``link_summary``: the summary covers the chunks: it is written only with them and
+        names the last one (``last_chunk_id`` in its metadata). ``update_metadata`` receives
+        the session's metadata as the transaction reads it and returns the new metadata
+        (None: unchanged); raising in it (``Conflict``) writes nothing. Queues no job but the
+        embed job: no chunk pass, no extraction.
+        """
+        scope = Scope(user_id=user_id, scope_id=scope_id)
+        texts = [c.memory.text for c in chunks or ()] + [m.text for m in memories]
+        texts += [summary.text] if summary is not None else []
+        vectors = self._embedding.try_embed(texts) if texts else None
+        with self._transactions.transaction() as tx:
+            if extends != "any" and tx.ledger.chunk_state(scope, session_id)[1] != extends:
+                raise Conflict(f"session {session_id!r} was chunked meanwhile")
+            session = tx.sessions.ensure_session(scope, session_id)
+            metadata = update_metadata(session.metadata) if update_metadata else None
+            items = []
+            if chunks is not None:
+                items = tx.ledger.record_chunks(scope, session_id, list(chunks), self._actor)
+            linked = items[-1].id if link_summary and items else None
+            items += [tx.memories.insert_memory(scope, m, self._actor) for m in memories]
+            if summary is not None and (linked or not link_summary):
+                if linked:
+                    summary.metadata["last_chunk_id"] = linked
+                items.append(self._write_summary(tx, scope, summary))
+            index(tx, scope, [i.id for i in items], vectors)
+            if metadata is not None:
+                tx.sessions.update_session(scope, session_id, SessionPatch(metadata=metadata))
+            if usage is not None:
+                tx.variables.add_usage(
+                    scope, usage.prompt_tokens, usage.completion_tokens, usage.requests, now_ms()
+                )
+        return items
+
+    def _write_summary(self, tx: Tx, scope: Scope, summary: NewMemory) -> MemoryItem:
+        if summary.supersedes is None:
+            return tx.memories.insert_memory(scope, summary, self._actor)
+        return tx.memories.supersede_memory(
+            scope, summary.supersedes, summary, now_ms(), self._actor
+        )
 
     def run_jobs(self, batch: Sequence[tuple[Job, ChunkPayload]]) -> dict[int, BaseException]:
         """The ``chunk`` handler: one pass per job, finished with its writes."""
@@ -272,22 +364,3 @@ class ChunkService:
             metadata={"summary_kind": "rolling", "last_chunk_hash": chunks[-1][-1].hash},
         )
         return ctx, steps.summary(self._deps, ctx, llm)
-
-
-def chunk_messages(messages: list[SessionMessage]) -> list[ChunkMessage]:
-    return [
-        ChunkMessage(
-            hash=message_hash(m.episode_id, m.index, m.role, m.content),
-            content=m.content,
-            role=m.role,
-            key=(m.created_ms, m.seq, m.index),
-        )
-        for m in messages
-    ]
-
-
-def ledger_of(exists: bool, cursor: ChunkCursor | None) -> Ledger:
-    if cursor is None:
-        return Ledger(exists=exists)
-    key = (cursor.created_ms, cursor.seq, cursor.index)
-    return Ledger(exists=exists, last_hash=cursor.last_hash, last_key=key)

@@ -28,44 +28,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from omoide.store.ports.memories import NewMemory
+# The chunk ledger's values are defined with the models, so that any layer may name them.
+from omoide.types import ChunkCursor as ChunkCursor
 from omoide.types import (
     MemoryItem,
     Scope,
 )
-
-
-@dataclass(frozen=True)
-class SessionMessage:
-    """One message of a session's episodes, in conversation order (``created_ms``, ``seq``,
-    ``index``): ``seq`` is the episode's insertion order, ``index`` the message's place in it."""
-
-    episode_id: str
-    created_ms: int
-    seq: int
-    index: int
-    role: str
-    content: str
-
-
-@dataclass(frozen=True)
-class ChunkCursor:
-    """Where a session's last chunk ended: the hash and position of its last message."""
-
-    last_hash: str
-    created_ms: int
-    seq: int
-    index: int
-
-
-@dataclass(frozen=True)
-class NewChunk:
-    """A chunk to record in the ledger together with its memory."""
-
-    memory: NewMemory
-    cursor: ChunkCursor
-    messages: int
-    tokens: int
+from omoide.types import NewChunk as NewChunk
+from omoide.types import SessionMessage as SessionMessage
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ What a second backend must reproduce (PostgreSQL is next):
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
@@ -54,6 +54,7 @@ from omoide.types import (
     Scope,
     SearchFilters,
 )
+from omoide.types import NewMemory as NewMemory  # the write record, defined with the models
 
 
 class Said(NamedTuple):
@@ -79,21 +80,6 @@ class Nearest(list[tuple[str, float]]):
     def __init__(self, hits: Iterable[tuple[str, float]] = (), population: int = 0) -> None:
         super().__init__(hits)
         self.population = population
-
-
-@dataclass
-class NewMemory:
-    """A memory to insert. ``session_id`` is the session's external id."""
-
-    text: str
-    type: MemoryType = MemoryType.RAW
-    metadata: dict[str, Any] = field(default_factory=dict)
-    session_id: str | None = None
-    context: str = ""
-    source_episodes: list[str] = field(default_factory=list)
-    valid_from_ms: int | None = None
-    supersedes: str | None = None
-    created_at_ms: int | None = None  # default now; a consolidation summary takes its episodes'
 
 
 @dataclass

@@ -30,6 +30,11 @@ from typing import Literal, TypeAlias
 
 from omoide.config import ChunkConfig
 from omoide.retrieval.context import CHARS_PER_TOKEN, SAFETY_MARGIN, WORD_TOKENS, estimate_tokens
+from omoide.types import ChunkCursor, SessionMessage
+
+# A backlog (a long session chunked for the first time, or after a reset) is chunked a pass at
+# a time, each pass a job of its own, so one job's LLM calls stay bounded.
+MAX_CHUNKS_PER_PASS = 20
 
 Mode: TypeAlias = Literal["standard", "consolidation"]
 SortKey: TypeAlias = tuple[int, ...]
@@ -146,3 +151,24 @@ def plan_chunks(
             size = _Growing()
     decision.pending = current
     return decision
+
+
+def chunk_messages(messages: list[SessionMessage]) -> list[ChunkMessage]:
+    """A session's stored messages as the rules see them (hashed by ``message_hash``)."""
+    return [
+        ChunkMessage(
+            hash=message_hash(m.episode_id, m.index, m.role, m.content),
+            content=m.content,
+            role=m.role,
+            key=(m.created_ms, m.seq, m.index),
+        )
+        for m in messages
+    ]
+
+
+def ledger_of(exists: bool, cursor: ChunkCursor | None) -> Ledger:
+    """The rules' view of a session's chunk state (``chunk_state``: exists, cursor)."""
+    if cursor is None:
+        return Ledger(exists=exists)
+    key = (cursor.created_ms, cursor.seq, cursor.index)
+    return Ledger(exists=exists, last_hash=cursor.last_hash, last_key=key)
