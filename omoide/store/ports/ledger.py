@@ -28,8 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-# The chunk ledger's values are defined with the models, so that any layer may name them.
-from omoide.types import ChunkCursor as ChunkCursor
+from omoide.types import ChunkCursor as ChunkCursor  # the ledger's values: omoide.types
 from omoide.types import (
     MemoryItem,
     Scope,
