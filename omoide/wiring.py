@@ -174,7 +174,7 @@ def build_services(
     deps = StepDeps(store, embedding, search, actor, max_text_chars)
     trigger_kind: Literal["episode", "chunk"] = knowledge.summary_trigger
     consolidation = ConsolidationService(
-        store.sessions, store.ledger, store, embedding, llm, signal, knowledge
+        store.sessions, store.consolidation, store, embedding, llm, signal, knowledge
     )
     return Services(
         memories=memories,
@@ -218,7 +218,7 @@ def build_services(
         chunks=ChunkService(
             store.sessions,
             store.jobs,
-            store.ledger,
+            store.chunks,
             store,
             embedding,
             llm,
@@ -251,11 +251,11 @@ def build_services(
         ),
         scopes=ScopeService(store.memories, store.graph, store),
         transfer=TransferService(store.admin, store, embedding, signal, key=config.encryption_key),
-        expiry=ExpiryService(store.jobs, store.ledger, store, signal, actor=actor, events=events),
+        expiry=ExpiryService(store.jobs, store.access, store, signal, actor=actor, events=events),
         dreaming=DreamingService(
             store.sessions,
             store.jobs,
-            store.ledger,
+            store.consolidation,
             store.schedules,
             store,
             consolidation,

@@ -131,7 +131,6 @@ VOCABULARY_EXCEPTIONS = {
     # To do: the store is being refactored elsewhere; these docstrings and comments get
     # reworded (and their history moved to docs/compat/) once that lands.
     "store/postgres/db.py",
-    "store/ports/ledger.py",
 }
 
 

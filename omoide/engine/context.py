@@ -163,7 +163,7 @@ class ContextService:
         if not memory_ids and not episode_ids:
             return 0
         with self._transactions.transaction() as tx:
-            return tx.ledger.touch(scope, memory_ids, episode_ids, now_ms())
+            return tx.access.touch(scope, memory_ids, episode_ids, now_ms())
 
     def _touch_selected(self, scope: Scope, result: ContextResult) -> None:
         chosen = [*result.profile, *([result.summary] if result.summary else []), *result.memories]

@@ -32,8 +32,8 @@ from omoide.jobs.kinds import (
 )
 from omoide.jobs.queue import enqueue
 from omoide.jobs.worker import LEASE_MS
+from omoide.store.ports.access import AccessReads
 from omoide.store.ports.jobs import JobQueue
-from omoide.store.ports.ledger import LedgerReads
 from omoide.store.protocol import TenantActivity, Transactions
 from omoide.types import Job, JobState, Scope, now_ms
 
@@ -103,7 +103,7 @@ class ExpiryService:
     def __init__(
         self,
         jobs: JobQueue,
-        ledger_reads: LedgerReads,
+        access_reads: AccessReads,
         transactions: Transactions,
         signal: JobSignal,
         *,
@@ -111,7 +111,7 @@ class ExpiryService:
         events: MemoryEvents | None = None,
     ) -> None:
         self._jobs = jobs
-        self._ledger_reads = ledger_reads
+        self._access_reads = access_reads
         self._transactions = transactions
         self._signal = signal
         self._actor = actor
@@ -186,7 +186,7 @@ class ExpiryService:
         wanted = None if user_ids is None else set(user_ids)
         tenants = [
             Tenant(user_id=a.scope.user_id, scope_id=a.scope.scope_id)
-            for a in self._ledger_reads.tenant_activity(cutoff, owner.user_id, owner.scope_id)
+            for a in self._access_reads.tenant_activity(cutoff, owner.user_id, owner.scope_id)
             if a.inactive and (wanted is None or a.scope.user_id in wanted)
         ]
         users = len({t.user_id for t in tenants})
@@ -204,7 +204,7 @@ class ExpiryService:
 
     def _activity(self, owner: Owner, days: int) -> list[TenantActivity]:
         cutoff = now_ms() - days * DAY_MS
-        return self._ledger_reads.tenant_activity(cutoff, owner.user_id, owner.scope_id)
+        return self._access_reads.tenant_activity(cutoff, owner.user_id, owner.scope_id)
 
     def _guard(self, owner: Owner, kind: JobKind[Any]) -> Submitted | None:
         job = self.latest(owner, kind.name)
@@ -228,7 +228,7 @@ class ExpiryService:
     ) -> dict[int, BaseException]:
         """The ``expiry_refresh`` handler: the job's result is the counts."""
         for job, payload in batch:
-            rows = self._ledger_reads.tenant_activity(
+            rows = self._access_reads.tenant_activity(
                 payload.before_ms, payload.user_id, payload.scope_id
             )
             result = {
@@ -277,7 +277,7 @@ class ExpiryService:
         """One user's expired memories, chosen just before the transaction that deletes them
         and records the user's step (a memory used in between is still deleted)."""
         chosen = {
-            t.scope_id: self._ledger_reads.inactive_memories(
+            t.scope_id: self._access_reads.inactive_memories(
                 Scope(user_id=user_id, scope_id=t.scope_id), payload.before_ms, 1_000_000
             )
             for t in tenants

@@ -34,19 +34,17 @@ from contextlib import AbstractContextManager
 from enum import StrEnum
 from typing import Protocol
 
+from omoide.store.ports.access import AccessReads, AccessWrites, TenantActivity
 from omoide.store.ports.admin import AdminReads, AdminWrites
+from omoide.store.ports.chunks import ChunkCursor, ChunkReads, ChunkWrites, NewChunk, SessionMessage
+from omoide.store.ports.consolidation import (
+    ConsolidationPlan,
+    ConsolidationReads,
+    ConsolidationWrites,
+    EpisodeStat,
+)
 from omoide.store.ports.graph import GraphReads, GraphWrites
 from omoide.store.ports.jobs import JobQueue, JobWrites
-from omoide.store.ports.ledger import (
-    ChunkCursor,
-    ConsolidationPlan,
-    EpisodeStat,
-    LedgerReads,
-    LedgerWrites,
-    NewChunk,
-    SessionMessage,
-    TenantActivity,
-)
 from omoide.store.ports.memories import (
     LatestTurn,
     MemoryReads,
@@ -112,8 +110,18 @@ class Tx(Protocol):
         ...
 
     @property
-    def ledger(self) -> LedgerWrites:
-        """Chunks, access counters and consolidations."""
+    def chunks(self) -> ChunkWrites:
+        """A session's chunk ledger: recording and resetting chunks."""
+        ...
+
+    @property
+    def access(self) -> AccessWrites:
+        """Access counters of memories and episodes."""
+        ...
+
+    @property
+    def consolidation(self) -> ConsolidationWrites:
+        """Consolidations and their reverts."""
         ...
 
     @property
@@ -170,8 +178,18 @@ class Store(Protocol):
         ...
 
     @property
-    def ledger(self) -> LedgerReads:
-        """Chunk state, session messages, episode stats, consolidation plans."""
+    def chunks(self) -> ChunkReads:
+        """A session's chunk state and messages."""
+        ...
+
+    @property
+    def access(self) -> AccessReads:
+        """Which tenants and memories went unused."""
+        ...
+
+    @property
+    def consolidation(self) -> ConsolidationReads:
+        """Episode stats and consolidation plans."""
         ...
 
     @property

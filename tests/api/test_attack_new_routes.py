@@ -226,7 +226,7 @@ def test_a_short_interval_never_queues_a_sweep_behind_an_unfinished_one(
     dreaming = DreamingService(
         store.sessions,
         store.jobs,
-        store.ledger,
+        store.consolidation,
         store.schedules,
         store,
         services.consolidation,

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from omoide.errors import Conflict, NotFound
+from omoide.store.ports.chunks import ChunkCursor, ChunkWrites, NewChunk
+from omoide.store.ports.consolidation import ConsolidationWrites
 from omoide.store.ports.jobs import JobQueue, JobWrites
-from omoide.store.ports.ledger import ChunkCursor, LedgerWrites, NewChunk
 from omoide.store.ports.memories import MemoryWrites
 from omoide.store.protocol import NewMemory, Store
 from omoide.types import HistoryEvent, Job, MemoryType, SearchFilters
@@ -75,7 +76,7 @@ def _winner(outcomes: list[Outcome]) -> tuple[Outcome, list[Outcome]]:
 
 
 def _chunk(store: Store, upto: int) -> NewChunk:
-    last = store.ledger.session_messages(ALICE, "s1", None)[upto - 1]
+    last = store.chunks.session_messages(ALICE, "s1", None)[upto - 1]
     return NewChunk(
         memory=NewMemory(text=f"chunk to {last.content}", type=MemoryType.CHUNK, session_id="s1"),
         cursor=ChunkCursor(f"hash-{last.content}", last.created_ms, last.seq, last.index),
@@ -89,7 +90,7 @@ def _chunks(store: Store) -> list[str]:
     return [m.text for m in found[0]]
 
 
-@covers(LedgerWrites.record_chunks)
+@covers(ChunkWrites.record_chunks)
 def test_two_writers_recording_the_same_chunk_one_conflicts(
     store: Store, handles: Callable[[int], list[Store]]
 ) -> None:
@@ -100,14 +101,14 @@ def test_two_writers_recording_the_same_chunk_one_conflicts(
         planned = _chunk(handle, 2)
         both_planned.wait()
         with handle.transaction() as tx:
-            return [i.id for i in tx.ledger.record_chunks(ALICE, "s1", [planned], "t")]
+            return [i.id for i in tx.chunks.record_chunks(ALICE, "s1", [planned], "t")]
 
     _, [loser] = _winner(race([partial(record, h) for h in handles(2)]))
     assert isinstance(loser.error, Conflict)
     assert _chunks(store) == ["chunk to m2"]  # the loser's memory went with its transaction
 
 
-@covers(LedgerWrites.chunk_state, LedgerWrites.record_chunks)
+@covers(ChunkWrites.chunk_state, ChunkWrites.record_chunks)
 def test_a_writer_behind_an_advanced_cursor_sees_the_change(
     store: Store, handles: Callable[[int], list[Store]]
 ) -> None:
@@ -118,21 +119,21 @@ def test_a_writer_behind_an_advanced_cursor_sees_the_change(
     seen: list[ChunkCursor | None] = []
 
     def chunk_pass(handle: Store, upto: int) -> ChunkCursor:
-        read = handle.ledger.chunk_state(ALICE, "s1")[1]
+        read = handle.chunks.chunk_state(ALICE, "s1")[1]
         planned = _chunk(handle, upto)
         both_read.wait()
         with handle.transaction() as tx:
-            now = tx.ledger.chunk_state(ALICE, "s1")[1]
+            now = tx.chunks.chunk_state(ALICE, "s1")[1]
             if now != read:
                 seen.append(now)
                 raise Conflict("chunked meanwhile")
-            tx.ledger.record_chunks(ALICE, "s1", [planned], "t")
+            tx.chunks.record_chunks(ALICE, "s1", [planned], "t")
             return planned.cursor
 
     first, second = handles(2)
     won, _ = _winner(race([lambda: chunk_pass(first, 2), lambda: chunk_pass(second, 3)]))
     assert seen == [won.value]  # the loser saw exactly the winner's cursor
-    assert store.ledger.chunk_state(ALICE, "s1") == (True, won.value)
+    assert store.chunks.chunk_state(ALICE, "s1") == (True, won.value)
     assert len(_chunks(store)) == 1
 
 
@@ -249,7 +250,7 @@ def test_an_expired_job_goes_to_exactly_one_of_its_claimers(
     assert store.jobs.get_job(job_id).attempts == 2
 
 
-@covers(LedgerWrites.apply_consolidation, LedgerWrites.consolidation_plan)
+@covers(ConsolidationWrites.apply_consolidation, ConsolidationWrites.consolidation_plan)
 def test_two_writers_consolidating_the_same_episodes_one_conflicts(
     store: Store, handles: Callable[[int], list[Store]]
 ) -> None:
@@ -258,10 +259,10 @@ def test_two_writers_consolidating_the_same_episodes_one_conflicts(
     both_planned = threading.Barrier(2, timeout=WAIT_S)
 
     def consolidate(handle: Store, consolidation_id: str) -> str:
-        plan = handle.ledger.consolidation_plan(ALICE, episodes)
+        plan = handle.consolidation.consolidation_plan(ALICE, episodes)
         both_planned.wait()
         with handle.transaction() as tx:  # no re-check of the plan: the store must refuse
-            tx.ledger.apply_consolidation(
+            tx.consolidation.apply_consolidation(
                 ALICE, "s1", consolidation_id, plan, {"memories": plan.memories}, "t"
             )
         return consolidation_id
@@ -273,6 +274,7 @@ def test_two_writers_consolidating_the_same_episodes_one_conflicts(
     assert isinstance(lost.error, Conflict)
     loser_id = "c-second" if won.value == "c-first" else "c-first"
     with pytest.raises(NotFound), store.transaction() as tx:
-        tx.ledger.revert_consolidation(ALICE, loser_id, "t")  # never recorded
+        tx.consolidation.revert_consolidation(ALICE, loser_id, "t")  # never recorded
     with store.transaction() as tx:
-        assert tx.ledger.revert_consolidation(ALICE, won.value, "t")["memories"] == [memory_id]
+        undone = tx.consolidation.revert_consolidation(ALICE, won.value, "t")
+        assert undone["memories"] == [memory_id]

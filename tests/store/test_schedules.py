@@ -1,16 +1,14 @@
-"""Contract of ``ScheduleReads`` / ``ScheduleWrites`` (dreaming schedules, scope configs) and of
-the ledger's activity reads (JiuwenMemory's expired-memory maintenance), on both backends."""
+"""Contract of ``ScheduleReads`` / ``ScheduleWrites`` (dreaming schedules, scope configs), on
+both backends."""
 
 from __future__ import annotations
 
 import threading
 from functools import partial
 
-from omoide.store.ports.ledger import LedgerReads, LedgerWrites, TenantActivity
 from omoide.store.ports.schedules import Schedule, ScheduleReads, ScheduleWrites
 from omoide.store.protocol import Store
-from omoide.types import now_ms
-from tests.store.contract import ALICE, ALICE_OTHER, BOB, Backend, add, covers
+from tests.store.contract import ALICE, ALICE_OTHER, BOB, Backend, covers
 from tests.store.test_concurrency import WAIT_S, race
 
 
@@ -142,41 +140,3 @@ def test_deleting_a_tenant_deletes_its_schedule_and_config(store: Store) -> None
     assert store.schedules.get_schedule(ALICE) is None
     assert store.schedules.get_scope_config(ALICE) is None
     assert store.schedules.get_schedule(BOB) is not None
-
-
-# activity ---------------------------------------------------------------------------------
-@covers(LedgerReads.tenant_activity, LedgerWrites.touch)
-def test_tenant_activity_counts_inactive_by_last_access_or_change(store: Store) -> None:
-    used, idle, old = (add(store, ALICE, t) for t in ("used", "idle", "old"))
-    add(store, BOB, "bob's")
-    add(store, ALICE_OTHER, "other")
-    later = now_ms() + 10_000_000
-    with store.transaction() as tx:
-        tx.ledger.touch(ALICE, [used], [], later)
-        tx.memories.invalidate_memory(ALICE, old, now_ms(), "t")
-    everyone = store.ledger.tenant_activity(later, None, None)
-    assert everyone == [
-        TenantActivity(ALICE, total=3, superseded=1, inactive=2),
-        TenantActivity(ALICE_OTHER, total=1, superseded=0, inactive=1),
-        TenantActivity(BOB, total=1, superseded=0, inactive=1),
-    ]
-    assert store.ledger.tenant_activity(later, "alice", "demo") == everyone[:1]
-    assert [a.scope for a in store.ledger.tenant_activity(later, None, "demo")] == [ALICE, BOB]
-    assert store.ledger.tenant_activity(0, "bob", None) == [TenantActivity(BOB, 1, 0, 0)]
-    assert store.ledger.tenant_activity(later, "nobody", None) == []
-    assert idle
-
-
-@covers(LedgerReads.inactive_memories)
-def test_inactive_memories_least_recently_used_first(store: Store) -> None:
-    first, second, third = (add(store, ALICE, t) for t in ("a", "b", "c"))
-    add(store, BOB, "bob's")
-    base = now_ms() + 1_000_000
-    with store.transaction() as tx:
-        tx.ledger.touch(ALICE, [first], [], base + 2)
-        tx.ledger.touch(ALICE, [second], [], base + 1)
-    found = store.ledger.inactive_memories(ALICE, base + 10, 10)
-    assert found[0] == third and found[1:] == [second, first]
-    assert store.ledger.inactive_memories(ALICE, base + 10, 1) == [third]
-    assert store.ledger.inactive_memories(ALICE, base + 2, 10) == [third, second]
-    assert store.ledger.inactive_memories(ALICE, 0, 10) == []

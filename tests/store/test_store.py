@@ -20,7 +20,8 @@ from omoide.types import SearchFilters
 from tests.store.contract import ALICE, Backend, add, covers, unit
 
 ACCESSORS = (
-    *("memories", "sessions", "jobs", "graph", "ledger", "variables", "admin", "schedules"),
+    *("memories", "sessions", "jobs", "graph", "chunks", "access", "consolidation"),
+    *("variables", "admin", "schedules"),
 )
 
 

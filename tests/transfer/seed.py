@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from omoide import Memory
-from omoide.store.ports.ledger import ChunkCursor, NewChunk
+from omoide.store.ports.chunks import ChunkCursor, NewChunk
 from omoide.store.ports.schedules import Schedule
 from omoide.store.protocol import NewMemory
 from omoide.types import MemoryType, Scope
@@ -42,23 +42,25 @@ def _fill_ports(memory: Memory) -> None:
         t = tx.graph.upsert_entity(ALICE, "tomato", "plant", 1_700_000_000_001, episode.id)
         tx.graph.put_entity_vector(ALICE, a.id, memory.embedder.embed(["Alice (person)"])[0])
         tx.graph.upsert_relationship(ALICE, a.id, t.id, "grows", "since spring", 1_700_000_000_2)
-        tx.ledger.touch(ALICE, [], [episode.id], 1_700_000_000_500)
+        tx.access.touch(ALICE, [], [episode.id], 1_700_000_000_500)
         tx.variables.add_usage(ALICE, 10, 5, 1, 1_700_000_000_600)
         job_id = tx.jobs.enqueue_job(BOB, "embed", {"memory_ids": ["nonexistent"]}, 3)
         tx.memories.insert_memory(ALICE, NewMemory("no vector yet", session_id="chat-1"), "test")
-    last = store.ledger.session_messages(ALICE, "chat-1", None)[-1]
+    last = store.chunks.session_messages(ALICE, "chat-1", None)[-1]
     cursor = ChunkCursor("h1", last.created_ms, last.seq, last.index)
     chunk = NewChunk(
         NewMemory("chunk of chat", MemoryType.CHUNK, session_id="chat-1"), cursor, 2, 9
     )
     with store.transaction() as tx:
-        tx.ledger.record_chunks(ALICE, "chat-1", [chunk], "test")
+        tx.chunks.record_chunks(ALICE, "chat-1", [chunk], "test")
     memory.create_session("chat-2", user_id="alice", scope_id="demo")
     memory.add_messages("an old chat", user_id="alice", scope_id="demo", session_id="chat-2")
     old = store.sessions.list_episodes(ALICE, "chat-2", 10, 0)[0][0]
     with store.transaction() as tx:
-        plan = tx.ledger.consolidation_plan(ALICE, [old.id])
-        tx.ledger.apply_consolidation(ALICE, "chat-2", "cons-1", plan, {"summary_id": None}, "t")
+        plan = tx.consolidation.consolidation_plan(ALICE, [old.id])
+        tx.consolidation.apply_consolidation(
+            ALICE, "chat-2", "cons-1", plan, {"summary_id": None}, "t"
+        )
     _fill_schedules(memory, job_id)
 
 

@@ -106,7 +106,7 @@ def test_the_imported_store_answers_like_the_source(source: Memory, tmp_path: Pa
         assert target.get_variables(user_id="alice", scope_id="demo") == source.get_variables(
             user_id="alice", scope_id="demo"
         )
-        assert target.store.ledger.chunk_state(ALICE, "chat-1") == source.store.ledger.chunk_state(
+        assert target.store.chunks.chunk_state(ALICE, "chat-1") == source.store.chunks.chunk_state(
             ALICE, "chat-1"
         )
         graphs = [m.store.graph.list_relationships(ALICE, None, 10, 0) for m in (source, target)]

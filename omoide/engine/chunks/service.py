@@ -35,8 +35,8 @@ from omoide.jobs.kinds import CHUNK, ChunkPayload
 from omoide.jobs.queue import enqueue, has_pending
 from omoide.llm import LLM
 from omoide.llm.protocol import MeteredLLM, Usage
+from omoide.store.ports.chunks import ChunkReads
 from omoide.store.ports.jobs import JobQueue
-from omoide.store.ports.ledger import LedgerReads
 from omoide.store.ports.sessions import SessionReads
 from omoide.store.protocol import (
     ChunkCursor,
@@ -77,8 +77,8 @@ class ChunkTrigger:
         payload = ChunkPayload(session_id=session_id)
         if has_pending(tx.jobs, scope, CHUNK, payload):
             return None
-        exists, cursor = tx.ledger.chunk_state(scope, session_id)
-        messages = tx.ledger.session_messages(scope, session_id, cursor)
+        exists, cursor = tx.chunks.chunk_state(scope, session_id)
+        messages = tx.chunks.session_messages(scope, session_id, cursor)
         decision = plan_chunks(
             chunk_messages(messages), ledger_of(exists, cursor), self._knowledge.chunks
         )
@@ -94,7 +94,7 @@ class ChunkService:
         self,
         session_reads: SessionReads,
         jobs: JobQueue,
-        ledger_reads: LedgerReads,
+        chunk_reads: ChunkReads,
         transactions: Transactions,
         embedding: Embedding,
         llm: LLM | None,
@@ -107,7 +107,7 @@ class ChunkService:
     ) -> None:
         self._session_reads = session_reads
         self._jobs = jobs
-        self._ledger_reads = ledger_reads
+        self._chunk_reads = chunk_reads
         self._transactions = transactions
         self._embedding = embedding
         self._llm = llm
@@ -157,14 +157,14 @@ class ChunkService:
         Returns the invalidated chunk ids."""
         scope = Scope(user_id=user_id, scope_id=scope_id)
         with self._transactions.transaction() as tx:
-            return tx.ledger.reset_chunks(scope, session_id, self._actor)
+            return tx.chunks.reset_chunks(scope, session_id, self._actor)
 
     def chunk_state(
         self, session_id: str, *, user_id: str = DEFAULT_ID, scope_id: str = DEFAULT_ID
     ) -> tuple[bool, ChunkCursor | None]:
         """Whether the session has chunk state (a pass has run on it), and where its last
         chunk ended (None before the first chunk). ``NotFound`` for an unknown session."""
-        return self._ledger_reads.chunk_state(Scope(user_id=user_id, scope_id=scope_id), session_id)
+        return self._chunk_reads.chunk_state(Scope(user_id=user_id, scope_id=scope_id), session_id)
 
     def session_messages(
         self,
@@ -182,7 +182,7 @@ class ChunkService:
             >>> [m.content for m in m.session_messages("chat-1", user_id="alice")]
         """
         scope = Scope(user_id=user_id, scope_id=scope_id)
-        return self._ledger_reads.session_messages(scope, session_id, since)
+        return self._chunk_reads.session_messages(scope, session_id, since)
 
     def write_session(
         self,
@@ -219,13 +219,13 @@ class ChunkService:
         texts += [summary.text] if summary is not None else []
         vectors = self._embedding.try_embed(texts) if texts else None
         with self._transactions.transaction() as tx:
-            if extends != "any" and tx.ledger.chunk_state(scope, session_id)[1] != extends:
+            if extends != "any" and tx.chunks.chunk_state(scope, session_id)[1] != extends:
                 raise Conflict(f"session {session_id!r} was chunked meanwhile")
             session = tx.sessions.ensure_session(scope, session_id)
             metadata = update_metadata(session.metadata) if update_metadata else None
             items = []
             if chunks is not None:
-                items = tx.ledger.record_chunks(scope, session_id, list(chunks), self._actor)
+                items = tx.chunks.record_chunks(scope, session_id, list(chunks), self._actor)
             linked = items[-1].id if link_summary and items else None
             items += [tx.memories.insert_memory(scope, m, self._actor) for m in memories]
             if summary is not None and (linked or not link_summary):
@@ -265,8 +265,8 @@ class ChunkService:
         return errors
 
     def _chunk_pass(self, scope: Scope, session_id: str, job: Job) -> ChunkResult:
-        exists, cursor = self._ledger_reads.chunk_state(scope, session_id)
-        messages = self._ledger_reads.session_messages(scope, session_id, cursor)
+        exists, cursor = self._chunk_reads.chunk_state(scope, session_id)
+        messages = self._chunk_reads.session_messages(scope, session_id, cursor)
         hashed = chunk_messages(messages)
         origin = {c.hash: m for c, m in zip(hashed, messages, strict=True)}
         decision = plan_chunks(hashed, ledger_of(exists, cursor), self._knowledge.chunks)
@@ -282,9 +282,9 @@ class ChunkService:
         summary = self._rolling_summary(scope, session_id, job, due, llm)
         vectors = self._embedding.try_embed([c.memory.text for c in new]) if new else None
         with self._transactions.transaction() as tx:
-            if tx.ledger.chunk_state(scope, session_id)[1] != cursor:
+            if tx.chunks.chunk_state(scope, session_id)[1] != cursor:
                 raise Conflict(f"session {session_id!r} was chunked meanwhile")
-            items = tx.ledger.record_chunks(scope, session_id, new, self._actor)
+            items = tx.chunks.record_chunks(scope, session_id, new, self._actor)
             index(tx, scope, [i.id for i in items], vectors)
             if summary is not None and items:
                 ctx, apply = summary

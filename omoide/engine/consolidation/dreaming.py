@@ -28,8 +28,8 @@ from omoide.errors import NotFound, OmoideError
 from omoide.jobs.kinds import DREAM_SWEEP, DreamSweepPayload
 from omoide.jobs.queue import enqueue
 from omoide.llm import LLM
+from omoide.store.ports.consolidation import ConsolidationReads
 from omoide.store.ports.jobs import JobQueue
-from omoide.store.ports.ledger import LedgerReads
 from omoide.store.ports.schedules import ScheduleReads
 from omoide.store.ports.sessions import SessionReads
 from omoide.store.protocol import Schedule, Transactions
@@ -50,7 +50,7 @@ class DreamingService:
         self,
         session_reads: SessionReads,
         jobs: JobQueue,
-        ledger_reads: LedgerReads,
+        consolidation_reads: ConsolidationReads,
         schedule_reads: ScheduleReads,
         transactions: Transactions,
         consolidation: ConsolidationService,
@@ -59,7 +59,7 @@ class DreamingService:
     ) -> None:
         self._session_reads = session_reads
         self._jobs = jobs
-        self._ledger_reads = ledger_reads
+        self._consolidation_reads = consolidation_reads
         self._schedule_reads = schedule_reads
         self._transactions = transactions
         self._consolidation = consolidation
@@ -202,7 +202,7 @@ class DreamingService:
             page, total = self._session_reads.list_sessions(scope, 100, offset)
             for session in page:
                 scanned += 1
-                stats = self._ledger_reads.episode_stats(scope, session.id)
+                stats = self._consolidation_reads.episode_stats(scope, session.id)
                 if sum(1 for s in stats if not s.consolidated) >= payload.min_session_rounds:
                     chosen.append(session.id)
                     if len(chosen) == payload.max_sessions_per_sweep:

@@ -43,7 +43,7 @@ from omoide.jobs.kinds import (
 from omoide.jobs.queue import enqueue
 from omoide.llm import LLM, require_llm
 from omoide.llm.protocol import MeteredLLM
-from omoide.store.ports.ledger import LedgerReads
+from omoide.store.ports.consolidation import ConsolidationReads
 from omoide.store.ports.sessions import SessionReads
 from omoide.store.protocol import ConsolidationPlan, EpisodeStat, NewMemory, Transactions
 from omoide.types import (
@@ -94,7 +94,7 @@ class ConsolidationService:
     def __init__(
         self,
         session_reads: SessionReads,
-        ledger_reads: LedgerReads,
+        consolidation_reads: ConsolidationReads,
         transactions: Transactions,
         embedding: Embedding,
         llm: LLM | None,
@@ -102,7 +102,7 @@ class ConsolidationService:
         knowledge: KnowledgeConfig,
     ) -> None:
         self._session_reads = session_reads
-        self._ledger_reads = ledger_reads
+        self._consolidation_reads = consolidation_reads
         self._transactions = transactions
         self._embedding = embedding
         self._llm = llm
@@ -126,7 +126,7 @@ class ConsolidationService:
         floor = floor if min_session_episodes is None else min_session_episodes
         if age < 0 or floor < 1 or limit < 1:
             raise InvalidInput("min_age_days >= 0, min_session_episodes >= 1 and limit >= 1")
-        stats = self._ledger_reads.episode_stats(scope, session_id)
+        stats = self._consolidation_reads.episode_stats(scope, session_id)
         count = sum(1 for s in stats if not s.consolidated)
         out = ConsolidationCandidates(session_id=session_id, eligible=False, episode_count=count)
         if count < floor:
@@ -175,7 +175,7 @@ class ConsolidationService:
         episodes = _within(
             [self._session_reads.get_episode(scope, c.episode_id) for c in chosen], MAX_CHARS
         )
-        plan = self._ledger_reads.consolidation_plan(scope, [e.id for e in episodes])
+        plan = self._consolidation_reads.consolidation_plan(scope, [e.id for e in episodes])
         report = report.model_copy(update=_plan_fields(plan))
         if not run or not episodes:
             return report
@@ -208,12 +208,12 @@ class ConsolidationService:
             created_at_ms=dt_to_ms(episodes[-1].created_at),
         )
         with self._transactions.transaction() as tx:
-            if tx.ledger.consolidation_plan(scope, plan.episodes) != plan:
+            if tx.consolidation.consolidation_plan(scope, plan.episodes) != plan:
                 raise Conflict(f"session {session_id!r} changed since it was planned; run again")
             summary = tx.memories.insert_memory(scope, new, ACTOR)
             index(tx, scope, [summary.id], vectors)
             report.summary_id, report.summary = summary.id, text
-            tx.ledger.apply_consolidation(
+            tx.consolidation.apply_consolidation(
                 scope, session_id, report.id, plan, report.model_dump(mode="json"), ACTOR
             )
             usage = llm.usage
@@ -229,7 +229,7 @@ class ConsolidationService:
         Returns ``{"memories", "entities", "summary_id"}``."""
         scope = Scope(user_id=user_id, scope_id=scope_id)
         with self._transactions.transaction() as tx:
-            restored = tx.ledger.revert_consolidation(scope, consolidation_id, ACTOR)
+            restored = tx.consolidation.revert_consolidation(scope, consolidation_id, ACTOR)
             if restored["memories"]:
                 enqueue(tx.jobs, scope, EMBED, EmbedPayload(memory_ids=restored["memories"]))
             if restored["entities"]:

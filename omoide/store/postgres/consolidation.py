@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from omoide.store.ports.ledger import ConsolidationPlan
+from omoide.store.ports.consolidation import ConsolidationPlan
 from omoide.store.postgres.db import Conn
 from omoide.store.postgres.shared import jsonb
 from omoide.store.sql.consolidation import VERBATIM, ConsolidationLayout

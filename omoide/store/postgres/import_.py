@@ -17,7 +17,7 @@ import numpy as np
 import psycopg
 
 from omoide.errors import Conflict, NotFound
-from omoide.store.postgres import ledger
+from omoide.store.postgres import chunks
 from omoide.store.postgres.bulk import segmented
 from omoide.store.postgres.db import Conn
 from omoide.store.postgres.dialect import POSTGRES
@@ -134,4 +134,4 @@ LAYOUT = ImportLayout(
 
 def import_records(conn: Conn, kind: str, records: Sequence[Record]) -> list[int]:
     """See ``AdminWrites.import_records``."""
-    return sql_import.import_records(conn, POSTGRES, LAYOUT, ledger.LAYOUT, kind, records)
+    return sql_import.import_records(conn, POSTGRES, LAYOUT, chunks.LAYOUT, kind, records)

@@ -55,9 +55,16 @@ class PostgresStore:
         self._upkeep = Upkeep(self._db)
         self.location = self._db.location
         self.memories = PostgresMemoryReads(self._db)
-        self.sessions, self.jobs, self.graph, self.ledger, self.variables, self.schedules = (
-            shared_reads(self._db, LAYOUTS)
-        )
+        (
+            self.sessions,
+            self.jobs,
+            self.graph,
+            self.chunks,
+            self.access,
+            self.consolidation,
+            self.variables,
+            self.schedules,
+        ) = shared_reads(self._db, LAYOUTS)
         self.admin = SQLAdminReads(self._db, LAYOUTS.dialect, PostgresAdmin(self._db))
 
     def create_vector_index(self, dim: int) -> None:

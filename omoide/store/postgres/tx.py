@@ -3,7 +3,7 @@ and PostgreSQL's layouts for the shared ports."""
 
 from __future__ import annotations
 
-from omoide.store.postgres import graph, jobs, ledger, sessions
+from omoide.store.postgres import access, chunks, consolidation, graph, jobs, sessions
 from omoide.store.postgres.admin import PostgresAdminWrites
 from omoide.store.postgres.db import Conn
 from omoide.store.postgres.dialect import POSTGRES
@@ -14,7 +14,9 @@ LAYOUTS = Layouts(
     dialect=POSTGRES,
     episodes=sessions.LAYOUT,
     jobs=jobs.LAYOUT,
-    ledger=ledger.LAYOUT,
+    chunks=chunks.LAYOUT,
+    access=access.LAYOUT,
+    consolidation=consolidation.LAYOUT,
     graph=graph.LAYOUT,
 )
 

@@ -8,7 +8,9 @@ two passes over the same episodes cannot both succeed. Every statement is limite
 as well as to the plan's ids, so a plan naming another tenant's rows changes nothing of theirs.
 
 What each schema does its own way (which memories an episode backs, the snapshot's row form,
-vectors) comes in a ``ConsolidationLayout``.
+vectors) comes in a ``ConsolidationLayout``. ``SQLConsolidationReads`` /
+``SQLConsolidationWrites`` are the ``ConsolidationReads`` / ``ConsolidationWrites`` ports over
+these functions.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from omoide.errors import Conflict, NotFound
-from omoide.store.ports.ledger import ConsolidationPlan
-from omoide.store.sql.dialect import Conn, Dialect
+from omoide.store.ports.consolidation import ConsolidationPlan, EpisodeStat
+from omoide.store.sql.dialect import Conn, Dialect, Reader
 from omoide.store.sql.sessions import session_pk
 from omoide.store.sql.shared import write_history
 from omoide.types import HistoryEvent, MemoryType, Scope, now_ms
@@ -220,3 +222,78 @@ def revert(
         "entities": entities,
         "summary_id": row["summary_id"],
     }
+
+
+class SQLConsolidationReads:
+    """Episode stats and plans, each in one snapshot (see ``ConsolidationReads``)."""
+
+    def __init__(
+        self, db: Reader, dialect: Dialect, layout: ConsolidationLayout, episode_order: str
+    ) -> None:
+        self._db = db
+        self._d = dialect
+        self._layout = layout
+        self._episode_order = episode_order
+
+    def episode_stats(self, scope: Scope, session_id: str) -> list[EpisodeStat]:
+        with self._db.read() as conn:
+            cursor = conn.execute(
+                self._d.sql(
+                    "SELECT id, created_at, access_count, last_accessed_at, consolidated_at"
+                    " FROM episodes WHERE user_id = ? AND session_id = ?"
+                    f" ORDER BY created_at, {self._episode_order}"
+                ),
+                (scope.user_id, session_pk(conn, self._d, scope, session_id)),
+            )
+            return [
+                EpisodeStat(
+                    r["id"],
+                    int(r["created_at"]),
+                    int(r["access_count"]),
+                    r["last_accessed_at"],
+                    r["consolidated_at"] is not None,
+                )
+                for r in cursor.fetchall()
+            ]
+
+    def consolidation_plan(self, scope: Scope, episode_ids: Sequence[str]) -> ConsolidationPlan:
+        with self._db.read() as conn:
+            return plan(conn, self._d, self._layout, scope, episode_ids)
+
+
+class SQLConsolidationWrites:
+    """Consolidations and reverts on the transaction's connection."""
+
+    def __init__(self, conn: Conn, dialect: Dialect, layout: ConsolidationLayout) -> None:
+        self._conn = conn
+        self._d = dialect
+        self._layout = layout
+
+    def consolidation_plan(self, scope: Scope, episode_ids: Sequence[str]) -> ConsolidationPlan:
+        return plan(self._conn, self._d, self._layout, scope, episode_ids)
+
+    def apply_consolidation(
+        self,
+        scope: Scope,
+        session_id: str,
+        consolidation_id: str,
+        plan: ConsolidationPlan,
+        report: dict[str, Any],
+        actor: str,
+    ) -> None:
+        apply(
+            self._conn,
+            self._d,
+            self._layout,
+            scope,
+            session_id,
+            consolidation_id,
+            plan,
+            report,
+            actor,
+        )
+
+    def revert_consolidation(
+        self, scope: Scope, consolidation_id: str, actor: str
+    ) -> dict[str, Any]:
+        return revert(self._conn, self._d, self._layout, scope, consolidation_id, actor)

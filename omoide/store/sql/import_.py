@@ -16,8 +16,8 @@ from typing import Any
 
 from omoide.errors import Conflict, InvalidInput, NotFound
 from omoide.store.ports.transfer import HISTORY_ENTRY_FIELDS, RECORD_FIELDS
+from omoide.store.sql.chunks import ChunkLayout
 from omoide.store.sql.dialect import Conn, Dialect
-from omoide.store.sql.ledger import LedgerLayout
 from omoide.store.sql.sessions import session_pk
 from omoide.types import Scope
 
@@ -78,10 +78,10 @@ def _object(value: Any) -> dict[str, Any]:
 class _Writers:
     """The writers of the kinds both backends lay out alike."""
 
-    def __init__(self, d: Dialect, layout: ImportLayout, ledger: LedgerLayout) -> None:
+    def __init__(self, d: Dialect, layout: ImportLayout, chunks: ChunkLayout) -> None:
         self._d = d
         self._layout = layout
-        self._ledger = ledger
+        self._chunks = chunks
 
     def all(self) -> dict[str, Writer]:
         return {
@@ -203,7 +203,7 @@ class _Writers:
 
     def _chunk_owner(self, r: Record) -> tuple[str, str, tuple[Any, ...]]:
         """The tenant column of chunk rows, its placeholder and its value, where they have it."""
-        if self._ledger.chunks_by_tenant:
+        if self._chunks.chunks_by_tenant:
             return "user_id, ", "?, ", (r["user_id"],)
         return "", "", ()
 
@@ -216,7 +216,7 @@ class _Writers:
         )
 
     def chunk(self, conn: Conn, r: Record) -> bool:
-        d, scope, order = self._d, scope_of(r), self._ledger.episode_order
+        d, scope, order = self._d, scope_of(r), self._chunks.episode_order
         last = conn.execute(
             d.sql(
                 f"SELECT {order} AS n FROM episodes WHERE user_id = ? AND id = ? AND scope_id = ?"
@@ -346,12 +346,12 @@ def import_records(
     conn: Conn,
     d: Dialect,
     layout: ImportLayout,
-    ledger: LedgerLayout,
+    chunks: ChunkLayout,
     kind: str,
     records: Sequence[Record],
 ) -> list[int]:
     """See ``AdminWrites.import_records``."""
-    writer = _Writers(d, layout, ledger).all().get(kind)
+    writer = _Writers(d, layout, chunks).all().get(kind)
     if writer is None:
         raise InvalidInput(f"unknown record kind {kind!r}")
     fields = set(RECORD_FIELDS[kind])

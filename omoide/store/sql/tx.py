@@ -12,11 +12,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, NamedTuple, TypeVar
 
+from omoide.store.sql.access import AccessLayout, SQLAccessReads, SQLAccessWrites
 from omoide.store.sql.admin import AdminWriteStorage, SQLAdminWrites
+from omoide.store.sql.chunks import ChunkLayout, SQLChunkReads, SQLChunkWrites
+from omoide.store.sql.consolidation import (
+    ConsolidationLayout,
+    SQLConsolidationReads,
+    SQLConsolidationWrites,
+)
 from omoide.store.sql.dialect import Conn, Dialect
 from omoide.store.sql.graph import GraphLayout, SQLGraphReads, SQLGraphWrites
 from omoide.store.sql.jobs import Database, JobLayout, SQLJobQueue, SQLJobWrites
-from omoide.store.sql.ledger import LedgerLayout, SQLLedgerReads, SQLLedgerWrites
 from omoide.store.sql.memory_writes import MemoryStorage, SQLMemoryWrites
 from omoide.store.sql.schedules import SQLScheduleReads, SQLScheduleWrites
 from omoide.store.sql.sessions import EpisodeLayout, SQLSessionReads, SQLSessionWrites
@@ -30,7 +36,9 @@ class Layouts:
     dialect: Dialect
     episodes: EpisodeLayout
     jobs: JobLayout
-    ledger: LedgerLayout
+    chunks: ChunkLayout
+    access: AccessLayout
+    consolidation: ConsolidationLayout
     graph: GraphLayout
 
 
@@ -48,7 +56,9 @@ class SQLTx(Generic[M, A]):
         self._sessions = SQLSessionWrites(conn, d, layouts.episodes)
         self._jobs = SQLJobWrites(conn, d, layouts.jobs)
         self._graph = SQLGraphWrites(conn, d, layouts.graph)
-        self._ledger = SQLLedgerWrites(conn, d, layouts.ledger, self._memories)
+        self._chunks = SQLChunkWrites(conn, d, layouts.chunks, self._memories)
+        self._access = SQLAccessWrites(conn, d, layouts.access)
+        self._consolidation = SQLConsolidationWrites(conn, d, layouts.consolidation)
         self._variables = SQLVariableWrites(conn, d)
         self._schedules = SQLScheduleWrites(conn, d)
 
@@ -69,8 +79,16 @@ class SQLTx(Generic[M, A]):
         return self._graph
 
     @property
-    def ledger(self) -> SQLLedgerWrites:
-        return self._ledger
+    def chunks(self) -> SQLChunkWrites:
+        return self._chunks
+
+    @property
+    def access(self) -> SQLAccessWrites:
+        return self._access
+
+    @property
+    def consolidation(self) -> SQLConsolidationWrites:
+        return self._consolidation
 
     @property
     def variables(self) -> SQLVariableWrites:
@@ -91,7 +109,9 @@ class SharedReads(NamedTuple):
     sessions: SQLSessionReads
     jobs: SQLJobQueue
     graph: SQLGraphReads
-    ledger: SQLLedgerReads
+    chunks: SQLChunkReads
+    access: SQLAccessReads
+    consolidation: SQLConsolidationReads
     variables: SQLVariableReads
     schedules: SQLScheduleReads
 
@@ -103,7 +123,9 @@ def shared_reads(db: Database, layouts: Layouts) -> SharedReads:
         sessions=SQLSessionReads(db, d, layouts.episodes),
         jobs=SQLJobQueue(db, d, layouts.jobs),
         graph=SQLGraphReads(db, d, layouts.graph),
-        ledger=SQLLedgerReads(db, d, layouts.ledger),
+        chunks=SQLChunkReads(db, d, layouts.chunks),
+        access=SQLAccessReads(db, d),
+        consolidation=SQLConsolidationReads(db, d, layouts.consolidation, layouts.episodes.order),
         variables=SQLVariableReads(db, d),
         schedules=SQLScheduleReads(db, d),
     )

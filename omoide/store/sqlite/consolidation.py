@@ -11,7 +11,7 @@ import json
 import sqlite3
 from typing import Any
 
-from omoide.store.ports.ledger import ConsolidationPlan
+from omoide.store.ports.consolidation import ConsolidationPlan
 from omoide.store.sql.consolidation import VERBATIM, ConsolidationLayout
 from omoide.types import Scope
 

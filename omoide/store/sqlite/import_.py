@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from omoide.errors import Conflict, NotFound
 from omoide.store.sql import import_ as sql_import
 from omoide.store.sql.import_ import ImportLayout, Record, owned, scope_of
-from omoide.store.sqlite import cipher, ledger, rows
+from omoide.store.sqlite import chunks, cipher, rows
 from omoide.store.sqlite.dialect import SQLITE
 from omoide.store.sqlite.shared import session_pk
 from omoide.types import Scope
@@ -122,4 +122,4 @@ LAYOUT = ImportLayout(
 
 def import_records(conn: sqlite3.Connection, kind: str, records: Sequence[Record]) -> list[int]:
     """See ``AdminWrites.import_records``."""
-    return sql_import.import_records(conn, SQLITE, LAYOUT, ledger.LAYOUT, kind, records)
+    return sql_import.import_records(conn, SQLITE, LAYOUT, chunks.LAYOUT, kind, records)

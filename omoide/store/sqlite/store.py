@@ -63,9 +63,16 @@ class SQLiteStore:
         self._vectors = VectorCache(graphs_beside, ann_threshold, reader=self._db.reader, ef=ann_ef)
         self._postings = PostingsCache()
         self.memories = SQLiteMemoryReads(self._db, self._vectors, self._tokenizer, self._postings)
-        self.sessions, self.jobs, self.graph, self.ledger, self.variables, self.schedules = (
-            shared_reads(self._db, LAYOUTS)
-        )
+        (
+            self.sessions,
+            self.jobs,
+            self.graph,
+            self.chunks,
+            self.access,
+            self.consolidation,
+            self.variables,
+            self.schedules,
+        ) = shared_reads(self._db, LAYOUTS)
         self.admin = SQLAdminReads(self._db, LAYOUTS.dialect, SQLiteAdmin(self._db))
         with self._db.write_lock:
             if auto_migrate:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 from omoide.store.sql.tx import Layouts, SQLTx
-from omoide.store.sqlite import graph, jobs, ledger, sessions
+from omoide.store.sqlite import access, chunks, consolidation, graph, jobs, sessions
 from omoide.store.sqlite.admin import SQLiteAdminWrites
 from omoide.store.sqlite.dialect import SQLITE
 from omoide.store.sqlite.keyword import Tokenizer
@@ -16,7 +16,9 @@ LAYOUTS = Layouts(
     dialect=SQLITE,
     episodes=sessions.LAYOUT,
     jobs=jobs.LAYOUT,
-    ledger=ledger.LAYOUT,
+    chunks=chunks.LAYOUT,
+    access=access.LAYOUT,
+    consolidation=consolidation.LAYOUT,
     graph=graph.LAYOUT,
 )
 

@@ -1,4 +1,4 @@
-"""``LedgerReads`` / ``LedgerWrites``: the chunk ledger, session messages, access counters.
+"""``ChunkReads`` / ``ChunkWrites``: a session's messages, its chunk state and chunk ledger.
 
 The ledger is append-only: one row per chunk memory with the hash and position of the last
 message it covers, unique per session, so two runs can never both record a chunk ending at the
@@ -7,11 +7,7 @@ transaction's ``chunk_state``, ``record_chunks`` and ``reset_chunks`` take the s
 lock where rows are locked (the dialect's), so the re-check of the ledger's last cursor sees
 every chunk a concurrent writer committed (SQLite gets the same from its single writer).
 
-A memory's last use is the later of its last access (``touch``) and its last change; the
-activity queries compute it in SQL so a tenant's counts are one scan of its rows.
-
-Consolidation is ``store.sql.consolidation``; what differs per backend comes in the
-``LedgerLayout``.
+What differs per backend comes in the ``ChunkLayout``.
 """
 
 from __future__ import annotations
@@ -21,17 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from omoide.errors import Conflict
-from omoide.store.ports.ledger import (
-    ChunkCursor,
-    ConsolidationPlan,
-    EpisodeStat,
-    NewChunk,
-    SessionMessage,
-    TenantActivity,
-)
+from omoide.store.ports.chunks import ChunkCursor, NewChunk, SessionMessage
 from omoide.store.ports.memories import MemoryWrites
-from omoide.store.sql import consolidation
-from omoide.store.sql.consolidation import ConsolidationLayout
 from omoide.store.sql.dialect import Conn, Dialect, Reader
 from omoide.store.sql.sessions import session_pk
 from omoide.store.sql.shared import write_history
@@ -39,23 +26,19 @@ from omoide.types import HistoryEvent, MemoryItem, MemoryType, Scope, now_ms
 
 
 @dataclass(frozen=True)
-class LedgerLayout:
-    """What differs in how a backend keys chunk rows and memory sources, and consolidates."""
+class ChunkLayout:
+    """What differs in how a backend keys chunk rows and orders a session's episodes."""
 
     #: The column after ``created_at`` that orders a session's episodes as they were written.
     episode_order: str
     #: Whether ``chunk_state`` and ``chunk_ledger`` rows carry the tenant's ``user_id``.
     chunks_by_tenant: bool
-    #: The join condition of ``memory_sources ms`` with ``memories m``.
-    sources_join: str
-    #: How the backend plans, snapshots and restores a consolidation.
-    consolidation: ConsolidationLayout
 
 
-class _Ledger:
-    """The statements both ledger ports run, on a connection they are given."""
+class _Chunks:
+    """The statements both chunk ports run, on a connection they are given."""
 
-    def __init__(self, dialect: Dialect, layout: LedgerLayout) -> None:
+    def __init__(self, dialect: Dialect, layout: ChunkLayout) -> None:
         self._d = dialect
         self._layout = layout
 
@@ -121,185 +104,44 @@ class _Ledger:
         return out
 
 
-class SQLLedgerReads:
-    """Ledger reads, each in one snapshot (see ``LedgerReads``)."""
+class SQLChunkReads:
+    """Chunk reads, each in one snapshot (see ``ChunkReads``)."""
 
-    def __init__(self, db: Reader, dialect: Dialect, layout: LedgerLayout) -> None:
+    def __init__(self, db: Reader, dialect: Dialect, layout: ChunkLayout) -> None:
         self._db = db
-        self._d = dialect
-        self._layout = layout
-        self._ledger = _Ledger(dialect, layout)
+        self._chunks = _Chunks(dialect, layout)
 
     def chunk_state(self, scope: Scope, session_id: str) -> tuple[bool, ChunkCursor | None]:
         with self._db.read() as conn:
-            return self._ledger.chunk_state(conn, scope, session_id)
+            return self._chunks.chunk_state(conn, scope, session_id)
 
     def session_messages(
         self, scope: Scope, session_id: str, since: ChunkCursor | None
     ) -> list[SessionMessage]:
         with self._db.read() as conn:
-            return self._ledger.session_messages(conn, scope, session_id, since)
-
-    def episode_stats(self, scope: Scope, session_id: str) -> list[EpisodeStat]:
-        with self._db.read() as conn:
-            cursor = conn.execute(
-                self._d.sql(
-                    "SELECT id, created_at, access_count, last_accessed_at, consolidated_at"
-                    " FROM episodes WHERE user_id = ? AND session_id = ?"
-                    f" ORDER BY created_at, {self._layout.episode_order}"
-                ),
-                (scope.user_id, session_pk(conn, self._d, scope, session_id)),
-            )
-            return [
-                EpisodeStat(
-                    r["id"],
-                    int(r["created_at"]),
-                    int(r["access_count"]),
-                    r["last_accessed_at"],
-                    r["consolidated_at"] is not None,
-                )
-                for r in cursor.fetchall()
-            ]
-
-    def consolidation_plan(self, scope: Scope, episode_ids: Sequence[str]) -> ConsolidationPlan:
-        with self._db.read() as conn:
-            return consolidation.plan(conn, self._d, self._layout.consolidation, scope, episode_ids)
-
-    def tenant_activity(
-        self, before_ms: int, user_id: str | None, scope_id: str | None
-    ) -> list[TenantActivity]:
-        d = self._d
-        sql = (
-            "SELECT user_id, scope_id, count(*) AS n, count(invalid_at) AS old,"
-            f" count(CASE WHEN {_used(d)} < ? THEN 1 END) AS idle FROM memories WHERE 1 = 1"
-        )
-        params: list[object] = [before_ms]
-        if user_id is not None:
-            sql += " AND user_id = ?"
-            params.append(user_id)
-        if scope_id is not None:
-            sql += " AND scope_id = ?"
-            params.append(scope_id)
-        sql += f" GROUP BY user_id, scope_id ORDER BY user_id{d.binary}, scope_id{d.binary}"
-        with self._db.read() as conn:
-            return [
-                TenantActivity(
-                    Scope(user_id=r["user_id"], scope_id=r["scope_id"]),
-                    int(r["n"]),
-                    int(r["old"]),
-                    int(r["idle"]),
-                )
-                for r in conn.execute(d.sql(sql), params)
-            ]
-
-    def inactive_memories(self, scope: Scope, before_ms: int, limit: int) -> list[str]:
-        d, used = self._d, _used(self._d)
-        with self._db.read() as conn:
-            cursor = conn.execute(
-                d.sql(
-                    f"SELECT id FROM memories WHERE user_id = ? AND scope_id = ? AND {used} < ?"
-                    f" ORDER BY {used}, id{d.binary} LIMIT ?"
-                ),
-                (scope.user_id, scope.scope_id, before_ms, limit),
-            )
-            return [r["id"] for r in cursor]
+            return self._chunks.session_messages(conn, scope, session_id, since)
 
 
-def _used(d: Dialect) -> str:
-    """A memory's last use: the later of its last access and its last change."""
-    return f"{d.greatest}(coalesce(last_accessed_at, 0), updated_at)"
-
-
-class SQLLedgerWrites:
-    """Ledger writes on the transaction's connection; chunk memories go through ``memories``."""
+class SQLChunkWrites:
+    """Chunk ledger writes on the transaction's connection; chunk memories go through
+    ``memories``."""
 
     def __init__(
-        self, conn: Conn, dialect: Dialect, layout: LedgerLayout, memories: MemoryWrites
+        self, conn: Conn, dialect: Dialect, layout: ChunkLayout, memories: MemoryWrites
     ) -> None:
         self._conn = conn
         self._d = dialect
         self._layout = layout
         self._memories = memories
-        self._ledger = _Ledger(dialect, layout)
+        self._chunks = _Chunks(dialect, layout)
 
     def chunk_state(self, scope: Scope, session_id: str) -> tuple[bool, ChunkCursor | None]:
-        return self._ledger.chunk_state(self._conn, scope, session_id, lock=True)
+        return self._chunks.chunk_state(self._conn, scope, session_id, lock=True)
 
     def session_messages(
         self, scope: Scope, session_id: str, since: ChunkCursor | None
     ) -> list[SessionMessage]:
-        return self._ledger.session_messages(self._conn, scope, session_id, since)
-
-    def consolidation_plan(self, scope: Scope, episode_ids: Sequence[str]) -> ConsolidationPlan:
-        return consolidation.plan(
-            self._conn, self._d, self._layout.consolidation, scope, episode_ids
-        )
-
-    def apply_consolidation(
-        self,
-        scope: Scope,
-        session_id: str,
-        consolidation_id: str,
-        plan: ConsolidationPlan,
-        report: dict[str, Any],
-        actor: str,
-    ) -> None:
-        consolidation.apply(
-            self._conn,
-            self._d,
-            self._layout.consolidation,
-            scope,
-            session_id,
-            consolidation_id,
-            plan,
-            report,
-            actor,
-        )
-
-    def revert_consolidation(
-        self, scope: Scope, consolidation_id: str, actor: str
-    ) -> dict[str, Any]:
-        return consolidation.revert(
-            self._conn, self._d, self._layout.consolidation, scope, consolidation_id, actor
-        )
-
-    def touch(
-        self, scope: Scope, memory_ids: Sequence[str], episode_ids: Sequence[str], at_ms: int
-    ) -> int:
-        """One more access, now, for each memory and its source episodes, and each episode
-        given; return how many memories and episodes changed."""
-        d, u = self._d, self._d.unindexed  # u: the lookup by id beats a scan of the tenant's
-        changed = 0
-        args = (at_ms, scope.user_id, scope.scope_id)
-        if memory_ids:
-            among, ids = d.in_list("id", memory_ids)
-            their, _ = d.in_list("m.id", memory_ids)
-            changed += self._conn.execute(
-                d.sql(
-                    "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ?"
-                    f" WHERE {u}user_id = ? AND {u}scope_id = ? AND {among}"
-                ),
-                (*args, *ids),
-            ).rowcount
-            sources = self._conn.execute(
-                d.sql(
-                    "SELECT DISTINCT ms.episode_id FROM memory_sources ms JOIN memories m"
-                    f" ON {self._layout.sources_join} WHERE {u}m.user_id = ?"
-                    f" AND {u}m.scope_id = ? AND {their}"
-                ),
-                (scope.user_id, scope.scope_id, *ids),
-            )
-            episode_ids = sorted({*episode_ids, *(r["episode_id"] for r in sources)})
-        if episode_ids:
-            among, ids = d.in_list("id", episode_ids)
-            changed += self._conn.execute(
-                d.sql(
-                    "UPDATE episodes SET access_count = access_count + 1, last_accessed_at = ?"
-                    f" WHERE user_id = ? AND scope_id = ? AND {among}"
-                ),
-                (*args, *ids),
-            ).rowcount
-        return changed
+        return self._chunks.session_messages(self._conn, scope, session_id, since)
 
     def record_chunks(
         self, scope: Scope, session_id: str, chunks: Sequence[NewChunk], actor: str
@@ -355,7 +197,7 @@ class SQLLedgerWrites:
             write_history(
                 self._conn, d, scope, row["id"], HistoryEvent.DELETE, row["text"], None, actor
             )
-        where, args = self._ledger.chunks_of(scope, pk)
+        where, args = self._chunks.chunks_of(scope, pk)
         self._conn.execute(d.sql(f"DELETE FROM chunk_ledger WHERE {where}"), args)
         self._conn.execute(d.sql(f"DELETE FROM chunk_state WHERE {where}"), args)
         return [row["id"] for row in found]
@@ -366,7 +208,7 @@ class SQLLedgerWrites:
         """The re-check inside the transaction: every chunk must end after the ledger's last
         chunk and after the chunk before it, so a run that read an older cursor cannot record
         chunks over ones a concurrent run committed meanwhile."""
-        last = self._ledger.last_chunk(self._conn, scope, pk)
+        last = self._chunks.last_chunk(self._conn, scope, pk)
         after = None if last is None else _position(last)
         for chunk in chunks:
             here = _position(chunk.cursor)
