@@ -183,8 +183,8 @@ class MemoryReads(Protocol):
         or None if no memory or history entry has that id.
 
         A deleted memory still names its tenant through its history. This is what lets an
-        operation given only an id (``Memory.get(memory_id)`` without a tenant) find its tenant; callers must
-        still check that the caller may act for that tenant.
+        operation given only an id (``Memory.get(memory_id)`` without a tenant) find its
+        tenant; callers must still check that the caller may act for that tenant.
         """
         ...
 
