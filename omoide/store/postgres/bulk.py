@@ -3,7 +3,8 @@
 Row-at-a-time writes cost four to five round trips and statement executions per memory
 (session lookup, insert, history, re-read, vector), which held the store to ~500 items/s while
 SQLite, whose keyword rows are written in bulk before the commit, did ~4,000. Here a batch is
-one ``INSERT ... SELECT FROM unnest(...)`` per table, on the caller's transaction connection, so
+one ``INSERT ... SELECT FROM unnest(...)`` per table (the memories' with their history entries,
+in one statement), on the caller's transaction connection, so
 the batch still commits (or rolls back) as a whole with its vectors or embed job and history.
 Rows are inserted in the order given (``WITH ORDINALITY ... ORDER BY``), so ``seq`` follows the
 caller's order exactly as separate inserts would.
@@ -24,7 +25,10 @@ from omoide.store.postgres.db import Conn
 from omoide.store.postgres.shared import jsonb
 from omoide.types import HistoryEvent, MemoryItem, Scope, now_ms
 
+# The memories and their history entries in one statement (one round trip): the history rows
+# come from what the insert returned, in its order.
 _INSERT = """
+WITH m AS (
 INSERT INTO memories (id, user_id, scope_id, session_id, type, text, context, text_seg,
     context_seg, metadata, valid_from, supersedes, created_at, updated_at)
 SELECT u.id, %s, %s, u.session_id, u.type, u.text, u.context, u.text_seg, u.context_seg,
@@ -36,11 +40,11 @@ FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::text[], %s::text[], %s::te
 ORDER BY u.ord
 RETURNING seq, id, user_id, scope_id, type, text, metadata, valid_from, invalid_at, supersedes,
     access_count, last_accessed_at, created_at, updated_at
-"""
-_HISTORY = """
+), h AS (
 INSERT INTO history (memory_id, user_id, scope_id, event, old_text, new_text, actor, created_at)
-SELECT u.id, %s, %s, %s, %s, u.text, %s, %s
-FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS u(id, text, ord) ORDER BY u.ord
+SELECT m.id, m.user_id, m.scope_id, %s, %s, m.text, %s, %s FROM m ORDER BY m.seq
+)
+SELECT * FROM m
 """
 # Only an episode of the same tenant may back a memory (a foreign key alone would accept
 # another scope's episode of the same user): the join keeps the tenant's, the caller checks.
@@ -96,12 +100,11 @@ def insert_memories(
         [n.supersedes for n in news],
         created,
     )
-    inserted = conn.execute(_INSERT, (scope.user_id, scope.scope_id, ts, *columns)).fetchall()
+    history = (event.value, old_text, actor, now_ms())
+    inserted = conn.execute(
+        _INSERT, (scope.user_id, scope.scope_id, ts, *columns, *history)
+    ).fetchall()
     sources = _link_sources(conn, scope, ids, news)
-    conn.execute(
-        _HISTORY,
-        (scope.user_id, scope.scope_id, event.value, old_text, actor, now_ms(), ids, columns[3]),
-    )
     # The rows as a read would return them, without reading them again: what the insert
     # returned, with the session ids and sources given and no vector yet.
     by_id = {r["id"]: r for r in inserted}

@@ -8,21 +8,28 @@ it costs one round trip instead of three (``BEGIN``, the statement, ``COMMIT``).
 transactions run at ``READ COMMITTED``, like most PostgreSQL applications; the ports take row
 locks (``FOR UPDATE``) where SQLite relied on its single writer, so the re-checks of
 chunking, superseding and step claims stay race-free.
+
+A write transaction's ``BEGIN`` is not a round trip of its own: it is held back and sent in one
+pipeline with the transaction's first statement (``_Connection``), whose results and errors
+come back from that statement's ``execute`` as before. A write that ran no statement sends
+neither ``BEGIN`` nor ``COMMIT``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import select
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Self
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from pgvector.psycopg import register_vector
+from psycopg.abc import Params, Query
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -69,6 +76,78 @@ def _translated() -> Iterator[None]:
         raise StoreError(f"database unavailable: {exc}", retryable=True) from exc
     except psycopg.Error as exc:
         raise StoreError(f"database error: {exc}", retryable=False) from exc
+
+
+class _Connection(psycopg.Connection[DictRow]):
+    """A pooled connection (autocommit) whose write transaction begins lazily: ``begin`` holds
+    the ``BEGIN`` command until the first statement, which sends both in one pipeline
+    (``_Cursor``). Anything else that needs the transaction open first (a savepoint, a
+    pipeline, a batch) sends the held ``BEGIN`` on its own."""
+
+    begin: bytes | None = None
+
+    def begin_now(self) -> None:
+        """Send the held ``BEGIN``, if any."""
+        begin, self.begin = self.begin, None
+        if begin is not None:
+            super().execute(begin)
+
+    @contextmanager
+    def transaction(
+        self, savepoint_name: str | None = None, force_rollback: bool = False
+    ) -> Iterator[psycopg.Transaction]:
+        self.begin_now()  # inside the held transaction this is a savepoint, not a new one
+        with super().transaction(savepoint_name, force_rollback) as tx:
+            yield tx
+
+    @contextmanager
+    def pipeline(self) -> Iterator[psycopg.Pipeline]:
+        self.begin_now()
+        with super().pipeline() as pipeline:
+            yield pipeline
+
+
+class _Cursor(psycopg.Cursor[DictRow]):
+    """Sends its connection's held ``BEGIN`` in one pipeline with its statement: one round
+    trip; the statement's results, row count and errors are there when ``execute`` returns."""
+
+    def execute(
+        self,
+        query: Query,
+        params: Params | None = None,
+        *,
+        prepare: bool | None = None,
+        binary: bool | None = None,
+    ) -> Self:
+        conn = self.connection
+        begin = conn.begin if isinstance(conn, _Connection) else None
+        if begin is None:
+            return super().execute(query, params, prepare=prepare, binary=binary)
+        conn.begin = None
+        with psycopg.Connection.pipeline(conn):
+            conn.execute(begin)
+            super().execute(query, params, prepare=prepare, binary=binary)
+        return self
+
+    def executemany(
+        self,
+        query: Query,
+        params_seq: Iterable[Params],
+        *,
+        returning: bool = False,
+    ) -> None:
+        self._begin_now()
+        super().executemany(query, params_seq, returning=returning)
+
+    def _begin_now(self) -> None:
+        if isinstance(self.connection, _Connection):
+            self.connection.begin_now()
+
+
+def _begin(isolation: psycopg.IsolationLevel | None) -> bytes:
+    if isolation is None:
+        return b"BEGIN"
+    return b"BEGIN ISOLATION LEVEL " + isolation.name.replace("_", " ").encode()
 
 
 def _configure(conn: psycopg.Connection[Any]) -> None:
@@ -137,7 +216,8 @@ class Database:
             self.url,
             min_size=min_size,
             max_size=max_size,
-            kwargs={"row_factory": dict_row, "autocommit": True},
+            kwargs={"row_factory": dict_row, "autocommit": True, "cursor_factory": _Cursor},
+            connection_class=_Connection,
             configure=_configure,
             reset=_reset,
             check=_check,  # a server restart costs no failed request
@@ -179,13 +259,21 @@ class Database:
     def write(self, isolation: psycopg.IsolationLevel | None = None) -> Iterator[Conn]:
         """A pooled connection inside one read-write transaction: committed on a normal exit,
         rolled back when the block raises. ``isolation`` overrides the server's default
-        level (the pool's reset clears it again)."""
+        level. The ``BEGIN`` goes with the first statement (``_Connection``)."""
         self._check_open()
         with _translated(), self.pool.connection() as conn:
             self._time(conn, False)
-            conn.isolation_level = isolation
-            with conn.transaction():
+            if not isinstance(conn, _Connection):  # pragma: no cover - the pool's class
+                raise TypeError(f"unexpected connection class {type(conn).__name__}")
+            conn.begin = _begin(isolation)
+            try:
                 yield conn
+            except BaseException:
+                conn.begin = None
+                _rollback(conn)
+                raise
+            conn.begin = None  # no statement ran: nothing to commit
+            conn.commit()
 
     def _time(self, conn: Conn, search: bool) -> None:
         """The session's statement timeout for this use, set outside any transaction (so a
@@ -207,6 +295,15 @@ class Database:
         if not self._closed.is_set():
             self._closed.set()
             self.pool.close()
+
+
+def _rollback(conn: Conn) -> None:
+    """Roll back what the failed block began, without hiding its error: a connection too
+    broken to roll back is discarded by the pool (its transaction state says so)."""
+    if conn.closed:
+        return
+    with contextlib.suppress(psycopg.Error):
+        conn.rollback()
 
 
 def connect(url: str) -> Conn:

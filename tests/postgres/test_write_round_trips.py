@@ -1,0 +1,139 @@
+"""Write transactions cost few round trips, and behave as before.
+
+The client's protocol messages are read from libpq's trace of the pool's one connection: a round
+trip ends with a ``Sync`` (extended protocol) or is a ``Query`` (simple protocol, ``BEGIN`` and
+``COMMIT`` as psycopg sends them). A write transaction's ``BEGIN`` travels with its first
+statement, the memories of an add and their history entries are one statement, and a
+transaction that ran nothing costs nothing; a statement's results, row count and errors are
+still there when its ``execute`` returns, and a savepoint opened first stays inside the
+transaction.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import psycopg
+import pytest
+from psycopg.pq import Trace
+
+from omoide.errors import StoreError
+from omoide.store.ports.memories import NewMemory
+from omoide.store.postgres import PostgresStore
+from omoide.store.postgres.db import Database
+from omoide.store.postgres.tx import transaction_ports
+from omoide.types import Scope
+
+SCOPE = Scope(user_id="alice", scope_id="notes")
+
+
+@pytest.fixture
+def db(pg_store: PostgresStore, pg_url: str) -> Iterator[Database]:
+    """A pool of ONE connection over the migrated schema, so every write uses the traced one."""
+    database = Database(pg_url, min_size=1, max_size=1)
+    yield database
+    database.close()
+
+
+@contextmanager
+def round_trips(db: Database) -> Iterator[list[str]]:
+    """The messages ending a round trip that the pool's connection sends inside the block."""
+    ends: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "trace"
+        with path.open("w") as out:
+            with db.pool.connection() as conn:
+                conn.pgconn.trace(out.fileno())
+                conn.pgconn.set_trace_flags(Trace.SUPPRESS_TIMESTAMPS | Trace.REGRESS_MODE)
+            try:
+                yield ends
+            finally:
+                with db.pool.connection() as conn:
+                    conn.pgconn.untrace()
+        for line in path.read_text().splitlines():
+            fields = line.split("\t")
+            if fields[0] == "F" and len(fields) > 2 and fields[2] in ("Sync", "Query"):
+                ends.append(fields[3].strip() if fields[2] == "Query" else "Sync")
+
+
+def _add(db: Database, text: str) -> str:
+    with db.write() as conn:
+        tx = transaction_ports(conn)
+        item = tx.memories.insert_memories(SCOPE, [NewMemory(text=text)], "test")[0]
+        tx.memories.put_vectors(SCOPE, [item.id], np.ones((1, 8), dtype=np.float32))
+    return item.id
+
+
+def test_an_add_is_three_round_trips(db: Database) -> None:
+    _add(db, "warm up the pool")
+    with round_trips(db) as ends:
+        memory_id = _add(db, "the bus leaves at noon")
+    # BEGIN with the memories and their history, the vector, COMMIT
+    assert ends == ["Sync", "Sync", '"COMMIT"']
+    with db.read() as conn:
+        history = conn.execute(
+            "SELECT event, new_text FROM history WHERE memory_id = %s", (memory_id,)
+        ).fetchall()
+        vectors = conn.execute(
+            "SELECT count(*) AS n FROM memory_vectors WHERE memory_id = %s", (memory_id,)
+        ).fetchone()
+    assert [(h["event"], h["new_text"]) for h in history] == [("ADD", "the bus leaves at noon")]
+    assert vectors is not None and vectors["n"] == 1
+
+
+def test_a_batch_keeps_its_history_in_order(db: Database) -> None:
+    texts = [f"memory number {i}" for i in range(7)]
+    with db.write() as conn:
+        items = transaction_ports(conn).memories.insert_memories(
+            SCOPE, [NewMemory(text=t) for t in texts], "test"
+        )
+    assert [i.text for i in items] == texts
+    with db.read() as conn:
+        rows = conn.execute(
+            "SELECT h.new_text FROM history h JOIN memories m ON m.id = h.memory_id ORDER BY h.id"
+        ).fetchall()
+    assert [r["new_text"] for r in rows] == texts
+
+
+def test_a_write_that_runs_nothing_sends_nothing(db: Database) -> None:
+    with round_trips(db) as ends, db.write():
+        pass
+    assert ends == []
+
+
+def test_the_first_statement_returns_its_rows_and_row_count(db: Database) -> None:
+    _add(db, "first")
+    _add(db, "second")
+    with db.write() as conn:
+        cursor = conn.execute("UPDATE memories SET updated_at = updated_at + 1")
+        assert cursor.rowcount == 2
+        status = conn.info.transaction_status
+    assert status == psycopg.pq.TransactionStatus.INTRANS
+
+
+def test_an_error_of_the_first_statement_is_raised_there_and_rolled_back(db: Database) -> None:
+    reached = []
+    with pytest.raises(StoreError), db.write() as conn:
+        conn.execute("SELECT * FROM no_such_table")
+        reached.append("after the failed statement")
+    assert reached == []
+    assert _add(db, "the connection is usable again")
+
+
+def test_a_savepoint_first_stays_inside_the_transaction(db: Database) -> None:
+    class Abort(Exception):
+        pass
+
+    with pytest.raises(Abort), db.write() as conn:
+        with conn.transaction():  # a savepoint of the write, not a transaction of its own
+            transaction_ports(conn).memories.insert_memories(
+                SCOPE, [NewMemory(text="rolled back with the write")], "test"
+            )
+        raise Abort
+    with db.read() as conn:
+        row = conn.execute("SELECT count(*) AS n FROM memories").fetchone()
+    assert row is not None and row["n"] == 0
