@@ -3,7 +3,8 @@
 The client's protocol messages are read from libpq's trace of the pool's one connection: a round
 trip ends with a ``Sync`` (extended protocol) or is a ``Query`` (simple protocol, ``BEGIN`` and
 ``COMMIT`` as psycopg sends them). A write transaction's ``BEGIN`` travels with its first
-statement, the memories of an add and their history entries are one statement, and a
+statement, the memories of an add and their history entries are one statement, a new job is
+announced by its insert, and a
 transaction that ran nothing costs nothing; a statement's results, row count and errors are
 still there when its ``execute`` returns, and a savepoint opened first stays inside the
 transaction.
@@ -19,13 +20,15 @@ from pathlib import Path
 import numpy as np
 import psycopg
 import pytest
+from psycopg import sql
 from psycopg.pq import Trace
 
 from omoide.errors import StoreError
 from omoide.store.ports.memories import NewMemory
 from omoide.store.postgres import PostgresStore
-from omoide.store.postgres.db import Database
+from omoide.store.postgres.db import Database, connect
 from omoide.store.postgres.tx import transaction_ports
+from omoide.store.postgres.wakeups import CHANNEL_SQL
 from omoide.types import Scope
 
 SCOPE = Scope(user_id="alice", scope_id="notes")
@@ -137,3 +140,21 @@ def test_a_savepoint_first_stays_inside_the_transaction(db: Database) -> None:
     with db.read() as conn:
         row = conn.execute("SELECT count(*) AS n FROM memories").fetchone()
     assert row is not None and row["n"] == 0
+
+
+def test_a_new_job_is_announced_by_its_insert(db: Database, pg_url: str) -> None:
+    listener = connect(pg_url)
+    try:
+        row = listener.execute(f"SELECT {CHANNEL_SQL} AS channel").fetchone()
+        assert row is not None
+        listener.execute(sql.SQL("LISTEN {}").format(sql.Identifier(row["channel"])))
+        with round_trips(db) as ends, db.write() as conn:
+            job_id = transaction_ports(conn).jobs.enqueue_job(SCOPE, "embed", {"ids": []})
+        assert ends == ["Sync", '"COMMIT"']  # BEGIN + the insert that notifies, COMMIT
+        notices = list(listener.notifies(timeout=30, stop_after=1))
+        assert [n.payload for n in notices] == ["0"]
+    finally:
+        listener.close()
+    with db.read() as conn:
+        job = conn.execute("SELECT state FROM jobs WHERE id = %s", (job_id,)).fetchone()
+    assert job is not None and job["state"] == "pending"

@@ -2,14 +2,15 @@
 
 Workers in any number of processes claim disjoint jobs: a claim locks the rows it takes and
 skips rows another claim holds (``FOR UPDATE SKIP LOCKED``), in one statement. New or retried
-work is announced with ``pg_notify`` on commit, so the workers of every process wake.
+work is announced with ``pg_notify`` on commit, so the workers of every process wake (a new job
+by the statement that inserts it).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from omoide.store.postgres.wakeups import notify_jobs
+from omoide.store.postgres.wakeups import NOTIFY_NOW_SQL, notify_jobs
 from omoide.store.sql.dialect import Conn
 from omoide.store.sql.jobs import JobLayout
 
@@ -39,4 +40,5 @@ LAYOUT = JobLayout(
     ),
     announce=notify_jobs,
     claim=_claim,
+    announce_new=NOTIFY_NOW_SQL,  # the insert of a job announces it: no statement of its own
 )

@@ -39,6 +39,10 @@ _POLL_NOTIFIES_S = 0.2  # how often the listening thread looks at its stop flag 
 _MAX_LATER = 10_000  # wake-ups kept for later; beyond, polling finds those jobs
 
 
+# ``notify_jobs(conn)`` as an expression, for a statement that announces the job it writes
+NOTIFY_NOW_SQL = f"pg_notify({CHANNEL_SQL}, '0')"
+
+
 def notify_jobs(conn: Executes, delay_ms: int = 0) -> None:
     """Announce a job due in ``delay_ms`` (0: now); delivered on commit of ``conn``'s
     transaction. Equal notifications of one transaction are delivered once."""
