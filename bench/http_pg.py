@@ -3,12 +3,15 @@
     python bench/http_pg.py                       # real all-MiniLM-L6-v2 (as http_bench.py)
     python bench/http_pg.py --embedder hash       # no model: HTTP + store cost alone
     python bench/http_pg.py --db-url postgresql://...   # an existing server (default: pgserver)
+    python bench/http_pg.py --pg-servers 1              # one server each (its own job workers)
+    python bench/http_pg.py --pg-setting synchronous_commit=off   # a setting on every session
 
 Same calls as ``http_bench.py`` (its sentences, queries, cells and clients): each add stores one
 new sentence in a second tenant, each search (hybrid, limit 10) embeds its query and runs over
 the pre-filled tenant. SQLite: one ``omoide serve`` (its own job workers). PostgreSQL: two
 ``omoide serve --workers 0`` and two ``omoide worker`` processes over one fresh schema; the
-clients are spread round-robin over the two servers (as a load balancer would). Both
+clients are spread round-robin over the two servers (as a load balancer would). With
+``--pg-servers 1``: one ``omoide serve`` with its own job workers, as SQLite's. Both
 setups run in the same invocation, one after the other, on the same machine.
 """
 
@@ -113,6 +116,16 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=4.0, help="per cell")
     parser.add_argument("--clients", default="1,4,16,32")
     parser.add_argument("--embedder", choices=["local", "hash"], default="local")
+    parser.add_argument(
+        "--pg-servers", type=int, default=2, help="1: one server with its own job workers"
+    )
+    parser.add_argument(
+        "--pg-setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a PostgreSQL setting of every session (repeatable)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()
     args.levels = [int(x) for x in args.clients.split(",")]
@@ -124,7 +137,11 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="omoide-http-pg-"))
     try:
         rows = run_setup("sqlite", f"sqlite:///{workdir / 'bench.db'}", 1, -1, args)
-        rows += run_setup("postgres", schema_url(base, schema), 2, 2, args)
+        pg_url = schema_url(base, schema, *args.pg_setting)
+        if args.pg_servers == 1:
+            rows += run_setup("postgres", pg_url, 1, -1, args)
+        else:
+            rows += run_setup("postgres", pg_url, args.pg_servers, 2, args)
     finally:
         drop_schema(base, schema)
     by_key = {(r["mode"], r["op"], r["clients"]): r for r in rows}
@@ -142,7 +159,9 @@ def main() -> None:
                     f"{s['errors']}/{p['errors']}",
                 ]
             )
-    headers = ["op", "clients", "SQLite 1 server ops/s (p50/p95 ms)", "PG 2+2 ops/s", "PG/SQLite"]
+    pg_setup = "PG 1 server" if args.pg_servers == 1 else f"PG {args.pg_servers}+2"
+    headers = ["op", "clients", "SQLite 1 server ops/s (p50/p95 ms)", f"{pg_setup} ops/s"]
+    headers.append("PG/SQLite")
     print("\n" + table([*headers, "errors S/P"], out))
     if args.json:
         payload = {"machine": machine_note(), "args": {k: str(v) for k, v in vars(args).items()}}
