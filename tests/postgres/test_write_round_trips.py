@@ -4,7 +4,7 @@ The client's protocol messages are read from libpq's trace of the pool's one con
 trip ends with a ``Sync`` (extended protocol) or is a ``Query`` (simple protocol, ``BEGIN`` and
 ``COMMIT`` as psycopg sends them). A write transaction's ``BEGIN`` travels with its first
 statement, the memories of an add and their history entries are one statement, a new job is
-announced by its insert, and a
+announced by its insert, a change of the search timeout goes with the next statement, and a
 transaction that ran nothing costs nothing; a statement's results, row count and errors are
 still there when its ``execute`` returns, and a savepoint opened first stays inside the
 transaction.
@@ -22,6 +22,7 @@ import psycopg
 import pytest
 from psycopg import sql
 from psycopg.pq import Trace
+from psycopg.rows import DictRow
 
 from omoide.errors import StoreError
 from omoide.store.ports.memories import NewMemory
@@ -158,3 +159,40 @@ def test_a_new_job_is_announced_by_its_insert(db: Database, pg_url: str) -> None
     with db.read() as conn:
         job = conn.execute("SELECT state FROM jobs WHERE id = %s", (job_id,)).fetchone()
     assert job is not None and job["state"] == "pending"
+
+
+def _timeout(conn: psycopg.Connection[DictRow]) -> str:
+    row = conn.execute("SELECT current_setting('statement_timeout') AS t").fetchone()
+    assert row is not None
+    return str(row["t"])
+
+
+def test_a_search_then_an_add_costs_no_round_trip_for_the_timeout(db: Database) -> None:
+    _add(db, "warm up the pool")
+    with db.read_one(search=True) as conn:
+        assert _timeout(conn) == "10s"
+    with round_trips(db) as ends:
+        _add(db, "the timeout goes back with the BEGIN")
+    assert ends == ["Sync", "Sync", '"COMMIT"']
+    with db.write() as conn:
+        assert _timeout(conn) != "10s"
+    with round_trips(db) as ends, db.read_one(search=True) as conn:
+        assert _timeout(conn) == "10s"
+    assert ends == ["Sync"]  # the SET with the statement
+
+
+def test_a_failed_search_leaves_the_next_one_under_the_timeout(db: Database) -> None:
+    with db.write() as conn:
+        assert _timeout(conn) != "10s"
+    with pytest.raises(StoreError), db.read_one(search=True) as conn:
+        conn.execute("SELECT * FROM no_such_table")  # its SET is rolled back with it
+    with db.read_one(search=True) as conn:
+        assert _timeout(conn) == "10s"
+    with pytest.raises(StoreError), db.write() as conn:
+        conn.execute("SELECT * FROM no_such_table")  # its RESET is rolled back with it
+    with db.write() as conn:
+        assert _timeout(conn) != "10s"
+    with db.read_one(search=True):
+        pass  # the SET was never sent
+    with db.read_one(search=True) as conn:
+        assert _timeout(conn) == "10s"

@@ -9,10 +9,11 @@ transactions run at ``READ COMMITTED``, like most PostgreSQL applications; the p
 locks (``FOR UPDATE``) where SQLite relied on its single writer, so the re-checks of
 chunking, superseding and step claims stay race-free.
 
-A write transaction's ``BEGIN`` is not a round trip of its own: it is held back and sent in one
-pipeline with the transaction's first statement (``_Connection``), whose results and errors
-come back from that statement's ``execute`` as before. A write that ran no statement sends
-neither ``BEGIN`` nor ``COMMIT``.
+A write transaction's ``BEGIN``, and a change of the statement timeout between a search and
+another use, are not round trips of their own: they are held back and sent in one pipeline
+with the next statement (``_Connection``), whose results and errors come back from that
+statement's ``execute`` as before. A write that ran no statement sends neither ``BEGIN`` nor
+``COMMIT``.
 """
 
 from __future__ import annotations
@@ -79,36 +80,38 @@ def _translated() -> Iterator[None]:
 
 
 class _Connection(psycopg.Connection[DictRow]):
-    """A pooled connection (autocommit) whose write transaction begins lazily: ``begin`` holds
-    the ``BEGIN`` command until the first statement, which sends both in one pipeline
-    (``_Cursor``). Anything else that needs the transaction open first (a savepoint, a
-    pipeline, a batch) sends the held ``BEGIN`` on its own."""
+    """A pooled connection (autocommit) that holds commands back until its next statement,
+    which sends them in one pipeline with it (``_Cursor``): a write transaction's ``BEGIN``,
+    a change of the statement timeout. Anything else that needs them sent first (a savepoint,
+    a pipeline, a batch) sends them on their own."""
 
-    begin: bytes | None = None
+    held: tuple[bytes, ...] = ()
 
-    def begin_now(self) -> None:
-        """Send the held ``BEGIN``, if any."""
-        begin, self.begin = self.begin, None
-        if begin is not None:
-            super().execute(begin)
+    def send_held(self) -> None:
+        """Send the held commands, if any."""
+        held, self.held = self.held, ()
+        if held:
+            with super().pipeline():
+                for command in held:
+                    super().execute(command)
 
     @contextmanager
     def transaction(
         self, savepoint_name: str | None = None, force_rollback: bool = False
     ) -> Iterator[psycopg.Transaction]:
-        self.begin_now()  # inside the held transaction this is a savepoint, not a new one
+        self.send_held()  # inside a held BEGIN's transaction this is a savepoint
         with super().transaction(savepoint_name, force_rollback) as tx:
             yield tx
 
     @contextmanager
     def pipeline(self) -> Iterator[psycopg.Pipeline]:
-        self.begin_now()
+        self.send_held()
         with super().pipeline() as pipeline:
             yield pipeline
 
 
 class _Cursor(psycopg.Cursor[DictRow]):
-    """Sends its connection's held ``BEGIN`` in one pipeline with its statement: one round
+    """Sends its connection's held commands in one pipeline with its statement: one round
     trip; the statement's results, row count and errors are there when ``execute`` returns."""
 
     def execute(
@@ -120,12 +123,13 @@ class _Cursor(psycopg.Cursor[DictRow]):
         binary: bool | None = None,
     ) -> Self:
         conn = self.connection
-        begin = conn.begin if isinstance(conn, _Connection) else None
-        if begin is None:
+        held = conn.held if isinstance(conn, _Connection) else ()
+        if not held or not isinstance(conn, _Connection):
             return super().execute(query, params, prepare=prepare, binary=binary)
-        conn.begin = None
+        conn.held = ()
         with psycopg.Connection.pipeline(conn):
-            conn.execute(begin)
+            for command in held:
+                conn.execute(command)
             super().execute(query, params, prepare=prepare, binary=binary)
         return self
 
@@ -136,12 +140,9 @@ class _Cursor(psycopg.Cursor[DictRow]):
         *,
         returning: bool = False,
     ) -> None:
-        self._begin_now()
-        super().executemany(query, params_seq, returning=returning)
-
-    def _begin_now(self) -> None:
         if isinstance(self.connection, _Connection):
-            self.connection.begin_now()
+            self.connection.send_held()
+        super().executemany(query, params_seq, returning=returning)
 
 
 def _begin(isolation: psycopg.IsolationLevel | None) -> bytes:
@@ -210,8 +211,10 @@ class Database:
         self.location = redacted(url)
         self._closed = threading.Event()
         self._search_ms = max(1, round(search_timeout * 1000))
-        # connections whose session runs under the search timeout now
+        # connections whose session runs under the search timeout now, and those whose last
+        # change of it may not have taken (not sent, or rolled back with a failed statement)
         self._timed: weakref.WeakSet[Conn] = weakref.WeakSet()
+        self._unsure: weakref.WeakSet[Conn] = weakref.WeakSet()
         self.pool: ConnectionPool[Conn] = ConnectionPool(
             self.url,
             min_size=min_size,
@@ -235,8 +238,7 @@ class Database:
         """A pooled connection inside one read-only snapshot transaction (``search``: under
         the search timeout)."""
         self._check_open()
-        with _translated(), self.pool.connection() as conn:
-            self._time(conn, search)
+        with _translated(), self.pool.connection() as conn, self._holding(conn, search):
             # set on the connection, the BEGIN itself carries them: one round trip less than
             # a SET TRANSACTION after it (the pool's reset clears them again)
             conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
@@ -251,8 +253,7 @@ class Database:
         and ``COMMIT`` round trips. Several statements here would see several snapshots.
         ``search``: under the search timeout."""
         self._check_open()
-        with _translated(), self.pool.connection() as conn:
-            self._time(conn, search)
+        with _translated(), self.pool.connection() as conn, self._holding(conn, search):
             yield conn
 
     @contextmanager
@@ -261,31 +262,50 @@ class Database:
         rolled back when the block raises. ``isolation`` overrides the server's default
         level. The ``BEGIN`` goes with the first statement (``_Connection``)."""
         self._check_open()
-        with _translated(), self.pool.connection() as conn:
-            self._time(conn, False)
-            if not isinstance(conn, _Connection):  # pragma: no cover - the pool's class
-                raise TypeError(f"unexpected connection class {type(conn).__name__}")
-            conn.begin = _begin(isolation)
+        with (
+            _translated(),
+            self.pool.connection() as conn,
+            self._holding(conn, False, _begin(isolation)),
+        ):
             try:
                 yield conn
             except BaseException:
-                conn.begin = None
+                _connection(conn).held = ()
                 _rollback(conn)
                 raise
-            conn.begin = None  # no statement ran: nothing to commit
+            _connection(conn).held = ()  # no statement ran: nothing to commit
             conn.commit()
 
-    def _time(self, conn: Conn, search: bool) -> None:
-        """The session's statement timeout for this use, set outside any transaction (so a
-        rollback keeps it): the search timeout, or back to the session's default."""
-        if search == (conn in self._timed):
-            return
+    @contextmanager
+    def _holding(self, conn: Conn, search: bool, *then: bytes) -> Iterator[None]:
+        """Hold the change of the session's statement timeout this use needs (the search
+        timeout, or back to the session's default), then ``then``, for the next statement.
+        A change not sent, or sent with a block that failed (a rollback undoes it), leaves the
+        connection's setting unsure: the next use sends its own."""
+        held = _connection(conn)
+        change = self._timeout_change(conn, search)
+        held.held = (*([change] if change else []), *then)
+        failed = True
+        try:
+            yield
+            failed = False
+        finally:
+            if change is not None and (failed or change in held.held):
+                self._unsure.add(conn)
+            held.held = ()
+
+    def _timeout_change(self, conn: Conn, search: bool) -> bytes | None:
+        """The command that puts ``conn`` under the search timeout or back to the session's
+        default, as this use needs, or None if it is there already (outside any transaction,
+        so a later rollback keeps it)."""
+        if conn not in self._unsure and search == (conn in self._timed):
+            return None
+        self._unsure.discard(conn)
         if search:
-            conn.execute(f"SET statement_timeout = {self._search_ms}")
             self._timed.add(conn)
-        else:
-            conn.execute("RESET statement_timeout")
-            self._timed.discard(conn)
+            return f"SET statement_timeout = {self._search_ms}".encode()
+        self._timed.discard(conn)
+        return b"RESET statement_timeout"
 
     def _check_open(self) -> None:
         if self._closed.is_set():
@@ -295,6 +315,12 @@ class Database:
         if not self._closed.is_set():
             self._closed.set()
             self.pool.close()
+
+
+def _connection(conn: Conn) -> _Connection:
+    if not isinstance(conn, _Connection):  # pragma: no cover - the pool's class
+        raise TypeError(f"unexpected connection class {type(conn).__name__}")
+    return conn
 
 
 def _rollback(conn: Conn) -> None:
