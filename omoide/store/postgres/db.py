@@ -25,12 +25,12 @@ import threading
 import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, Self
+from typing import Any, Self, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from pgvector.psycopg import register_vector
-from psycopg.abc import Params, Query
+from psycopg.abc import Params, Query, QueryNoTemplate
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -122,15 +122,18 @@ class _Cursor(psycopg.Cursor[DictRow]):
         prepare: bool | None = None,
         binary: bool | None = None,
     ) -> Self:
+        # one signature for both of the parent's overloads (a template takes no parameters,
+        # which the parent checks): the statement goes on unchanged
+        statement = cast("QueryNoTemplate", query)
         conn = self.connection
         held = conn.held if isinstance(conn, _Connection) else ()
         if not held or not isinstance(conn, _Connection):
-            return super().execute(query, params, prepare=prepare, binary=binary)
+            return super().execute(statement, params, prepare=prepare, binary=binary)
         conn.held = ()
         with psycopg.Connection.pipeline(conn):
             for command in held:
                 conn.execute(command)
-            super().execute(query, params, prepare=prepare, binary=binary)
+            super().execute(statement, params, prepare=prepare, binary=binary)
         return self
 
     def executemany(
