@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from omoide.store import pruning
 from omoide.store.ports.memories import NewMemory
+from omoide.store.sql import postings as shared
 from omoide.store.sqlite import SQLiteStore, keyword, postings, rows
 from omoide.store.sqlite.db import snapshot
 from omoide.store.sqlite.postings import PostingsCache
@@ -54,15 +55,15 @@ def warm(store: SQLiteStore, scope: Scope, words: list[str]) -> list[tuple[str, 
 def cold(store: SQLiteStore, scope: Scope, words: list[str]) -> list[tuple[int, float]]:
     """The ranking an empty cache gives from whole lists, in one snapshot of the file."""
     conn = store._reader()
-    limit = postings.LOAD_MAX
-    postings.LOAD_MAX = 1 << 62  # numpy over every list, whatever the test set
+    limit = shared.LOAD_MAX
+    shared.LOAD_MAX = 1 << 62  # numpy over every list, whatever the test set
     try:
         with snapshot(conn):
             return keyword.rank(
                 conn, keyword.Tokenizer(), PostingsCache(), rows.tenant_token(scope), words, 50
             )
     finally:
-        postings.LOAD_MAX = limit
+        shared.LOAD_MAX = limit
 
 
 def warm_seqs(store: SQLiteStore, scope: Scope, words: list[str]) -> list[tuple[int, float]]:
@@ -93,7 +94,7 @@ operation = st.one_of(
 )
 
 
-@pytest.mark.parametrize("load_max", [0, postings.LOAD_MAX])
+@pytest.mark.parametrize("load_max", [0, shared.LOAD_MAX])
 @settings(
     max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -111,7 +112,7 @@ def test_a_warm_cache_ranks_as_an_empty_one_after_any_writes(
 ) -> None:
     # 0: ranked in SQL and rescored from the rows read, never a whole list; the reference
     # (``cold``) ranks from whole lists in numpy, and both must agree to the last bit
-    monkeypatch.setattr(postings, "LOAD_MAX", load_max)
+    monkeypatch.setattr(shared, "LOAD_MAX", load_max)
     path = tmp_path_factory.mktemp("cache") / "c.db"
     reader, writer = SQLiteStore(path), SQLiteStore(path)
     live: list[tuple[Scope, str]] = []
@@ -215,7 +216,7 @@ def test_lists_beyond_the_bound_are_evicted_and_read_again(
         with snapshot(conn):
             got = keyword.rank(conn, reader._tokenizer, bounded, token, query, 50)
         assert got == cold(reader, ALICE, query)
-        assert bounded._size <= 4
+        assert bounded._lists._size <= 4
 
 
 def test_a_tenant_with_many_changes_reads_its_lists_again(
@@ -226,7 +227,7 @@ def test_a_tenant_with_many_changes_reads_its_lists_again(
     add(writer, BOB, "tea")
     warm(reader, ALICE, ["tea"])
     warm(reader, BOB, ["tea"])
-    monkeypatch.setattr(postings, "_PATCH_MAX", 1)
+    monkeypatch.setattr(shared, "PATCH_MAX", 1)
     with writer.transaction() as tx:  # a batch of two: alice's lists go, bob's are patched
         for text in ("more tea", "tea and coffee"):
             tx.memories.insert_memory(ALICE, NewMemory(text=text), "t")

@@ -26,6 +26,7 @@ import numpy as np
 
 from omoide.segment import segment
 from omoide.store import pruning
+from omoide.store.sql.postings import best, summed
 from omoide.store.sqlite.postings import PostingsCache
 
 K1 = 1.2
@@ -251,8 +252,8 @@ def rank(
     bm25 = _Bm25(query.docs, query.avgdl, dfs)
     lists = postings.lists(conn, tenant, kept, dfs)
     if lists is not None:
-        seqs, scores = _summed([(lists[t].seqs, bm25(t, lists[t].tf, lists[t].dl)) for t in kept])
-        order = _best(seqs, scores, max(limit, depth))
+        seqs, scores = summed([(lists[t].seqs, bm25(t, lists[t].tf, lists[t].dl)) for t in kept])
+        order = best(seqs, scores, max(limit, depth))
         seqs, scores = seqs[order], scores[order]
     else:
         seqs, scores = _ranked_in_sql(conn, tenant, kept, bm25, max(limit, depth))
@@ -296,7 +297,7 @@ class _Bm25:
 def _ranked_in_sql(
     conn: sqlite3.Connection, tenant: str, kept: Sequence[str], bm25: _Bm25, n: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The best ``n`` as ``_summed`` and ``_best`` rank them, to the last bit: the same
+    """The best ``n`` as ``summed`` and ``best`` rank them, to the last bit: the same
     expression per posting, one column per term (a lone value's ``total`` is itself) added in
     the terms' order; only the best ``n`` rows come back to Python."""
     columns = ", ".join(
@@ -323,24 +324,3 @@ def _ranked_in_sql(
         np.array([r[0] for r in found], dtype=np.int64),
         np.array([r[1] for r in found], dtype=np.float64),
     )
-
-
-def _summed(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-    """Each memory's score summed over the terms, in the terms' order (the same sums whatever
-    else the cache holds); memories ascending."""
-    if len(parts) == 1:
-        return parts[0]
-    seqs = np.concatenate([p[0] for p in parts])
-    scores = np.concatenate([p[1] for p in parts])
-    unique, where = np.unique(seqs, return_inverse=True)
-    return unique, np.bincount(where, weights=scores, minlength=len(unique))
-
-
-def _best(seqs: np.ndarray, scores: np.ndarray, n: int) -> np.ndarray:
-    """Positions of the ``n`` best, by score descending then seq ascending."""
-    if len(scores) > n:
-        floor = np.partition(scores, len(scores) - n)[len(scores) - n]
-        pool = np.flatnonzero(scores >= floor)  # every tie at the floor competes on seq
-    else:
-        pool = np.arange(len(scores))
-    return pool[np.lexsort((seqs[pool], -scores[pool]))][:n]
