@@ -21,12 +21,18 @@ counters by ``counts.compact``); ranking reuses them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from omoide.store import pruning
 from omoide.store.postgres import counts
 from omoide.store.postgres.counts import Counts
 from omoide.store.postgres.db import Conn
+from omoide.store.postgres.postings import PostingsCache
 from omoide.store.pruning import COMMON_SHARE, MIN_DOCS, POSTINGS_MAX, RESCORE_DEPTH
+from omoide.store.sql.postings import best, summed
 
 K1 = 1.2
 B = 0.75
@@ -55,7 +61,7 @@ _LEXEMES = (
 # row. Each row's terms are summed in lexeme order, whatever the plan: rows of equal text then score
 # bit for bit the same, and their ties go by seq. The counters' row comes back even without a hit
 # (``LEFT JOIN``): the caller folds them when they are many.
-_SEARCH = f"""
+_STATS = f"""
 WITH c AS ({counts.SQL}),
 q AS (SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('omoide_fts', omoide_fold(%s))) u),
 f AS MATERIALIZED (  -- each df summed once, not once per reference
@@ -74,7 +80,8 @@ kept AS (
     WHERE c.memories < {MIN_DOCS} OR p.n < 2 OR p.rn = 1
         OR (p.df::float8 < {COMMON_SHARE!r}::float8 * c.memories
             AND p.postings <= {POSTINGS_MAX})
-),
+)"""
+_SEARCH = f"""{_STATS},
 idf AS (
     SELECT kept.lexeme, greatest(ln((c.memories::float8 - kept.df + 0.5) / (kept.df + 0.5)), 1e-6)
         AS idf
@@ -126,6 +133,17 @@ ORDER BY h.tail, h.score DESC, h.seq
 """
 
 
+# The same statistics and pruning, for a ranking from the in-process lists (``rank``): each
+# present lexeme, whether it is kept, and its idf as the statement above computes it, in the
+# order its sums add them (``ORDER BY lexeme``: the database's collation).
+_PLAN = f"""{_STATS}
+SELECT c.memories, c.avgdl, p.lexeme, p.df, p.lexeme IN (SELECT lexeme FROM kept) AS kept,
+    greatest(ln((c.memories::float8 - p.df + 0.5) / (p.df + 0.5)), 1e-6) AS idf
+FROM c LEFT JOIN present p ON true
+ORDER BY p.lexeme
+"""
+
+
 def quote(lexeme: str) -> str:
     """``lexeme`` as one quoted tsquery operand: quotes doubled, backslashes escaped."""
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
@@ -162,3 +180,133 @@ def search(
     found = conn.execute(sql, params).fetchall()
     hits = [(str(r["id"]), float(r["score"])) for r in found if r["id"] is not None]
     return hits, counts.from_row(found[0])
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a query ranks in one tenant, as ``_SEARCH`` computes it: the kept and the pruned
+    lexemes (each in the order the statement sums them), their document frequencies and idf,
+    and the tenant's average document length."""
+
+    avgdl: float
+    kept: list[str]
+    dropped: list[str]
+    dfs: dict[str, int]
+    idfs: dict[str, float]
+
+
+def plan(conn: Conn, user_id: str, scope_id: str, terms: Sequence[str]) -> Plan | None:
+    """The plan of ``terms`` in the tenant, or None when nothing can match."""
+    found = conn.execute(_PLAN, (user_id, scope_id, " ".join(terms), user_id, scope_id))
+    present = [r for r in found.fetchall() if r["lexeme"] is not None]
+    kept = [str(r["lexeme"]) for r in present if r["kept"]]
+    if not kept:
+        return None
+    return Plan(
+        float(present[0]["avgdl"]),
+        kept,
+        [str(r["lexeme"]) for r in present if not r["kept"]],
+        {str(r["lexeme"]): int(r["df"]) for r in present},
+        {str(r["lexeme"]): float(r["idf"]) for r in present},
+    )
+
+
+def rank(
+    conn: Conn,
+    cache: PostingsCache,
+    user_id: str,
+    scope_id: str,
+    terms: Sequence[str],
+    where: tuple[str, list[Any]],
+    limit: int,
+) -> list[tuple[str, float]]:
+    """What ``search`` returns, to the last bit, ranked from the in-process posting lists
+    (``cache``) when they hold or may load every kept lexeme's list, else by ``search``.
+    Run inside one ``REPEATABLE READ`` transaction, before any other statement of it (the
+    cache catches up with the transaction's snapshot)."""
+    version = cache.catch_up(conn)
+    query = plan(conn, user_id, scope_id, terms) if limit > 0 else None
+    if query is None:
+        return []
+    tenant = (user_id, scope_id)
+    lists = cache.lists(conn, version, tenant, query.kept, query.dfs)
+    if lists is None:  # a long list not cached: the database scans it faster than we load it
+        return search(conn, user_id, scope_id, terms, where, limit)[0]
+    bm25 = _Bm25(query.avgdl)
+    seqs, scores = summed(
+        [(lists[t].seqs, bm25(query.idfs[t], lists[t].tf, lists[t].dl)) for t in query.kept]
+    )
+    n = max(RESCORE_DEPTH, 2 * limit + 10)
+    hits: list[tuple[str, float]] = []
+    probed = 0
+    while True:
+        ranked = _ranked(seqs, scores, n)
+        if query.dropped:
+            ranked = _rescored(conn, cache, version, tenant, query, bm25, ranked)
+        while probed < len(ranked) and len(hits) < limit:
+            chunk = ranked[probed : probed + 2 * (limit - len(hits)) + 10]
+            ids = _ids(conn, user_id, [s for s, _ in chunk], where)
+            hits += [(ids[s], score) for s, score in chunk if s in ids]
+            probed += len(chunk)
+        if len(hits) >= limit or n >= len(seqs):
+            return hits[:limit]
+        n *= 4  # a filter most rows fail: further down the same order
+
+
+class _Bm25:
+    """Each posting's score as ``_SEARCH`` computes it, operation for operation: the same
+    doubles in the same order (the constants are the statement's, numeric literals that
+    PostgreSQL casts to the nearest double, as Python reads them)."""
+
+    def __init__(self, avgdl: float) -> None:
+        self._avgdl = avgdl
+
+    def __call__(self, idf: float, w: np.ndarray, dl: np.ndarray) -> np.ndarray:
+        norm = (1 - B) + B * dl / self._avgdl
+        out: np.ndarray = idf * (w * (K1 + 1)) / (w + K1 * norm)
+        return out
+
+
+def _ranked(seqs: np.ndarray, scores: np.ndarray, n: int) -> list[tuple[int, float]]:
+    order = best(seqs, scores, n)
+    return list(zip(seqs[order].tolist(), scores[order].tolist(), strict=True))
+
+
+def _rescored(
+    conn: Conn,
+    cache: PostingsCache,
+    version: int,
+    tenant: tuple[str, str],
+    query: Plan,
+    bm25: _Bm25,
+    ranked: list[tuple[int, float]],
+) -> list[tuple[int, float]]:
+    """``ranked`` with its best ``RESCORE_DEPTH`` scored with the pruned lexemes too, summed
+    in their order, and re-ranked ahead of the rest (``pruning.rescore``)."""
+    head = np.array([s for s, _ in ranked[:RESCORE_DEPTH]], dtype=np.int64)
+    order = np.argsort(head, kind="stable")
+    ascending = head[order]
+    extra = np.zeros(len(head))
+    matched = np.zeros(len(head), dtype=bool)
+    rows = cache.rows(conn, version, tenant, query.dropped, query.dfs, ascending)
+    for term in query.dropped:
+        found = rows[term]
+        if not len(found.seqs):
+            continue
+        at = np.minimum(np.searchsorted(found.seqs, ascending), len(found.seqs) - 1)
+        hit = found.seqs[at] == ascending
+        at = at[hit]
+        extra[hit] += bm25(query.idfs[term], found.tf[at], found.dl[at])
+        matched |= hit
+    more = dict(zip(ascending[matched].tolist(), extra[matched].tolist(), strict=True))
+    return pruning.rescore(ranked, more, RESCORE_DEPTH)
+
+
+def _ids(conn: Conn, user_id: str, seqs: list[int], where: tuple[str, list[Any]]) -> dict[int, str]:
+    """The ids of the memories ``seqs`` that pass the caller's filters."""
+    found = conn.execute(
+        "SELECT m.seq, m.id FROM memories m WHERE m.user_id = %s AND m.seq = ANY(%s::bigint[])"
+        f" AND ({where[0]})",
+        (user_id, seqs, *where[1]),
+    )
+    return {int(r["seq"]): str(r["id"]) for r in found}

@@ -13,6 +13,7 @@ from omoide.store.ports.memories import Nearest, Said
 from omoide.store.postgres import ann, counts, fts, rows
 from omoide.store.postgres.db import Conn, Database
 from omoide.store.postgres.filters import memory_filter
+from omoide.store.postgres.postings import PostingsCache
 from omoide.types import UNNAMED_SESSION, HistoryEntry, MemoryItem, Scope, SearchFilters
 
 _HISTORY = """
@@ -32,6 +33,7 @@ class PostgresMemoryReads:
     def __init__(self, db: Database) -> None:
         self._db = db
         self._index_builder = ann.IndexBuilder(db.url)
+        self._postings = PostingsCache()
 
     def get_memories(self, scope: Scope, ids: Sequence[str]) -> list[MemoryItem]:
         if not ids:
@@ -90,12 +92,14 @@ class PostgresMemoryReads:
         if not terms:
             return []
         where = memory_filter(scope, filters)
-        with self._db.read_one(search=True) as conn:  # one statement: its own snapshot
+        # one snapshot: the cache's catch-up, the statistics, the lists and the filters
+        with self._db.read(search=True) as conn:
             try:
-                found, _ = fts.search(conn, scope.user_id, scope.scope_id, terms, where, limit)
+                return fts.rank(
+                    conn, self._postings, scope.user_id, scope.scope_id, terms, where, limit
+                )
             except psycopg.errors.SyntaxError as exc:  # never expected: every lexeme is quoted
                 raise InvalidInput(f"keyword query rejected: {exc}") from exc
-        return found
 
     def vector_search(
         self, scope: Scope, vector: np.ndarray, filters: SearchFilters, limit: int

@@ -1,0 +1,144 @@
+"""PostgreSQL's side of the in-process posting lists (``store/sql/postings.py``): ``kw_log``.
+
+Triggers on ``memory_terms`` append one row per memory whose postings a statement added or
+removed (migration 0010), in the writer's transaction. A search's first statement, holding the
+cache's lock, reads the rows it has not seen, so its snapshot and the cache's position are
+taken together: the lists it ranks from are those of its own snapshot, and a memory any
+process or server committed before that snapshot is ranked.
+
+Log ids follow inserts, not commits: a transaction may commit after one holding a higher id.
+So the rows read are those above the highest id seen, plus those of the transactions the last
+snapshot did not see yet (in progress then, or begun after it: ``xid``), whatever their ids.
+
+A search whose snapshot is older than the cache's position (another thread applied newer rows
+meanwhile) reads its lists from its snapshot and does not keep them (``version``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from psycopg.rows import tuple_row
+
+from omoide.store.postgres.db import Conn
+from omoide.store.sql.postings import MAX_POSTINGS, PostingLists, Postings, Row, from_rows
+
+Tenant = tuple[str, str]
+
+_POSITION = (
+    "SELECT pg_current_snapshot()::text AS snap,"
+    " (SELECT coalesce(max(id), 0) FROM kw_log) AS high,"
+    " (SELECT coalesce(min(id), 0) FROM kw_log) AS low"
+)
+_NEW = " FROM kw_log WHERE id > %s OR xid >= %s::xid8 OR xid = ANY(%s::xid8[])"
+
+
+class PostingsCache:
+    """Posting lists by ``((user_id, scope_id), lexeme)``, kept in step with ``kw_log``;
+    thread-safe."""
+
+    def __init__(self, max_postings: int = MAX_POSTINGS) -> None:
+        self._lists = PostingLists(_Source(), max_postings)
+        self._high = 0  # the highest log id seen
+        self._xmax = "0"  # the last snapshot's first unseen transaction, and those in progress
+        self._xip: list[str] = []
+        self._version = 0  # bumped whenever the log had rows the cache had not seen
+
+    def catch_up(self, conn: Conn) -> int:
+        """Bring the cache to ``conn``'s snapshot, which this takes: call it as the first
+        statement of a ``REPEATABLE READ`` transaction. Returns the version to hand to
+        ``lists`` and ``rows`` in that transaction."""
+        with self._lists.lock:
+            held = bool(self._lists)
+            if held:  # the entries themselves: the lists hold memories they may name
+                row = conn.execute(
+                    _POSITION + ", (SELECT coalesce(json_agg(json_build_array(user_id, scope_id,"
+                    " seq, op)), '[]') " + _NEW + ") AS entries",
+                    (self._high, self._xmax, self._xip),
+                ).fetchone()
+            else:  # nothing held: whether anything changed
+                row = conn.execute(
+                    _POSITION + ", (SELECT EXISTS (SELECT 1" + _NEW + ")) AS changed",
+                    (self._high, self._xmax, self._xip),
+                ).fetchone()
+            assert row is not None  # one row, always
+            entries = row["entries"] if held else []
+            changed = bool(entries) if held else bool(row["changed"])
+            if held and int(row["low"]) > self._high + 1:
+                self._lists.forget()  # trimmed past what we saw: reload lazily
+            elif any(op == 2 for *_, op in entries):
+                self._lists.forget()  # every posting went (TRUNCATE)
+            elif entries:
+                self._lists.apply(conn, [((u, s), seq, op) for u, s, seq, op in entries])
+            if changed or not self._version:
+                self._version += 1
+            _, xmax, xip = str(row["snap"]).split(":")
+            self._high = max(self._high, int(row["high"]))
+            self._xmax = xmax
+            self._xip = [x for x in xip.split(",") if x]
+            return self._version
+
+    def lists(
+        self, conn: Conn, version: int, tenant: Tenant, terms: Sequence[str], dfs: dict[str, int]
+    ) -> dict[str, Postings] | None:
+        """The whole lists of ``terms`` in ``conn``'s snapshot, or None if one is longer than
+        ``LOAD_MAX`` and not cached (``PostingLists.lists``)."""
+        with self._lists.lock:
+            return self._lists.lists(conn, tenant, terms, dfs, version == self._version)
+
+    def rows(
+        self,
+        conn: Conn,
+        version: int,
+        tenant: Tenant,
+        terms: Sequence[str],
+        dfs: dict[str, int],
+        seqs: np.ndarray,
+    ) -> dict[str, Postings]:
+        """For each of ``terms``, its postings of the memories ``seqs`` at least
+        (``PostingLists.rows``)."""
+        with self._lists.lock:
+            return self._lists.rows(conn, tenant, terms, dfs, seqs, version == self._version)
+
+
+class _Source:
+    """``memory_terms`` read through the caller's connection (its snapshot)."""
+
+    def read(self, conn: Conn, tenant: Tenant, term: str) -> Postings:
+        with conn.cursor(row_factory=tuple_row) as cur:
+            found = cur.execute(
+                "SELECT seq, w, doc_len FROM memory_terms"
+                " WHERE user_id = %s AND scope_id = %s AND lexeme = %s ORDER BY seq",
+                (*tenant, term),
+            ).fetchall()
+        return from_rows(found)
+
+    def read_some(self, conn: Conn, tenant: Tenant, term: str, seqs: np.ndarray) -> Postings:
+        with conn.cursor(row_factory=tuple_row) as cur:
+            found = cur.execute(
+                "SELECT seq, w, doc_len FROM memory_terms WHERE user_id = %s AND scope_id = %s"
+                " AND lexeme = %s AND seq = ANY(%s::bigint[]) ORDER BY seq",
+                (*tenant, term, np.sort(seqs).tolist()),
+            ).fetchall()
+        return from_rows(found)
+
+    def current(
+        self, conn: Conn, tenant: Tenant, seqs: Sequence[int], terms: set[str]
+    ) -> dict[str, list[Row]]:
+        """Through each memory's lexemes (its tsvector), then its posting of each cached one."""
+        out: dict[str, list[Row]] = {}
+        with conn.cursor(row_factory=tuple_row) as cur:
+            found: list[Any] = cur.execute(
+                "SELECT t.lexeme, t.seq, t.w, t.doc_len"
+                " FROM memories m CROSS JOIN LATERAL unnest(m.tsv) u JOIN memory_terms t"
+                " ON t.user_id = m.user_id AND t.scope_id = m.scope_id AND t.lexeme = u.lexeme"
+                " AND t.seq = m.seq"
+                " WHERE m.user_id = %s AND m.scope_id = %s AND m.seq = ANY(%s::bigint[])"
+                " AND u.lexeme = ANY(%s::text[])",
+                (*tenant, list(seqs), sorted(terms)),
+            ).fetchall()
+        for lexeme, seq, w, doc_len in found:
+            out.setdefault(str(lexeme), []).append((int(seq), float(w), float(doc_len)))
+        return out
