@@ -172,6 +172,11 @@ def test_one_statement_ranks_as_the_previous_statements(
                 assert [i for i, _ in now] == [i for i, _ in before], (scope, terms)
                 for (_, a), (_, b) in zip(now, before, strict=True):
                     assert abs(a - b) <= 1e-12, (scope, terms)
+                # the in-process lists (``fts.rank``) and the statement agree to the bit
+                where = memory_filter(scope, SearchFilters())
+                with pg_store.memories._db.read_one() as conn:
+                    alone = fts.search(conn, scope.user_id, scope.scope_id, terms, where, limit)
+                assert now == alone[0], (scope, terms)
                 compared += len(now)
     assert compared > 10_000  # the queries found something to compare
 
