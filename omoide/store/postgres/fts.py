@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from psycopg import Cursor
+from psycopg.rows import DictRow
 
 from omoide.store import pruning
 from omoide.store.postgres import counts
@@ -195,10 +197,15 @@ class Plan:
     idfs: dict[str, float]
 
 
-def plan(conn: Conn, user_id: str, scope_id: str, terms: Sequence[str]) -> Plan | None:
-    """The plan of ``terms`` in the tenant, or None when nothing can match."""
-    found = conn.execute(_PLAN, (user_id, scope_id, " ".join(terms), user_id, scope_id))
-    present = [r for r in found.fetchall() if r["lexeme"] is not None]
+def plan_statement(user_id: str, scope_id: str, terms: Sequence[str]) -> tuple[str, list[Any]]:
+    """The statement whose rows ``plan`` reads."""
+    return _PLAN, [user_id, scope_id, " ".join(terms), user_id, scope_id]
+
+
+def plan(found: Sequence[DictRow]) -> Plan | None:
+    """The plan of a query in a tenant from ``plan_statement``'s rows, or None when nothing
+    can match."""
+    present = [r for r in found if r["lexeme"] is not None]
     kept = [str(r["lexeme"]) for r in present if r["kept"]]
     if not kept:
         return None
@@ -223,9 +230,12 @@ def rank(
     """What ``search`` returns, to the last bit, ranked from the in-process posting lists
     (``cache``) when they hold or may load every kept lexeme's list, else by ``search``.
     Run inside one ``REPEATABLE READ`` transaction, before any other statement of it (the
-    cache catches up with the transaction's snapshot)."""
-    version = cache.catch_up(conn)
-    query = plan(conn, user_id, scope_id, terms) if limit > 0 else None
+    cache catches up with the transaction's snapshot), best in pipeline mode: the catch-up
+    and the statistics then take one round trip."""
+    if limit <= 0:
+        return []
+    version, planned = cache.catch_up(conn, plan_statement(user_id, scope_id, terms))
+    query = plan(planned.fetchall())
     if query is None:
         return []
     tenant = (user_id, scope_id)
@@ -237,20 +247,31 @@ def rank(
         [(lists[t].seqs, bm25(query.idfs[t], lists[t].tf, lists[t].dl)) for t in query.kept]
     )
     n = max(RESCORE_DEPTH, 2 * limit + 10)
-    hits: list[tuple[str, float]] = []
-    probed = 0
-    while True:
-        ranked = _ranked(seqs, scores, n)
-        if query.dropped:
-            ranked = _rescored(conn, cache, version, tenant, query, bm25, ranked)
-        while probed < len(ranked) and len(hits) < limit:
-            chunk = ranked[probed : probed + 2 * (limit - len(hits)) + 10]
-            ids = _ids(conn, user_id, [s for s, _ in chunk], where)
-            hits += [(ids[s], score) for s, score in chunk if s in ids]
-            probed += len(chunk)
-        if len(hits) >= limit or n >= len(seqs):
-            return hits[:limit]
-        n *= 4  # a filter most rows fail: further down the same order
+    ranked = _ranked(seqs, scores, n)
+    # The filters of the first candidates go with the rescoring's read (pipeline mode: one
+    # round trip): rescoring only reorders the best RESCORE_DEPTH, so the set is known.
+    first = ranked[: max(RESCORE_DEPTH if query.dropped else 0, 2 * limit + 10)]
+    pending = _ids(conn, user_id, [s for s, _ in first], where)
+    if query.dropped:
+        ranked = _rescored(conn, cache, version, tenant, query, bm25, ranked)
+    ids = {int(r["seq"]): str(r["id"]) for r in pending.fetchall()}
+    hits = [(ids[s], score) for s, score in ranked[: len(first)] if s in ids]
+    probed = len(first)
+    while len(hits) < limit:
+        if probed >= len(ranked):
+            if n >= len(seqs):
+                break
+            n *= 4  # a filter most rows fail: further down the same order
+            ranked = _ranked(seqs, scores, n)
+            if query.dropped:
+                ranked = _rescored(conn, cache, version, tenant, query, bm25, ranked)
+            continue
+        chunk = ranked[probed : probed + 2 * (limit - len(hits)) + 10]
+        found = _ids(conn, user_id, [s for s, _ in chunk], where).fetchall()
+        ids = {int(r["seq"]): str(r["id"]) for r in found}
+        hits += [(ids[s], score) for s, score in chunk if s in ids]
+        probed += len(chunk)
+    return hits[:limit]
 
 
 class _Bm25:
@@ -302,11 +323,13 @@ def _rescored(
     return pruning.rescore(ranked, more, RESCORE_DEPTH)
 
 
-def _ids(conn: Conn, user_id: str, seqs: list[int], where: tuple[str, list[Any]]) -> dict[int, str]:
-    """The ids of the memories ``seqs`` that pass the caller's filters."""
-    found = conn.execute(
+def _ids(
+    conn: Conn, user_id: str, seqs: list[int], where: tuple[str, list[Any]]
+) -> Cursor[DictRow]:
+    """The seqs and ids of the memories ``seqs`` that pass the caller's filters, to fetch
+    whole (``fetchall``: row by row, each row is a fetch of its own in pipeline mode)."""
+    return conn.execute(
         "SELECT m.seq, m.id FROM memories m WHERE m.user_id = %s AND m.seq = ANY(%s::bigint[])"
         f" AND ({where[0]})",
         (user_id, seqs, *where[1]),
     )
-    return {int(r["seq"]): str(r["id"]) for r in found}

@@ -92,12 +92,16 @@ class PostgresMemoryReads:
         if not terms:
             return []
         where = memory_filter(scope, filters)
-        # one snapshot: the cache's catch-up, the statistics, the lists and the filters
-        with self._db.read(search=True) as conn:
+        # One snapshot for the cache's catch-up, the statistics, the lists and the filters; in
+        # pipeline mode, so BEGIN, the catch-up and the statistics go in one round trip.
+        with self._db.read_one(search=True) as conn:
+            conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+            conn.read_only = True  # both cleared by the pool's reset
             try:
-                return fts.rank(
-                    conn, self._postings, scope.user_id, scope.scope_id, terms, where, limit
-                )
+                with conn.pipeline(), conn.transaction():
+                    return fts.rank(
+                        conn, self._postings, scope.user_id, scope.scope_id, terms, where, limit
+                    )
             except psycopg.errors.SyntaxError as exc:  # never expected: every lexeme is quoted
                 raise InvalidInput(f"keyword query rejected: {exc}") from exc
 

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from psycopg.rows import tuple_row
+from psycopg import Cursor
+from psycopg.rows import DictRow, tuple_row
 
 from omoide.store.postgres.db import Conn
 from omoide.store.sql.postings import MAX_POSTINGS, PostingLists, Postings, Row, from_rows
@@ -46,23 +47,23 @@ class PostingsCache:
         self._xip: list[str] = []
         self._version = 0  # bumped whenever the log had rows the cache had not seen
 
-    def catch_up(self, conn: Conn) -> int:
+    def catch_up(self, conn: Conn, also: tuple[str, Sequence[Any]]) -> tuple[int, Cursor[DictRow]]:
         """Bring the cache to ``conn``'s snapshot, which this takes: call it as the first
         statement of a ``REPEATABLE READ`` transaction. Returns the version to hand to
-        ``lists`` and ``rows`` in that transaction."""
+        ``lists`` and ``rows`` in that transaction, and the cursor of ``also``, a statement
+        sent right behind (in pipeline mode, in the same round trip)."""
         with self._lists.lock:
             held = bool(self._lists)
             if held:  # the entries themselves: the lists hold memories they may name
-                row = conn.execute(
+                sql = (
                     _POSITION + ", (SELECT coalesce(json_agg(json_build_array(user_id, scope_id,"
-                    " seq, op)), '[]') " + _NEW + ") AS entries",
-                    (self._high, self._xmax, self._xip),
-                ).fetchone()
+                    " seq, op)), '[]') " + _NEW + ") AS entries"
+                )
             else:  # nothing held: whether anything changed
-                row = conn.execute(
-                    _POSITION + ", (SELECT EXISTS (SELECT 1" + _NEW + ")) AS changed",
-                    (self._high, self._xmax, self._xip),
-                ).fetchone()
+                sql = _POSITION + ", (SELECT EXISTS (SELECT 1" + _NEW + ")) AS changed"
+            position = conn.execute(sql, (self._high, self._xmax, self._xip))
+            then = conn.execute(also[0], also[1])
+            row = position.fetchone()
             assert row is not None  # one row, always
             entries = row["entries"] if held else []
             changed = bool(entries) if held else bool(row["changed"])
@@ -78,7 +79,7 @@ class PostingsCache:
             self._high = max(self._high, int(row["high"]))
             self._xmax = xmax
             self._xip = [x for x in xip.split(",") if x]
-            return self._version
+            return self._version, then
 
     def lists(
         self, conn: Conn, version: int, tenant: Tenant, terms: Sequence[str], dfs: dict[str, int]
@@ -115,14 +116,21 @@ class _Source:
             ).fetchall()
         return from_rows(found)
 
-    def read_some(self, conn: Conn, tenant: Tenant, term: str, seqs: np.ndarray) -> Postings:
+    def read_some(
+        self, conn: Conn, tenant: Tenant, terms: Sequence[str], seqs: np.ndarray
+    ) -> dict[str, Postings]:
+        """One statement for every term: one round trip."""
         with conn.cursor(row_factory=tuple_row) as cur:
             found = cur.execute(
-                "SELECT seq, w, doc_len FROM memory_terms WHERE user_id = %s AND scope_id = %s"
-                " AND lexeme = %s AND seq = ANY(%s::bigint[]) ORDER BY seq",
-                (*tenant, term, np.sort(seqs).tolist()),
+                "SELECT lexeme, seq, w, doc_len FROM memory_terms WHERE user_id = %s"
+                " AND scope_id = %s AND lexeme = ANY(%s::text[]) AND seq = ANY(%s::bigint[])"
+                " ORDER BY lexeme, seq",
+                (*tenant, list(terms), np.sort(seqs).tolist()),
             ).fetchall()
-        return from_rows(found)
+        rows: dict[str, list[tuple[int, float, float]]] = {t: [] for t in terms}
+        for lexeme, seq, w, doc_len in found:
+            rows[str(lexeme)].append((int(seq), float(w), float(doc_len)))
+        return {t: from_rows(r) for t, r in rows.items()}
 
     def current(
         self, conn: Conn, tenant: Tenant, seqs: Sequence[int], terms: set[str]

@@ -62,8 +62,10 @@ class Source(Protocol):
         """One whole list."""
         ...
 
-    def read_some(self, conn: Any, tenant: Any, term: str, seqs: np.ndarray) -> Postings:
-        """The postings of one term that belong to ``seqs``."""
+    def read_some(
+        self, conn: Any, tenant: Any, terms: Sequence[str], seqs: np.ndarray
+    ) -> dict[str, Postings]:
+        """The postings of each of ``terms`` that belong to ``seqs`` (one read if it can)."""
         ...
 
     def current(
@@ -116,12 +118,11 @@ class PostingLists:
         """For each of ``terms``, its postings of the memories ``seqs`` at least (ascending):
         a whole list when it is cached or small, else only the rows asked for (a thread that
         loaded long lists for later searches made them slower, not faster)."""
-        return {
-            t: self._whole(conn, tenant, t, current)
-            if dfs[t] <= RESCORE_LOAD_MAX or self._has(tenant, t, current)
-            else self.source.read_some(conn, tenant, t, seqs)
-            for t in terms
-        }
+        whole = [t for t in terms if dfs[t] <= RESCORE_LOAD_MAX or self._has(tenant, t, current)]
+        some = [t for t in terms if t not in whole]
+        found = self.source.read_some(conn, tenant, some, seqs) if some else {}
+        found.update((t, self._whole(conn, tenant, t, current)) for t in whole)
+        return found
 
     def _has(self, tenant: Any, term: str, current: bool) -> bool:
         return current and (tenant, term) in self._lists

@@ -81,15 +81,21 @@ class _Source:
         return from_rows(found)
 
     def read_some(
-        self, conn: sqlite3.Connection, tenant: str, term: str, seqs: np.ndarray
-    ) -> Postings:
+        self, conn: sqlite3.Connection, tenant: str, terms: Sequence[str], seqs: np.ndarray
+    ) -> dict[str, Postings]:
+        """A statement per term (SQLite has no round trip to save)."""
         marks = ",".join("?" * len(seqs))
-        found = conn.execute(
-            "SELECT memory_seq, tf, dl FROM kw_postings WHERE tenant = ? AND term = ?"
-            f" AND memory_seq IN ({marks}) ORDER BY memory_seq",
-            (tenant, term, *np.sort(seqs).tolist()),
-        ).fetchall()
-        return from_rows(found)
+        ascending = np.sort(seqs).tolist()
+        return {
+            term: from_rows(
+                conn.execute(
+                    "SELECT memory_seq, tf, dl FROM kw_postings WHERE tenant = ? AND term = ?"
+                    f" AND memory_seq IN ({marks}) ORDER BY memory_seq",
+                    (tenant, term, *ascending),
+                ).fetchall()
+            )
+            for term in terms
+        }
 
     def current(
         self, conn: sqlite3.Connection, tenant: str, seqs: Sequence[int], terms: set[str]
