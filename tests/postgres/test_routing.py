@@ -62,6 +62,10 @@ EXCEPTIONS: dict[str, str] = {
     r" WHERE seq > \$1": (
         "maintenance over every tenant's rows in batches (reindex, the word-vector table)"
     ),
+    r"^SELECT pg_current_snapshot\(\)::text AS snap, .* FROM kw_log\)": (
+        "the keyword caches' catch-up: one change log for every tenant (kw_log), read in id"
+        " order by each process's posting lists (a multi-shard read on Citus)"
+    ),
     r"\bFROM dreaming_schedules WHERE (enabled|true|1 = 1)\b": (
         "the dreaming scheduler's next due time and its status page: every tenant's schedule"
     ),

@@ -9,17 +9,21 @@
 -- it has seen, plus those of the transactions its last snapshot did not see yet (xid, an index
 -- of its own), so a transaction that commits after a later one is never skipped.
 --
--- One log for every tenant, read in id order by the caches of every process: on Citus a table
--- of the coordinator (see the routing test's exceptions). Writers trim it now and then to its
--- newest ids (kw_log_terms); a cache that fell behind the trimmed part forgets its lists.
+-- One log for every tenant, read in id order by the caches of every process. Its key holds
+-- user_id (Citus: distributed by user_id beside memory_terms, each row written on its
+-- tenant's shard); the caches' read is a multi-shard statement (the routing test's
+-- exceptions). Writers trim it now and then to its newest ids (kw_log_terms); a cache that fell
+-- behind the trimmed part forgets its lists.
 CREATE TABLE kw_log (
-    id       BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id       BIGINT GENERATED ALWAYS AS IDENTITY,
     user_id  TEXT NOT NULL,
     scope_id TEXT NOT NULL,
     seq      BIGINT NOT NULL,
     op       SMALLINT NOT NULL,
-    xid      XID8 NOT NULL DEFAULT pg_current_xact_id()
+    xid      XID8 NOT NULL DEFAULT pg_current_xact_id(),
+    PRIMARY KEY (user_id, id)
 );
+CREATE INDEX kw_log_id ON kw_log (id);
 CREATE INDEX kw_log_xid ON kw_log (xid);
 
 CREATE FUNCTION kw_log_terms() RETURNS trigger LANGUAGE plpgsql AS $$
