@@ -28,6 +28,10 @@ from omoide.store.sql.postings import MAX_POSTINGS, PostingLists, Postings, Row,
 
 Tenant = tuple[str, str]
 
+# Rescoring reads the pruned lexemes' rows of the best memories: a statement of one index probe
+# per row, each search again. A whole list up to this long is loaded once and kept instead.
+RESCORE_LOAD_MAX = 50_000
+
 _POSITION = (
     "SELECT pg_current_snapshot()::text AS snap,"
     " (SELECT coalesce(max(id), 0) FROM kw_log) AS high,"
@@ -41,7 +45,7 @@ class PostingsCache:
     thread-safe."""
 
     def __init__(self, max_postings: int = MAX_POSTINGS) -> None:
-        self._lists = PostingLists(_Source(), max_postings)
+        self._lists = PostingLists(_Source(), max_postings, rescore_load_max=RESCORE_LOAD_MAX)
         self._high = 0  # the highest log id seen
         self._xmax = "0"  # the last snapshot's first unseen transaction, and those in progress
         self._xip: list[str] = []
@@ -108,7 +112,7 @@ class _Source:
     """``memory_terms`` read through the caller's connection (its snapshot)."""
 
     def read(self, conn: Conn, tenant: Tenant, term: str) -> Postings:
-        with conn.cursor(row_factory=tuple_row) as cur:
+        with conn.cursor(row_factory=tuple_row, binary=True) as cur:
             found = cur.execute(
                 "SELECT seq, w, doc_len FROM memory_terms"
                 " WHERE user_id = %s AND scope_id = %s AND lexeme = %s ORDER BY seq",

@@ -79,9 +79,18 @@ class PostingLists:
     """Posting lists by ``(tenant, term)``, least recently used dropped first. Not locked:
     its owner (a backend's cache) holds ``lock`` around each use and its log catch-up."""
 
-    def __init__(self, source: Source, max_postings: int = MAX_POSTINGS) -> None:
+    def __init__(
+        self,
+        source: Source,
+        max_postings: int = MAX_POSTINGS,
+        *,
+        rescore_load_max: int | None = None,
+    ) -> None:
         self.lock = threading.Lock()
         self.source = source
+        # None: ``RESCORE_LOAD_MAX``; a backend whose reads of some rows cost more than its
+        # reads of a whole list over a few searches loads longer lists (PostgreSQL)
+        self._rescore_load_max = rescore_load_max
         self._lists: OrderedDict[tuple[Any, str], Postings] = OrderedDict()
         self._tenants: Counter[Any] = Counter()  # lists held per tenant
         self._size = 0
@@ -118,7 +127,8 @@ class PostingLists:
         """For each of ``terms``, its postings of the memories ``seqs`` at least (ascending):
         a whole list when it is cached or small, else only the rows asked for (a thread that
         loaded long lists for later searches made them slower, not faster)."""
-        whole = [t for t in terms if dfs[t] <= RESCORE_LOAD_MAX or self._has(tenant, t, current)]
+        bound = RESCORE_LOAD_MAX if self._rescore_load_max is None else self._rescore_load_max
+        whole = [t for t in terms if dfs[t] <= bound or self._has(tenant, t, current)]
         some = [t for t in terms if t not in whole]
         found = self.source.read_some(conn, tenant, some, seqs) if some else {}
         found.update((t, self._whole(conn, tenant, t, current)) for t in whole)
