@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from psycopg import Cursor
 from psycopg.rows import DictRow
 
 from omoide.store import pruning
@@ -248,14 +247,11 @@ def rank(
     )
     n = max(RESCORE_DEPTH, 2 * limit + 10)
     ranked = _ranked(seqs, scores, n)
-    # The filters of the first candidates go with the rescoring's read (pipeline mode: one
-    # round trip): rescoring only reorders the best RESCORE_DEPTH, so the set is known.
-    first = ranked[: max(RESCORE_DEPTH if query.dropped else 0, 2 * limit + 10)]
-    pending = _ids(conn, user_id, [s for s, _ in first], where)
-    if query.dropped:
+    if query.dropped:  # from cached lists mostly: no round trip
         ranked = _rescored(conn, cache, version, tenant, query, bm25, ranked)
-    ids = {int(r["seq"]): str(r["id"]) for r in pending.fetchall()}
-    hits = [(ids[s], score) for s, score in ranked[: len(first)] if s in ids]
+    first = ranked[: 2 * limit + 10]
+    ids = {int(r["seq"]): str(r["id"]) for r in _ids(conn, user_id, [s for s, _ in first], where)}
+    hits = [(ids[s], score) for s, score in first if s in ids]
     probed = len(first)
     while len(hits) < limit:
         if probed >= len(ranked):
@@ -267,8 +263,9 @@ def rank(
                 ranked = _rescored(conn, cache, version, tenant, query, bm25, ranked)
             continue
         chunk = ranked[probed : probed + 2 * (limit - len(hits)) + 10]
-        found = _ids(conn, user_id, [s for s, _ in chunk], where).fetchall()
-        ids = {int(r["seq"]): str(r["id"]) for r in found}
+        ids = {
+            int(r["seq"]): str(r["id"]) for r in _ids(conn, user_id, [s for s, _ in chunk], where)
+        }
         hits += [(ids[s], score) for s, score in chunk if s in ids]
         probed += len(chunk)
     return hits[:limit]
@@ -323,13 +320,11 @@ def _rescored(
     return pruning.rescore(ranked, more, RESCORE_DEPTH)
 
 
-def _ids(
-    conn: Conn, user_id: str, seqs: list[int], where: tuple[str, list[Any]]
-) -> Cursor[DictRow]:
-    """The seqs and ids of the memories ``seqs`` that pass the caller's filters, to fetch
-    whole (``fetchall``: row by row, each row is a fetch of its own in pipeline mode)."""
+def _ids(conn: Conn, user_id: str, seqs: list[int], where: tuple[str, list[Any]]) -> list[DictRow]:
+    """The seqs and ids of the memories ``seqs`` that pass the caller's filters (fetched whole:
+    row by row, each row would be a fetch of its own in pipeline mode)."""
     return conn.execute(
         "SELECT m.seq, m.id FROM memories m WHERE m.user_id = %s AND m.seq = ANY(%s::bigint[])"
         f" AND ({where[0]})",
         (user_id, seqs, *where[1]),
-    )
+    ).fetchall()
