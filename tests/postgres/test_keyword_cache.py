@@ -185,3 +185,21 @@ def test_long_lists_are_ranked_by_the_statement(
     assert [i for i, _ in warm(reader, ALICE, ["coffee"])] == [
         i for i, _ in statement(reader, ALICE, ["coffee"])
     ]
+
+
+def test_a_filter_most_rows_fail_reads_further_down_the_order(
+    pair: tuple[PostgresStore, PostgresStore],
+) -> None:
+    """Equal scores go by seq: the one memory the filter keeps is last of many, past the
+    candidates a first pass probes."""
+    reader, writer = pair
+    size = fts.RESCORE_DEPTH + 100
+    with writer.transaction() as tx:
+        made = tx.memories.insert_memories(
+            ALICE,
+            [NewMemory(text="tea", metadata={"k": int(i == size - 1)}) for i in range(size)],
+            "t",
+        )
+    only = SearchFilters(metadata={"k": 1})
+    assert [i for i, _ in warm(reader, ALICE, ["tea"], only)] == [made[-1].id]
+    assert warm(reader, ALICE, ["tea"], only) == statement(reader, ALICE, ["tea"], only)
