@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from omoide.store.ports.memories import NewMemory
 from omoide.store.postgres import PostgresStore, fts
+from omoide.store.postgres import postings as pgpostings
 from omoide.store.postgres.filters import memory_filter
 from omoide.store.sql import postings as shared
 from omoide.types import Scope, SearchFilters
@@ -203,3 +204,17 @@ def test_a_filter_most_rows_fail_reads_further_down_the_order(
     only = SearchFilters(metadata={"k": 1})
     assert [i for i, _ in warm(reader, ALICE, ["tea"], only)] == [made[-1].id]
     assert warm(reader, ALICE, ["tea"], only) == statement(reader, ALICE, ["tea"], only)
+
+
+def test_more_changes_than_a_catch_up_reads_reload_the_lists(
+    pair: tuple[PostgresStore, PostgresStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reader, writer = pair
+    first = add(writer, ALICE, "coffee")
+    assert [i for i, _ in warm(reader, ALICE, ["coffee"])] == [first]
+    monkeypatch.setattr(pgpostings, "CATCH_UP_MAX", 2)
+    with writer.transaction() as tx:  # its postings go, and come back with another weight
+        tx.memories.update_memory(ALICE, first, "coffee coffee coffee", None, "t")
+    add(writer, ALICE, "coffee again")
+    assert warm(reader, ALICE, ["coffee"]) == statement(reader, ALICE, ["coffee"])
+    assert reader.memories._postings._lists.holds(("alice", "demo"))  # read again, kept

@@ -32,6 +32,10 @@ Tenant = tuple[str, str]
 # per row, each search again. A whole list up to this long is loaded once and kept instead.
 RESCORE_LOAD_MAX = 50_000
 
+# Log rows a catch-up reads at most; past them (a process idle through a bulk load) the cache
+# forgets its lists instead of patching them.
+CATCH_UP_MAX = 20_000
+
 _POSITION = (
     "SELECT pg_current_snapshot()::text AS snap,"
     " (SELECT coalesce(max(id), 0) FROM kw_log) AS high,"
@@ -58,14 +62,18 @@ class PostingsCache:
         sent right behind (in pipeline mode, in the same round trip)."""
         with self._lists.lock:
             held = bool(self._lists)
-            if held:  # the entries themselves: the lists hold memories they may name
+            params: tuple[Any, ...] = (self._high, self._xmax, self._xip)
+            if held:  # the entries themselves (a bounded number): the lists hold their memories
                 sql = (
                     _POSITION + ", (SELECT coalesce(json_agg(json_build_array(user_id, scope_id,"
-                    " seq, op)), '[]') " + _NEW + ") AS entries"
+                    " seq, op)), '[]') FROM (SELECT user_id, scope_id, seq, op"
+                    + _NEW
+                    + " LIMIT %s) e) AS entries"
                 )
+                params = (*params, CATCH_UP_MAX)
             else:  # nothing held: whether anything changed
                 sql = _POSITION + ", (SELECT EXISTS (SELECT 1" + _NEW + ")) AS changed"
-            position = conn.execute(sql, (self._high, self._xmax, self._xip))
+            position = conn.execute(sql, params)
             then = conn.execute(also[0], also[1])
             row = position.fetchone()
             assert row is not None  # one row, always
@@ -73,6 +81,8 @@ class PostingsCache:
             changed = bool(entries) if held else bool(row["changed"])
             if held and int(row["low"]) > self._high + 1:
                 self._lists.forget()  # trimmed past what we saw: reload lazily
+            elif len(entries) >= CATCH_UP_MAX:
+                self._lists.forget()  # more changes than patching is worth: reload lazily
             elif any(op == 2 for *_, op in entries):
                 self._lists.forget()  # every posting went (TRUNCATE)
             elif entries:
