@@ -69,12 +69,15 @@ test-sqlite: install browser
 # adapters (tests/compat), the browser tests (tests/ui), the fuzzer (tests/test_fuzz.py) and
 # the key matrix (tests/api/test_auth.py: 676 route x key cases, decided before the store),
 # which reach the same engine and store through other doors. tests/encryption is about the
-# SQLite file (SQLCipher); PostgreSQL's encrypted exports are in tests/postgres.
+# SQLite file (SQLCipher); PostgreSQL's encrypted exports are in tests/postgres. The packaging
+# test (tests/test_packaging.py) opens no store itself, and its installed processes run
+# without the run's PYTHONPATH and OMOIDE_ settings, so on SQLite in this pass too: it would
+# only run the same thing again.
 PG_SKIP := tests/store tests/postgres tests/llm tests/compat tests/ui tests/test_fuzz.py \
 	tests/encryption \
 	tests/api/test_auth.py \
 	tests/test_architecture.py tests/test_docs.py tests/test_config.py tests/test_embed.py \
-	tests/test_embed_onnx.py
+	tests/test_embed_onnx.py tests/test_packaging.py
 test-postgres: install
 	$(VENV)/bin/python -m pytest -q -p tests.postgres.everywhere $(addprefix --ignore=,$(PG_SKIP))
 

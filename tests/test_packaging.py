@@ -139,6 +139,12 @@ def _venv(tmp: Path, dist: Path, extras: set[str]) -> Path:
     return venv / "bin"
 
 
+@pytest.fixture(scope="module")
+def base_bin(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The base install (no extra), made once for the tests that only run it."""
+    return _venv(tmp_path_factory.mktemp("base"), dist, set())
+
+
 def _env(tmp: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OMOIDE_", "PYTHON"))}
     return {**env, "HOME": str(tmp), "OMOIDE_DATA_DIR": str(tmp / "data")}
@@ -156,8 +162,10 @@ def test_build_makes_a_wheel_and_an_sdist_with_the_data_files(dist: Path) -> Non
     assert sdist.stat().st_size > 0
 
 
-def test_the_library_runs_from_the_base_install_without_torch(dist: Path, tmp_path: Path) -> None:
-    bin_dir = _venv(tmp_path, dist, set())
+def test_the_library_runs_from_the_base_install_without_torch(
+    base_bin: Path, tmp_path: Path
+) -> None:
+    bin_dir = base_bin
     done = subprocess.run(
         [str(bin_dir / "python"), "-c", LIBRARY, str(tmp_path / "lib.db")],
         cwd=tmp_path,  # not the checkout: `-c` puts the working directory on sys.path
@@ -185,11 +193,11 @@ def test_the_library_runs_from_the_base_install_without_torch(dist: Path, tmp_pa
 
 
 def test_the_base_install_names_the_extra_its_server_commands_need(
-    dist: Path, tmp_path: Path
+    base_bin: Path, tmp_path: Path
 ) -> None:
     """Every command that serves, run from the base install: one line on stderr naming the
     extra and its pip command, exit code 1, no traceback, no database created."""
-    bin_dir = _venv(tmp_path, dist, set())
+    bin_dir = base_bin
     commands = {
         ("omoide", "serve"): "server",
         ("omoide", "mcp"): "mcp",
@@ -239,7 +247,7 @@ def test_the_server_install_serves_health_without_torch(dist: Path, tmp_path: Pa
                 break
             except httpx.TransportError:
                 assert time.monotonic() < deadline, log.read_text()
-                time.sleep(0.5)
+                time.sleep(0.05)
         assert reply.status_code == 200
         assert reply.json()["embedder"]["name"] == "sentence-transformers/all-MiniLM-L6-v2+int8"
         added = httpx.post(

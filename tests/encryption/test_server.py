@@ -10,6 +10,8 @@ from pathlib import Path
 
 import httpx
 
+from omoide import Memory
+from omoide.config import load_settings
 from omoide.serve.app import create_app
 from omoide.store.sqlite import cipher
 from tests.api.conftest import LiveServer, make_settings
@@ -43,15 +45,11 @@ def test_a_server_with_a_key_serves_over_http_and_stores_nothing_plain(tmp_path:
 def test_a_server_with_a_wrong_key_refuses_to_start(tmp_path: Path) -> None:
     data = tmp_path / "data"
     env = _env(tmp_path, OMOIDE_ENCRYPTION_KEY=KEY, PORT="0")
-    made = subprocess.run(
-        [sys.executable, "-m", "omoide", "add", "kept safe"],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert made.returncode == 0, made.stderr
+    # the encrypted database where the server looks for it (written here: the processes of
+    # this test are the servers that must refuse it)
+    settings = load_settings(embedder="hash", encryption_key=KEY, data_dir=data)
+    with Memory(data / "omoide.db", settings=settings, workers=0) as made:
+        made.add("kept safe")
     for key in ("the wrong passphrase", None):
         values = {"OMOIDE_ENCRYPTION_KEY": key} if key else {}
         run_env = {k: v for k, v in env.items() if k != "OMOIDE_ENCRYPTION_KEY"} | values
