@@ -58,8 +58,14 @@ browser:
 # there too), then the PostgreSQL pass.
 test: test-sqlite test-postgres test-ts
 
+# Two processes (pytest-xdist), whole test files each: most tests wait on a server, a subprocess
+# or a database as much as on the CPU. The browser tests run on their own afterwards:
+# Playwright keeps an event loop running in its process for the session, and other tests start
+# their own with asyncio.run.
+XDIST := -n 2 --dist loadfile
 test-sqlite: install browser
-	$(VENV)/bin/python -m pytest -q
+	$(VENV)/bin/python -m pytest -q $(XDIST) --ignore=tests/ui
+	$(VENV)/bin/python -m pytest -q tests/ui
 
 # The PostgreSQL pass: the suite again with every store a test opens on a throwaway PostgreSQL
 # (tests/postgres/everywhere.py: subprocesses too; SQLite-only tests are listed, not run; tests
@@ -79,7 +85,7 @@ PG_SKIP := tests/store tests/postgres tests/llm tests/compat tests/ui tests/test
 	tests/test_architecture.py tests/test_docs.py tests/test_config.py tests/test_embed.py \
 	tests/test_embed_onnx.py tests/test_packaging.py
 test-postgres: install
-	$(VENV)/bin/python -m pytest -q -p tests.postgres.everywhere $(addprefix --ignore=,$(PG_SKIP))
+	$(VENV)/bin/python -m pytest -q $(XDIST) -p tests.postgres.everywhere $(addprefix --ignore=,$(PG_SKIP))
 
 # The TypeScript client (clients/typescript): `npm test` starts a real `omoide serve` of this
 # checkout with the venv's python. Where node is not installed it says so and skips.
