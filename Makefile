@@ -71,7 +71,7 @@ test-sqlite: install browser
 # (tests/postgres/everywhere.py: subprocesses too; SQLite-only tests are listed, not run; tests
 # run per LLM server profile run with one). Not run again here: tests/store and tests/postgres
 # (both backends already), the tests that open no store (llm, architecture, docs, config,
-# embedders), and, to keep CI well under 15 minutes on 2 cores, the compatibility
+# embedders), and, to keep CI short on 2 cores, the compatibility
 # adapters (tests/compat), the browser tests (tests/ui), the fuzzer (tests/test_fuzz.py) and
 # the key matrix (tests/api/test_auth.py: 676 route x key cases, decided before the store),
 # which reach the same engine and store through other doors. tests/encryption is about the
