@@ -54,7 +54,7 @@ def evidence_of(signals: dict[str, Any], population: int) -> Evidence:
         s = signals.get(name)
         return float(s.score) if s is not None else 0.0
 
-    vector = signals.get("vector")
+    vector = signals.get("vector") or signals.get("cosine")  # "cosine": read outside the list
     return Evidence(
         cosine=None if vector is None else float(vector.score),
         keyword=value("keyword"),
@@ -63,6 +63,7 @@ def evidence_of(signals: dict[str, Any], population: int) -> Evidence:
         date=bool(value("date")),
         turn=bool(value("turn")),
         population=population,
+        assistant=bool(value("assistant")),
     )
 
 
@@ -289,7 +290,8 @@ def fit(parts: list[Part], l2: float = 1e-3) -> relevance.Model:
         value = -np.sum(pw * np.log(p + 1e-12)) + l2 * np.sum(w**2) / 2
         return float(value), diffs.T @ (-(pw * (1 - p))) + l2 * w
 
-    bounds = [(None, None) if f == "cosine_missing" else (0, None) for f in relevance.FEATURES]
+    free = ("cosine_missing", "assistant")  # kinds of evidence, not amounts: either sign
+    bounds = [(None, None) if f in free else (0, None) for f in relevance.FEATURES]
     w = _minimize(rank_loss, np.full(n, 0.1), bounds)
     z = np.concatenate([p[0] @ w for p in parts])
     y = np.concatenate([p[1] for p in parts])
@@ -347,6 +349,25 @@ def held_out(shapes: dict[str, dict[str, Any]], l2: float) -> dict[str, Any]:
                     scores[n] = scored([data["cands"][n]], models)[0]
         out[name] = report(data, scores)
     return out
+
+
+def fit_assistant(shapes: dict[str, dict[str, Any]]) -> float:
+    """The turn model's ``assistant`` weight with its other weights held at their coded
+    values (``relevance.ASSISTANT_WEIGHT``): the pairwise loss of ``fit`` over the turns of
+    every fitted shape, each shape and each query weighted alike. Only chat histories have
+    assistant turns, so only they move it; the other shapes' rankings stay as they were."""
+    at = relevance.FEATURES.index("assistant")
+    held = np.array(relevance.TURN.weights)
+    held[at] = 0.0
+    parts = [design(shapes[s], True, t) for s, t in groups(shapes)]
+    diffs, pw = _pairs([p for p in parts if p[1].sum() > 0])
+    base, kind = diffs @ held, diffs[:, at]
+
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        p = 1 / (1 + np.exp(-(base + w[0] * kind)))
+        return float(-np.sum(pw * np.log(p + 1e-12))), np.array([np.sum(-pw * (1 - p) * kind)])
+
+    return round(float(_minimize(loss, np.zeros(1), [(None, None)])[0]), 3)
 
 
 def log_loss(data: dict[str, Any], weight: float) -> float:
@@ -466,6 +487,7 @@ def main() -> None:
         }
         out["held_out"] = held_out(shapes, args.l2)
         out["prior_weight"] = fit_prior(shapes)
+        out["assistant_weight"] = fit_assistant(shapes)
     json.dump(out, sys.stdout, indent=1, default=str)
     print()
     RESULTS.parent.mkdir(exist_ok=True)

@@ -33,9 +33,10 @@ Ranked = list[tuple[str, float]]
 # Per signal of a hit: its (rank, score) there. Plain tuples: a search fuses ~300 candidates and
 # returns ~10, and building a validated ``Signal`` for each candidate cost ~1.5 ms a search.
 Fused = tuple[str, float, dict[str, tuple[int, float]]]
-# Per candidate: its text, its time (epoch ms) and whether it is a turn of a conversation
-# (``omoide.store.protocol.Said``).
-Said = tuple[str, int, bool]
+# Per candidate: its text, its time (epoch ms), whether it is a turn of a conversation, whether
+# an assistant said it, and its cosine to the query when it was read
+# (``omoide.store.ports.memories.Said``).
+Said = tuple[str, int, bool, bool, float | None]
 
 
 def fuse(recipe: SearchRecipe, signals: dict[str, Ranked]) -> list[Fused]:
@@ -171,21 +172,26 @@ def by_relevance(
     out: list[Fused] = []
     for item_id, _, seen in fused:
         vector = seen.get("vector")
+        cosine = vector[1] if vector is not None else said[item_id][4] if item_id in said else None
         evidence = Evidence(
-            cosine=None if vector is None else vector[1],
+            cosine=cosine,
             keyword=seen["keyword"][1] if "keyword" in seen else 0.0,
             coverage=coverage(asked, texts.get(item_id, "")),
             speaker=item_id in by_speaker,
             date=item_id in in_period,
             turn=item_id in said and said[item_id][2],
+            assistant=item_id in said and said[item_id][3],
             population=population,
         )
         detail = dict(seen)
+        if vector is None and cosine is not None:  # outside the vector list, read for its score
+            detail["cosine"] = (0, cosine)
         for name, value in (
             ("coverage", evidence.coverage),
             ("speaker", float(evidence.speaker)),
             ("date", float(evidence.date)),
             ("turn", float(evidence.turn)),
+            ("assistant", float(evidence.assistant)),
         ):
             if value:
                 detail[name] = (0, value)

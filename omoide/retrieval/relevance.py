@@ -4,7 +4,8 @@ Each candidate of a search (the union of the vector and keyword candidate lists)
 from what the search already knows about it and nothing else: its cosine to the query, its
 bm25 for the query's words (with the tenant's own statistics), the share of the query's content
 words its own text holds, whether it was said by a speaker the query names or in a period the
-query names, whether it is a turn of a session or a standalone memory (two models: the same
+query names, whether an assistant said it, whether it is a turn of a session or a standalone
+memory (two models: the same
 cosine means more for a standalone fact than for one turn among many on its topic; a fact
 derived from a session, or a message written without one, is standalone), and how many
 memories its tenant holds (``prior``: in a small tenant each candidate is likelier to be the
@@ -12,16 +13,17 @@ answer). No value depends on the other hits of the result (no min-max or rank no
 no softmax over the result list, no words borrowed from the top hits) or on another tenant
 (bm25 and the size are the tenant's own statistics), so a hit scores the same whatever else
 the result holds, and a threshold means the same for every query and every size of tenant:
-0.3 keeps hits that are relevant about 3 times in 10. (One edge: a candidate outside the
-vector list's 100 has no cosine and is scored as one just below that list's.)
+0.3 keeps hits that are relevant about 3 times in 10. A keyword candidate outside the vector
+list's nearest 100 is scored by its own cosine too, read with its text; only a memory without a
+vector yet (its embedding pending) has none, and is scored as one just below such a list's.
 
 The model is logistic over a few monotone features: weights fitted by a pairwise ranking
 loss, then scaled to probabilities (Platt), by ``python bench/relevance.py --fit`` on three
 shapes of memory at once (LoCoMo conversations, LongMemEval chat histories, standalone facts
 in several styles), each shape weighted alike and each held out in turn; the coefficients
-below are what that command printed on its first round, and the prior's weight what it
-prints now (bench/README.md, "Relevance" and its second round, has the figures and why a refit
-was not kept).
+below are what that command printed on its first round, the prior's and the assistant's
+weights what it prints now (bench/README.md, "Relevance" and its later rounds, has the figures
+and why a refit was not kept).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ FEATURES = (
     "coverage",
     "speaker",
     "date",
+    "assistant",
 )
 # A candidate outside the vector list scores below every cosine the list holds; with 100
 # candidates in a tenant of chat turns that bound sits near this value.
@@ -66,14 +69,28 @@ class Model:
     population: float = 1.0
 
 
+# A turn an assistant said, in a chat between a user and an assistant: what there is to
+# remember of the user is what the user said; the assistant's replies are long and share many
+# of the question's words without being what it asks for. Fitted alone, the turn model's other
+# weights held (``python bench/relevance.py --fit`` prints it as ``assistant_weight``): only
+# chat histories have assistant turns (LongMemEval), and a refit of every weight on them moved
+# LoCoMo's ranking (bench/README.md). Standalone memories keep 0: no shape measured them.
+ASSISTANT_WEIGHT = -3.003
+
 # Fitted by ``python bench/relevance.py --fit`` (see the module docstring): one model for
 # the turns of conversations, one for standalone memories. A turn's words and cosine say less
 # than a standalone fact's: its neighbours share its topic, and the question's answer is often
 # one turn of several on it. ``population``: the smallest tenant of each model's fit, which
 # that command prints too. (A refit on the whole LongMemEval dev set moved the turn weights
 # towards it: better there, worse on LoCoMo, so the weights stayed; bench/README.md.)
-TURN = Model(weights=(2.463, -0.036, 2.064, 0.789, 1.604, 1.102), bias=-8.422, population=369)
-STANDALONE = Model(weights=(12.317, 0.0, 1.321, 0.969, 1.604, 1.102), bias=-7.162, population=42)
+TURN = Model(
+    weights=(2.463, -0.036, 2.064, 0.789, 1.604, 1.102, ASSISTANT_WEIGHT),
+    bias=-8.422,
+    population=369,
+)
+STANDALONE = Model(
+    weights=(12.317, 0.0, 1.321, 0.969, 1.604, 1.102, 0.0), bias=-7.162, population=42
+)
 
 
 @dataclass(frozen=True)
@@ -81,8 +98,9 @@ class Evidence:
     """What a search knows of one candidate. ``cosine`` is None when the candidate is not
     among the vector hits; ``keyword`` its bm25 (0 when not among the keyword hits);
     ``coverage`` the share of the query's content words in the memory's own text; ``turn``
-    whether the memory is a turn of a conversation (else a standalone memory);
-    ``population`` how many memories its tenant holds (0: unknown, no prior)."""
+    whether the memory is a turn of a conversation (else a standalone memory); ``assistant``
+    whether an assistant said it (its role); ``population`` how many memories its tenant
+    holds (0: unknown, no prior)."""
 
     cosine: float | None
     keyword: float = 0.0
@@ -91,10 +109,12 @@ class Evidence:
     date: bool = False
     turn: bool = False
     population: int = 0
+    assistant: bool = False
 
 
 def features(evidence: Evidence) -> tuple[float, ...]:
-    """The model's inputs, each non-decreasing in the evidence (but ``cosine_missing``)."""
+    """The model's inputs, each non-decreasing in the evidence (but ``cosine_missing`` and
+    ``assistant``, which say what kind of evidence it is)."""
     missing = evidence.cosine is None
     return (
         MISSING_COSINE if evidence.cosine is None else evidence.cosine,
@@ -103,6 +123,7 @@ def features(evidence: Evidence) -> tuple[float, ...]:
         evidence.coverage,
         1.0 if evidence.speaker else 0.0,
         1.0 if evidence.date else 0.0,
+        1.0 if evidence.assistant else 0.0,
     )
 
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from omoide import Memory
 from omoide.retrieval.relevance import FEATURES, Evidence, features, relevance
-from omoide.types import MemoryType
+from omoide.types import MemoryType, SearchHit
 
 FACTS = [
     "We adopted a grey rabbit called Clover last spring.",
@@ -221,3 +221,68 @@ def test_a_fact_extracted_from_a_session_is_scored_as_a_standalone_memory(
     assert session and derived and alone
     assert "turn" in score("a")[1] and "turn" not in score("b")[1]
     assert score("b") == score("c")
+
+
+def test_a_keyword_hit_outside_the_vector_list_is_scored_by_its_own_cosine(
+    memory: Memory,
+) -> None:
+    """A hit the keyword list finds but the vector list (the nearest 100) does not is scored
+    by its own cosine, read with its text, not by where that list ended: 120 diary turns
+    nearer the query in meaning push it out of the list, and its cosine stays what the list
+    gave before (its bm25 moves with the tenant's statistics, as it should)."""
+    for n in range(50):
+        memory.add(f"Note {n}: the boiler was serviced.", user_id="ann", infer=False)
+    (target,) = memory.add("Invoice QX-7741 is due Friday.", user_id="ann", infer=False)
+    query = "sunny beach holiday by the sea with the kids on Friday"
+
+    def hit() -> SearchHit:
+        found = {h.memory.id: h for h in memory.search(query, user_id="ann", limit=100).hits}
+        return found[target.id]
+
+    before = hit()
+    places = ["Bali", "Crete", "Goa", "Phuket", "Mallorca", "Tenerife", "Cancun", "Fiji"]
+    diary = [
+        {"role": "user", "content": f"Day {n} in {places[n % 8]}: we swam and built sandcastles."}
+        for n in range(120)
+    ]
+    memory.add(diary, user_id="ann", session_id="diary", infer=False)
+    after = hit()
+    assert "vector" not in after.signals  # out of the list, its cosine read for the score
+    cosine = after.signals["cosine"].score
+    assert cosine == pytest.approx(before.signals["vector"].score, abs=1e-6)
+    evidence = Evidence(
+        cosine=cosine,
+        keyword=after.signals["keyword"].score,
+        coverage=after.signals["coverage"].score,
+        population=171,
+    )
+    assert after.score == pytest.approx(relevance(evidence), abs=1e-9)
+
+
+def test_what_the_user_said_outranks_the_assistants_retelling_of_it(memory: Memory) -> None:
+    """In a chat between a user and an assistant, the user's own message is the memory of the
+    user; the assistant's long reply repeats its words (and more of the question's) without
+    being the answer. Its score says so (``assistant`` evidence), not only its rank."""
+    chat = [
+        ("user", "I booked a week in Kyoto for the cherry blossoms, flying out on April 3."),
+        (
+            "assistant",
+            "A week in Kyoto for the cherry blossoms is a wonderful plan! When you go to Kyoto"
+            " in April, the blossoms along the Philosopher's Path and in Maruyama Park are at"
+            " their best; going early in the morning avoids the crowds. The user-friendly"
+            " Kyoto bus pass helps you get around, and booking temples ahead is wise.",
+        ),
+        ("user", "Thanks! Can you also suggest a good rice cooker?"),
+        (
+            "assistant",
+            "Sure: a fuzzy-logic rice cooker from Zojirushi or Tiger is reliable and simple.",
+        ),
+    ]
+    memory.add(
+        [{"role": r, "content": c} for r, c in chat], user_id="ann", session_id="s1", infer=False
+    )
+    hits = memory.search("When is the user going to Kyoto?", user_id="ann", limit=4).hits
+    assert hits[0].memory.text == chat[0][1], [h.memory.text[:40] for h in hits]
+    retelling = next(h for h in hits if h.memory.text == chat[1][1])
+    assert retelling.signals["assistant"].score == 1.0
+    assert "assistant" not in hits[0].signals

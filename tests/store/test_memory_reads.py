@@ -49,7 +49,7 @@ def test_texts_and_times_are_the_tenants_own_and_skip_unknown_ids(store: Store) 
             tx.memories.insert_memory(ALICE, NewMemory(text=f"m{i}"), "t").id for i in range(600)
         ]
     got = store.memories.texts_and_times(ALICE, [mine, theirs, "no-such-id", *many])
-    assert got[mine] == ("Caroline: hi", 7_000, False)  # standalone: no session, no context
+    assert got[mine] == ("Caroline: hi", 7_000, False, False, None)  # standalone: no session, no context
     assert theirs not in got and "no-such-id" not in got
     assert len(got) == 601
     assert store.memories.texts_and_times(ALICE, []) == {}
@@ -69,6 +69,14 @@ def test_texts_and_times_are_the_tenants_own_and_skip_unknown_ids(store: Store) 
         False,
         False,
     ]
+    # who said it: an assistant's message, not a user's, nor a memory without a role
+    with store.transaction() as tx:
+        said = [
+            tx.memories.insert_memory(ALICE, NewMemory(t, metadata={"role": r}), "t").id
+            for t, r in (("hi", "user"), ("hello!", "assistant"), ("odd", "Assistant"))
+        ]
+    roles = store.memories.texts_and_times(ALICE, [*said, mine])
+    assert [roles[i].assistant for i in [*said, mine]] == [False, True, False, False]
 
 
 def test_a_message_in_the_unnamed_session_is_not_a_turn(store: Store) -> None:
@@ -84,6 +92,28 @@ def test_a_message_in_the_unnamed_session_is_not_a_turn(store: Store) -> None:
     got = store.memories.texts_and_times(ALICE, [unnamed.id, named.id])
     assert (got[unnamed.id].turn, got[named.id].turn) == (False, True)
     assert store.memories.texts_and_times(BOB, [bobs.id])[bobs.id].turn
+
+
+@covers(MemoryReads.texts_and_times)
+def test_texts_and_times_read_each_memorys_cosine_to_a_query(store: Store) -> None:
+    """A search scores a keyword hit outside the vector list by its own cosine, read with its
+    text: equal to the cosine the vector search gives, None without a vector of the query's
+    size; another tenant's vector is never read."""
+    near, far, bare, other_model = (add(store, ALICE, t) for t in ("near", "far", "bare", "x"))
+    bobs = add(store, BOB, "bob's")
+    with store.transaction() as tx:
+        tx.memories.put_vector(ALICE, near, unit(1, 1, 0))
+        tx.memories.put_vector(ALICE, far, unit(-1, 0, 0))
+        tx.memories.put_vector(ALICE, other_model, unit(1, 0))
+        tx.memories.put_vector(BOB, bobs, unit(1, 0, 0))
+    query = unit(1, 0, 0)
+    got = store.memories.texts_and_times(ALICE, [near, far, bare, other_model, bobs], query)
+    listed = dict(store.memories.vector_search(ALICE, query, SearchFilters(), 10))
+    assert got[near].cosine == pytest.approx(listed[near]) == pytest.approx(0.5**0.5)
+    assert got[far].cosine == pytest.approx(listed[far]) == pytest.approx(-1.0)
+    assert (got[bare].cosine, got[other_model].cosine) == (None, None)
+    assert bobs not in got
+    assert store.memories.texts_and_times(ALICE, [near])[near].cosine is None  # not asked
 
 
 @pytest.mark.parametrize("other", OTHERS)

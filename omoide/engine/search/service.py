@@ -11,6 +11,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
+import numpy as np
+
 from omoide.engine.search.word_vectors import WordVectors
 from omoide.engine.shared import activity
 from omoide.engine.shared.checks import check_filters, check_scope
@@ -89,6 +91,7 @@ class SearchService:
         filters = filters or SearchFilters()
         signals: dict[str, list[tuple[str, float]]] = {}
         warnings: list[str] = []
+        query_vec: np.ndarray | None = None
         fetch = max(chosen.candidates, limit)
         # The keyword query runs on another thread while this one embeds the query: SQLite,
         # torch and numpy all release the GIL, so the two overlap on two cores.
@@ -121,7 +124,9 @@ class SearchService:
         effective = chosen
         if "vector" not in signals and chosen.vector:
             effective = get_recipe("keyword")
-        fused = self._rank(chosen, effective, query, scope, terms, filters, fetch, signals)
+        fused = self._rank(
+            chosen, effective, query, scope, terms, filters, fetch, signals, query_vec
+        )
         fused = [f for f in fused if threshold is None or f[1] >= threshold][:limit]
         items = {m.id: m for m in memories.get_memories(scope, [f[0] for f in fused])}
         hits = [
@@ -143,6 +148,7 @@ class SearchService:
         filters: SearchFilters,
         fetch: int,
         signals: dict[str, list[tuple[str, float]]],
+        query_vec: np.ndarray | None,
     ) -> list[Fused]:
         """The fused ranking with the recipe's feedback, expansion and boosts. Feedback and
         expansion each add a keyword signal read from the top hits of the fusion so far; the
@@ -155,8 +161,12 @@ class SearchService:
                 self._expand(chosen, query, scope, terms, filters, fetch, signals, said)
         fused = fuse(effective, signals)
         if chosen.scorer == "relevance" and "vector" in signals:
-            if missing := [f[0] for f in fused if f[0] not in said]:
-                said.update(self._memory_reads.texts_and_times(scope, missing))
+            # every candidate's own cosine: a keyword hit the vector list did not reach is
+            # scored by its cosine, not by where that list happened to end
+            unscored = [f[0] for f in fused if f[0] not in said or said[f[0]].cosine is None]
+            if unscored:
+                read = self._memory_reads.texts_and_times(scope, unscored, query_vec)
+                said.update(read)
             nearest = signals["vector"]
             population = nearest.population if isinstance(nearest, Nearest) else 0
             return by_relevance(chosen, query, fused, said, population)

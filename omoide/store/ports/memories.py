@@ -64,11 +64,15 @@ class Said(NamedTuple):
     written without a session (an agent's one-message adds read as notes, whatever
     neighbour context an implicit conversation gives them) or in ``UNNAMED_SESSION`` (where
     doors file what a client sent without naming one); the two kinds' evidence means
-    different things (``omoide.retrieval.relevance``)."""
+    different things (``omoide.retrieval.relevance``). ``assistant``: the memory is a message
+    an assistant said (its role). ``cosine``: the memory's cosine to the query vector the read
+    was given (None without one, or without a vector of its size)."""
 
     text: str
     created_at_ms: int
     turn: bool
+    assistant: bool = False
+    cosine: float | None = None
 
 
 class Nearest(list[tuple[str, float]]):
@@ -115,9 +119,13 @@ class MemoryReads(Protocol):
         """
         ...
 
-    def texts_and_times(self, scope: Scope, ids: Sequence[str]) -> dict[str, Said]:
+    def texts_and_times(
+        self, scope: Scope, ids: Sequence[str], query: np.ndarray | None = None
+    ) -> dict[str, Said]:
         """``id -> Said`` of the tenant's memories with these ids: what a search's scoring
-        reads of ~200 candidates, without building whole items. Ids that do not exist (or are
+        reads of ~200 candidates, without building whole items. With ``query`` (a unit
+        vector), each memory's cosine to it comes in the same read, so a candidate the vector
+        list did not reach is scored by its own cosine. Ids that do not exist (or are
         another tenant's) are left out."""
         ...
 

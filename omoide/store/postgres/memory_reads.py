@@ -47,19 +47,37 @@ class PostgresMemoryReads:
             found = {r["id"]: rows.memory(r) for r in cursor}
         return [found[i] for i in ids if i in found]
 
-    def texts_and_times(self, scope: Scope, ids: Sequence[str]) -> dict[str, Said]:
+    def texts_and_times(
+        self, scope: Scope, ids: Sequence[str], query: np.ndarray | None = None
+    ) -> dict[str, Said]:
         if not ids:
             return {}
+        cosine, join, params = "NULL::float8", "", []
+        if query is not None:  # the cosine only of a vector of the query's size
+            vector = query.astype(np.float32, copy=False)
+            cosine = "CASE WHEN vector_dims(v.embedding) = %s THEN -(v.embedding <#> %s) END"
+            join = " LEFT JOIN memory_vectors v ON v.user_id = m.user_id AND v.memory_id = m.id"
+            params = [int(vector.shape[0]), vector]
         with self._db.read_one(search=True) as conn:
             cursor = conn.execute(
                 "SELECT m.id, m.text, m.created_at,"
-                " m.type = 'raw' AND s.external_id IS NOT NULL AND s.external_id <> %s AS turn"
-                " FROM memories m"
+                " m.type = 'raw' AND s.external_id IS NOT NULL AND s.external_id <> %s AS turn,"
+                " m.metadata->>'role' IS NOT DISTINCT FROM 'assistant' AS assistant,"
+                f" {cosine} AS cosine FROM memories m"
                 " LEFT JOIN sessions s ON s.user_id = m.user_id AND s.id = m.session_id"
-                " WHERE m.user_id = %s AND m.scope_id = %s AND m.id = ANY(%s)",
-                (UNNAMED_SESSION, scope.user_id, scope.scope_id, list(ids)),
+                f"{join} WHERE m.user_id = %s AND m.scope_id = %s AND m.id = ANY(%s)",
+                (UNNAMED_SESSION, *params, scope.user_id, scope.scope_id, list(ids)),
             )
-            return {r["id"]: Said(r["text"], int(r["created_at"]), bool(r["turn"])) for r in cursor}
+            return {
+                r["id"]: Said(
+                    r["text"],
+                    int(r["created_at"]),
+                    bool(r["turn"]),
+                    bool(r["assistant"]),
+                    None if r["cosine"] is None else float(r["cosine"]),
+                )
+                for r in cursor
+            }
 
     def list_memories(
         self, scope: Scope, filters: SearchFilters, limit: int, offset: int

@@ -49,20 +49,33 @@ class SQLiteMemoryReads:
                 found[row["id"]] = rows.memory_from_row(row)
         return [found[i] for i in ids if i in found]
 
-    def texts_and_times(self, scope: Scope, ids: Sequence[str]) -> dict[str, Said]:
+    def texts_and_times(
+        self, scope: Scope, ids: Sequence[str], query: np.ndarray | None = None
+    ) -> dict[str, Said]:
         conn = self._db.reader()
         out: dict[str, Said] = {}
+        # the vector's bytes only when a cosine is asked for
+        vec, join = ("v.vec", " LEFT JOIN memory_vectors v ON v.memory_seq = m.seq")
+        if query is None:
+            vec, join = "NULL", ""
         for start in range(0, len(ids), 500):
             chunk = list(ids[start : start + 500])
             cursor = conn.execute(
                 "SELECT m.id, m.text, m.created_at,"
-                " m.type = 'raw' AND s.external_id IS NOT NULL AND s.external_id != ?"
-                " FROM memories m LEFT JOIN sessions s ON s.id = m.session_id"
+                " m.type = 'raw' AND s.external_id IS NOT NULL AND s.external_id != ?,"
+                " json_extract(m.metadata, '$.role') IS 'assistant',"
+                f" {vec} FROM memories m LEFT JOIN sessions s ON s.id = m.session_id{join}"
                 " WHERE +m.user_id = ? AND +m.scope_id = ?"
                 f" AND m.id IN ({','.join('?' * len(chunk))})",
                 (UNNAMED_SESSION, scope.user_id, scope.scope_id, *chunk),
             )
-            out.update((str(r[0]), Said(str(r[1]), int(r[2]), bool(r[3]))) for r in cursor)
+            out.update(
+                (
+                    str(r[0]),
+                    Said(str(r[1]), int(r[2]), bool(r[3]), bool(r[4]), _cosine(r[5], query)),
+                )
+                for r in cursor
+            )
         return out
 
     def list_memories(
@@ -245,3 +258,11 @@ def _exact_filtered(
             best += [(float(scores[i]), int(chunk[i][0]), str(chunk[i][1])) for i in top]
             best = sorted(best, key=lambda x: (-x[0], x[1]))[:limit]
     return [(memory_id, score) for score, _, memory_id in best]
+
+
+def _cosine(stored: bytes | None, query: np.ndarray | None) -> float | None:
+    """A stored unit vector's cosine to ``query``; None when either is missing or their
+    sizes differ (a vector of another model)."""
+    if stored is None or query is None or len(stored) != query.shape[0] * 4:
+        return None
+    return float(np.frombuffer(stored, dtype=np.float32) @ query.astype(np.float32, copy=False))
