@@ -49,7 +49,13 @@ def test_texts_and_times_are_the_tenants_own_and_skip_unknown_ids(store: Store) 
             tx.memories.insert_memory(ALICE, NewMemory(text=f"m{i}"), "t").id for i in range(600)
         ]
     got = store.memories.texts_and_times(ALICE, [mine, theirs, "no-such-id", *many])
-    assert got[mine] == ("Caroline: hi", 7_000, False, False, None)  # standalone: no session, no context
+    assert got[mine] == (
+        "Caroline: hi",
+        7_000,
+        False,
+        False,
+        None,
+    )  # standalone: no session, no context
     assert theirs not in got and "no-such-id" not in got
     assert len(got) == 601
     assert store.memories.texts_and_times(ALICE, []) == {}
