@@ -121,16 +121,6 @@ VOCABULARY_EXCEPTIONS = {
     # chunking keys (``chunkEstimatedTokenSize``, ...). Settings are the bottom layer: they
     # cannot import a compat package to borrow these.
     "config.py",
-    # ``omoide import wilmer`` / ``omoide export wilmer``: the CLI names the product, and compat
-    # may not import the CLI's helpers (the layers run cli -> compat).
-    "cli/transfer.py",
-    # The MCP tools are JiuwenMemory's MCP tools (names, arguments, reply shapes); ``mcp/``
-    # sits beside ``cli/``, above compat, and reads the wire vocabulary from
-    # ``omoide.compat.jiuwen``. The rest of ``mcp/`` gets it through ``tools.defaults``.
-    "mcp/tools.py",
-    # To do: the store is being refactored elsewhere; these docstrings and comments get
-    # reworded (and their history moved to docs/compat/) once that lands.
-    "store/postgres/db.py",
 }
 
 

@@ -1,9 +1,10 @@
-"""What each MCP tool does, as plain functions of a ``Caller`` (engine + tenancy + defaults).
+"""What each MCP tool does (``mcp.py`` registers them), as plain functions of a ``Caller``
+(engine + tenancy + defaults).
 
 The tools keep JiuwenMemory's MCP names, arguments and reply shapes (``{"results": [...],
 "count": n}`` for searches and pages, ``{"status": ...}`` for writes), so its MCP users switch by
 changing the server they point at. Memory types and ``var:<name>`` ids mean what they mean on
-the JiuwenMemory REST routes (``omoide.compat.jiuwen.routes``).
+the JiuwenMemory REST routes (``routes``).
 
 Ids are cleaned the way JiuwenMemory's MCP server cleans them: trimmed, ``/`` and ``\\``
 replaced by ``_``, cut to 128 characters; an empty id means the default.
