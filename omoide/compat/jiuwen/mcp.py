@@ -274,7 +274,8 @@ def build_server(who: Who, settings: Settings, log_level: str = "WARNING") -> MC
     fixed = defaults(settings)
 
     def resolve(ctx: Context[Any, Any]) -> Caller:
-        return Caller(*who(ctx), *fixed)
+        memory, tenancy = who(ctx)
+        return Caller(memory, tenancy, *fixed)
 
     handlers = Tools(resolve)
     for name in TOOL_NAMES:
