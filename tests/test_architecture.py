@@ -119,7 +119,8 @@ VOCABULARY_EXCEPTIONS = {
     # ``.wilmer`` / ``.jiuwen_cosine_threshold`` (public API, ``OMOIDE_COMPAT_*`` and
     # ``OMOIDE_JIUWEN_*``), JiuwenMemory's environment names accepted as aliases and WilmerAI's
     # chunking keys (``chunkEstimatedTokenSize``, ...). Settings are the bottom layer: they
-    # cannot import a compat package to borrow these.
+    # cannot import a compat package to borrow these, and ``Memory()`` (below compat) reads the
+    # same environment names, so they cannot be registered from above either.
     "config.py",
 }
 
