@@ -90,11 +90,6 @@ class Caller:
         return self.scope(user_id, scope_id).model_dump()
 
 
-def _kind(name: str) -> str:
-    """Upstream's type name (``semantic_memory``...; omoide's short names are aliases)."""
-    return memory_type(name)
-
-
 def _message(index: int, raw: Any) -> Message:
     """One message; a non-string role or content is refused (``str()`` stored a Python repr
     such as ``{'a': 1}`` as if the user had said it)."""
@@ -191,7 +186,9 @@ def get_memories(
     if page_size < 1 or page_idx < 1:
         raise InvalidInput("page_size and page_idx must be at least 1")
     tenant = caller.tenant(user_id, scope_id)
-    memories, variables, total = page(caller.engine, _kind(kind_name), page_size, page_idx, tenant)
+    memories, variables, total = page(
+        caller.engine, memory_type(kind_name), page_size, page_idx, tenant
+    )
     items = [
         _hit(m.id, m.text, wire_type(m.type), timestamp=m.created_at.isoformat()) for m in memories
     ]
