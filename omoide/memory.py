@@ -335,15 +335,10 @@ class Memory:
 
     # memories ----------------------------------------------------------------------------
     add_many = _Delegate("memories", MemoryService.add_many)
-
     update = _Delegate("memories", MemoryService.update)
-
     delete = _Delegate("memories", MemoryService.delete)
-
     delete_all = _Delegate("memories", MemoryService.delete_all)
-
     reset = _Delegate("memories", MemoryService.reset)
-
     get = _Delegate("memories", MemoryService.get)
 
     @_documented_by(MemoryService.get_all)
@@ -365,13 +360,9 @@ class Memory:
         )
 
     session_memories = _Delegate("memories", MemoryService.session_memories)
-
     keyword_search = _Delegate("memories", MemoryService.keyword_search)
-
     record_turns = _Delegate("memories", MemoryService.record_turns)
-
     history = _Delegate("memories", MemoryService.history)
-
     owner = _Delegate("memories", MemoryService.owner)
 
     # search ------------------------------------------------------------------------------
@@ -399,19 +390,12 @@ class Memory:
 
     # sessions ----------------------------------------------------------------------------
     create_session = _Delegate("sessions", SessionService.create_session)
-
     get_session = _Delegate("sessions", SessionService.get_session)
-
     list_sessions = _Delegate("sessions", SessionService.list_sessions)
-
     update_session = _Delegate("sessions", SessionService.update_session)
-
     delete_session = _Delegate("sessions", SessionService.delete_session)
-
     list_episodes = _Delegate("sessions", SessionService.list_episodes)
-
     get_episode = _Delegate("sessions", SessionService.get_episode)
-
     delete_episode = _Delegate("sessions", SessionService.delete_episode)
 
     # projects ----------------------------------------------------------------------------
@@ -434,114 +418,74 @@ class Memory:
         )
 
     get_project = _Delegate("projects", ProjectService.get_project)
-
     list_projects = _Delegate("projects", ProjectService.list_projects)
-
     update_project = _Delegate("projects", ProjectService.update_project)
-
     delete_project = _Delegate("projects", ProjectService.delete_project)
 
     # expiry of unused memories (admin tasks, one at a time per owner) -------------------
     refresh_expiry = _Delegate("expiry", ExpiryService.refresh)
-
     expired_by_user = _Delegate("expiry", ExpiryService.by_user)
-
     delete_expired = _Delegate("expiry", ExpiryService.delete)
-
     latest_expiry_task = _Delegate("expiry", ExpiryService.latest)
-
     expiry_progress = _Delegate("expiry", ExpiryService.progress)
 
     # dreaming: scheduled consolidation sweeps per tenant ---------------------------------
     start_dreaming = _Delegate("dreaming", DreamingService.start)
-
     stop_dreaming = _Delegate("dreaming", DreamingService.stop)
-
     dreaming_status = _Delegate("dreaming", DreamingService.status)
-
     get_scope_config = _Delegate("dreaming", DreamingService.get_scope_config)
-
     set_scope_config = _Delegate("dreaming", DreamingService.set_scope_config)
-
     delete_scope_config = _Delegate("dreaming", DreamingService.delete_scope_config)
 
     # summaries ---------------------------------------------------------------------------
     list_summaries = _Delegate("summaries", SummaryService.list_summaries)
-
     get_summary = _Delegate("summaries", SummaryService.get_summary)
-
     create_summary = _Delegate("summaries", SummaryService.create_summary)
-
     update_summary = _Delegate("summaries", SummaryService.update_summary)
-
     delete_summary = _Delegate("summaries", SummaryService.delete_summary)
 
     # variables ---------------------------------------------------------------------------
     get_variables = _Delegate("variables", VariableService.get_variables)
-
     update_variables = _Delegate("variables", VariableService.update_variables)
-
     delete_variables = _Delegate("variables", VariableService.delete_variables)
-
     token_usage = _Delegate("variables", VariableService.token_usage)
 
     # graph -------------------------------------------------------------------------------
     upsert_entity = _Delegate("graph", GraphService.upsert_entity)
-
     upsert_relationship = _Delegate("graph", GraphService.upsert_relationship)
-
     list_entities = _Delegate("graph", GraphService.list_entities)
-
     get_entity = _Delegate("graph", GraphService.get_entity)
-
     delete_entity = _Delegate("graph", GraphService.delete_entity)
-
     list_relationships = _Delegate("graph", GraphService.list_relationships)
-
     search_entities = _Delegate("graph", GraphService.search_entities)
-
     neighborhood = _Delegate("graph", GraphService.neighborhood)
-
     neighbors = _Delegate("graph", GraphService.neighbors)
 
     # context -----------------------------------------------------------------------------
     context = _Delegate("context", ContextService.context)
-
     touch_memories = _Delegate("context", ContextService.touch_memories)
-
     touch_episodes = _Delegate("context", ContextService.touch_episodes)
 
     # chunks ------------------------------------------------------------------------------
     update_chunks = _Delegate("chunks", ChunkService.update_chunks)
-
     reset_chunks = _Delegate("chunks", ChunkService.reset_chunks)
-
     chunk_state = _Delegate("chunks", ChunkService.chunk_state)
-
     session_messages = _Delegate("chunks", ChunkService.session_messages)
-
     write_session = _Delegate("chunks", ChunkService.write_session)
 
     # consolidation -----------------------------------------------------------------------
     consolidation_candidates = _Delegate(
         "consolidation", ConsolidationService.consolidation_candidates
     )
-
     consolidate = _Delegate("consolidation", ConsolidationService.consolidate)
-
     revert_consolidation = _Delegate("consolidation", ConsolidationService.revert_consolidation)
-
     schedule_consolidation = _Delegate("consolidation", ConsolidationService.schedule_consolidation)
 
     # maintenance -------------------------------------------------------------------------
     list_jobs = _Delegate("maintenance", MaintenanceService.list_jobs)
-
     job_counts = _Delegate("maintenance", MaintenanceService.job_counts)
-
     retry_job = _Delegate("maintenance", MaintenanceService.retry_job)
-
     reindex = _Delegate("maintenance", MaintenanceService.reindex)
-
     health = _Delegate("maintenance", MaintenanceService.health)
 
     # export / import ---------------------------------------------------------------------

@@ -119,18 +119,9 @@ VOCABULARY_EXCEPTIONS = {
     # ``.wilmer`` / ``.jiuwen_cosine_threshold`` (public API, ``OMOIDE_COMPAT_*`` and
     # ``OMOIDE_JIUWEN_*``), JiuwenMemory's environment names accepted as aliases and WilmerAI's
     # chunking keys (``chunkEstimatedTokenSize``, ...). Settings are the bottom layer: they
-    # cannot import a compat package to borrow these.
+    # cannot import a compat package to borrow these, and ``Memory()`` (below compat) reads the
+    # same environment names, so they cannot be registered from above either.
     "config.py",
-    # ``omoide import wilmer`` / ``omoide export wilmer``: the CLI names the product, and compat
-    # may not import the CLI's helpers (the layers run cli -> compat).
-    "cli/transfer.py",
-    # The MCP tools are JiuwenMemory's MCP tools (names, arguments, reply shapes); ``mcp/``
-    # sits beside ``cli/``, above compat, and reads the wire vocabulary from
-    # ``omoide.compat.jiuwen``. The rest of ``mcp/`` gets it through ``tools.defaults``.
-    "mcp/tools.py",
-    # To do: the store is being refactored elsewhere; these docstrings and comments get
-    # reworded (and their history moved to docs/compat/) once that lands.
-    "store/postgres/db.py",
 }
 
 

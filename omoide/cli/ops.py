@@ -204,9 +204,10 @@ def mcp_() -> None:
     """
     _require("mcp", "mcp")
     from omoide.mcp.stdio import run_stdio
+    from omoide.serve.tools import mcp_tools
 
     with _memory(workers=_settings().jobs.workers, create=True) as memory:
-        run_stdio(memory, _settings())
+        run_stdio(memory, _settings(), mcp_tools)
 
 
 def _require(command: str, extra: str) -> None:

@@ -1,4 +1,5 @@
-"""``omoide import`` / ``export``: omoide's own JSONL files and WilmerAI's discussion files."""
+"""``omoide import`` / ``export``: omoide's own JSONL files; the emulated products' formats are
+mounted from the composition root (``omoide.serve.commands``)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ import typer
 from rich.progress import Progress
 from typer.core import TyperGroup
 
-from omoide.cli.core import JsonOpt, ScopeOpt, UserOpt, _emit, _errors, _memory, app, err, out
+from omoide.cli.core import JsonOpt, _emit, _errors, _memory, app, err, out
 from omoide.errors import Conflict, NotFound
+from omoide.serve.commands import Shell, mount_commands
 
 
 class _FileOrToolGroup(TyperGroup):
     """``omoide import FILE.jsonl`` is ``omoide import jsonl FILE.jsonl`` (likewise ``export``);
-    the other tools' formats stay subcommands (``omoide import wilmer DIR``)."""
+    the other tools' formats stay subcommands (``omoide import <tool> DIR``)."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # typer vendors click
         if args and args[0] not in self.commands and args[0] != "--help":
@@ -111,85 +113,4 @@ def import_jsonl(
     _emit(data, as_json, show)
 
 
-@import_app.command("wilmer")
-@_errors
-def import_wilmer(
-    directory: Path,
-    user: UserOpt = "default",
-    scope: ScopeOpt = "default",
-    as_json: JsonOpt = False,
-) -> None:
-    """Import WilmerAI discussions: <id>/memories.json, <id>/chat_summary.json and
-    <id>/vector_memory.db (also under a per-API-key folder), the legacy <id>_memories.json,
-    <id>_chat_summary.json, <id>_vector_memory.db, and <id>_memories.jsonl / <id>_summary.jsonl.
-    Each discussion becomes session <id>, in one transaction. Idempotent. Exit 1 when a
-    discussion could not be imported or nothing was recognised.
-
-    \b
-    Example: omoide import wilmer ~/WilmerAI/Public/DiscussionIds --user alice
-    """
-    from omoide.compat.wilmer import Wilmer
-
-    with (
-        _memory(create=True) as memory,
-        Progress(console=err, disable=as_json) as progress,
-    ):
-        task = progress.add_task("importing", total=None)
-        result = Wilmer.of(memory).importer.import_wilmer(
-            directory,
-            user_id=user,
-            scope_id=scope,
-            progress=lambda n, total: progress.update(task, completed=n, total=total),
-        )
-    _emit(result, as_json, lambda: _show_wilmer_import(result))
-    if result.failed:
-        raise typer.Exit(1)
-
-
-def _show_wilmer_import(result: Any) -> None:
-    for line in result.ignored:
-        out.print(f"ignored {line}", markup=False)
-    for d in result.discussions:
-        if d.error is not None:
-            out.print(f"{d.discussion_id}: not imported: {d.error}", markup=False)
-        else:
-            out.print(
-                f"{d.discussion_id}: {d.chunks} chunks, {int(d.summary)} summary, "
-                f"{d.vector_memories} vector memories, tracker {'set' if d.tracker else 'kept'}, "
-                f"{d.already} already imported",
-                markup=False,
-            )
-        for reason in d.skipped:
-            out.print(f"  skipped {reason}", markup=False)
-
-
-@export_app.command("wilmer")
-@_errors
-def export_wilmer(
-    directory: Path,
-    discussion: Annotated[str, typer.Option("--discussion", "-d", help="The discussion id.")],
-    user: UserOpt = "default",
-    scope: ScopeOpt = "default",
-    as_json: JsonOpt = False,
-) -> None:
-    """Write one discussion back in WilmerAI's current layout: DIRECTORY/<id>/memories.json,
-    chat_summary.json and vector_memory.db (plain JSON; existing files are not overwritten).
-
-    \b
-    Example: omoide export wilmer ~/WilmerAI/Public/DiscussionIds --discussion disc-1
-    """
-    from omoide.compat.wilmer import Wilmer
-
-    with _memory() as memory:
-        result = Wilmer.of(memory).exporter.export_wilmer(
-            directory, discussion, user_id=user, scope_id=scope
-        )
-
-    def show() -> None:
-        out.print(
-            f"{result.discussion_id}: {result.chunks} chunks, {int(result.summary)} summary, "
-            f"{result.vector_memories} vector memories -> {result.folder}",
-            markup=False,
-        )
-
-    _emit(result, as_json, show)
+mount_commands(import_app, export_app, Shell(_memory, _emit, _errors, out, err))

@@ -87,6 +87,3 @@ class Drops:
         if len(self.samples) < _SAMPLES:
             self.samples.append((reason, text[:80]))
         log.info("dropped a %s from the LLM answer (%s): %r", what, reason, text[:80])
-
-    def as_dict(self) -> dict[str, int]:
-        return dict(self.counts)

@@ -2,7 +2,7 @@
 
 Models wrap their JSON in prose ("Sure! Here is..."), markdown fences, ``<think>`` blocks and,
 behind some servers, raw ChatML tokens. Rather than strip each wrapper by pattern, ``clean``
-removes what can hide or imitate JSON (reasoning, special tokens) and ``iter_json_values`` then
+removes what can hide or imitate JSON (reasoning, special tokens) and ``_Decoded`` then
 decodes every JSON value that starts at a ``{`` or ``[``, so fences and prose fall away.
 
 Decoding is lenient where real replies are sloppy and the meaning is still unambiguous: literal
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, get_origin
 
@@ -53,11 +52,6 @@ def strip_reasoning(text: str) -> str:
 
 def clean(text: str) -> str:
     return strip_reasoning(strip_special_tokens(text)).strip()
-
-
-def iter_json_values(text: str) -> Iterator[Any]:
-    """Yield each JSON object or array found in ``text``, left to right, never overlapping."""
-    yield from _Decoded.of(text).values
 
 
 def parse_model(text: str, schema: type[T]) -> T:

@@ -19,8 +19,8 @@ from starlette.routing import BaseRoute
 
 from omoide.api.deps import Tenancy
 from omoide.config import Settings
-from omoide.mcp.server import build_server
-from omoide.mcp.tools import Caller, defaults
+from omoide.mcp import BuildServer
+from omoide.memory import Memory
 
 PATH = "/mcp"
 
@@ -28,17 +28,14 @@ PATH = "/mcp"
 class HttpMount:
     """``routes`` go into the app's router; ``run()`` wraps the app's lifespan."""
 
-    def __init__(self, settings: Settings) -> None:
-        fixed = defaults(settings)
-
-        def resolve(ctx: Context[Any, Any]) -> Caller:
+    def __init__(self, settings: Settings, build: BuildServer) -> None:
+        def who(ctx: Context[Any, Any]) -> tuple[Memory, Tenancy]:
             request = ctx.request_context.request
             if not isinstance(request, Request):  # the SDK attaches the HTTP request it served
                 raise ToolError("no HTTP request behind this tool call")
-            tenancy = Tenancy(getattr(request.state, "tenant", None))
-            return Caller(request.app.state.memory, tenancy, *fixed)
+            return request.app.state.memory, Tenancy(getattr(request.state, "tenant", None))
 
-        self.server = build_server(resolve, settings.server.log_level)
+        self.server = build(who, settings, settings.server.log_level)
         app = self.server.streamable_http_app(
             streamable_http_path=PATH,
             stateless_http=True,

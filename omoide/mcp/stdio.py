@@ -27,13 +27,12 @@ from pydantic import ValidationError
 
 from omoide.api.deps import Tenancy
 from omoide.config import Settings
-from omoide.mcp.server import build_server
-from omoide.mcp.tools import Caller, defaults
+from omoide.mcp import BuildServer
 from omoide.memory import Memory
 from omoide.redact import redact_logs
 
 
-def run_stdio(engine: Memory, settings: Settings) -> None:
+def run_stdio(engine: Memory, settings: Settings, build: BuildServer) -> None:
     """Serve until stdin closes. Logs go to stderr: warnings and worse, or everything with
     ``OMOIDE_LOG_LEVEL=debug`` (an agent host shows a server's stderr as its log)."""
     debug = settings.server.log_level.lower() in ("debug", "trace")
@@ -43,8 +42,7 @@ def run_stdio(engine: Memory, settings: Settings) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     redact_logs()
-    caller = Caller(engine, Tenancy(None), *defaults(settings))
-    server = build_server(lambda _ctx: caller, "DEBUG" if debug else "WARNING")
+    server = build(lambda _ctx: (engine, Tenancy(None)), settings, "DEBUG" if debug else "WARNING")
     anyio.run(serve_stdio, server)
 
 

@@ -41,6 +41,7 @@ from omoide.config import Settings
 from omoide.mcp.http import HttpMount
 from omoide.memory import Memory
 from omoide.observe import NO_OBSERVER
+from omoide.serve.tools import mcp_tools
 
 DESCRIPTION = """Long-term memory for LLM applications and agents.
 
@@ -82,7 +83,7 @@ def create_app(
     (``memory-server`` answers with JiuwenMemory's).
     """
 
-    mcp = HttpMount(settings)
+    mcp = HttpMount(settings, mcp_tools)
     metrics = Metrics() if settings.server.metrics else None
     if metrics is not None and calls is None:
         calls = CallMetrics()

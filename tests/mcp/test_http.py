@@ -10,7 +10,7 @@ import pytest
 from mcp import MCPError
 from mcp.types import CallToolResult
 
-from omoide.mcp.server import TOOL_NAMES
+from omoide.compat.jiuwen.mcp import TOOL_NAMES
 from omoide.types import UNNAMED_SESSION, MemoryType, Scope
 from tests.api.conftest import KEY, Running
 from tests.knowledge.conftest import build_graph

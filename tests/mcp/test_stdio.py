@@ -14,8 +14,8 @@ from mcp.client.stdio import get_default_environment
 from mcp_types import LATEST_PROTOCOL_VERSION
 
 from omoide import Memory
+from omoide.compat.jiuwen.mcp import TOOL_NAMES
 from omoide.embed import HashEmbedder
-from omoide.mcp.server import TOOL_NAMES
 from omoide.types import UNNAMED_SESSION, MemoryType
 from tests.mcp.conftest import data, error, run, stdio_params
 

@@ -1,4 +1,5 @@
-"""What every JiuwenMemory route shares: its defaults, type names, 422 and 500 bodies.
+"""What every JiuwenMemory route shares: its defaults, type names, 422 and 500 bodies, and the
+operations its REST routes and its MCP tools (``tools``) both perform.
 
 Upstream (openJiuwen-ai/agent-memory ``jiuwen_memory/server/memory_server.py``) is a plain
 FastAPI app, so a client of it sees FastAPI's standard validation body and ``"__default__"``
@@ -10,6 +11,7 @@ as ``"__default__"``, so every door finds what another wrote without naming a te
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
@@ -24,8 +26,9 @@ from fastapi.routing import APIRoute
 from omoide.api.deps import Tenancy
 from omoide.api.errors import client_message, status_for
 from omoide.config import Settings
-from omoide.errors import OmoideError
-from omoide.types import DEFAULT_ID, MemoryType, Scope
+from omoide.errors import NotFound, OmoideError
+from omoide.memory import Memory
+from omoide.types import DEFAULT_ID, MemoryItem, MemoryType, Scope, SearchFilters
 
 log = logging.getLogger("omoide.api")
 
@@ -51,6 +54,7 @@ SUMMARY = "summary"
 MIDDLE_TERM = "middle_term_memory"
 UNKNOWN = "unknown"
 
+VAR_PREFIX = "var:"  # a memory id that names a variable: ``var:<name>``
 COSINE_RECIPE = "vector"  # its score is the cosine similarity, which upstream's threshold cut
 
 
@@ -110,6 +114,59 @@ def long_term(llm_off: bool) -> list[MemoryType]:
     """What ``/search_memory/`` searches: without an LLM the raw turns stand in for episodes."""
     types = [MemoryType.USER_PROFILE, MemoryType.SEMANTIC, MemoryType.EPISODIC]
     return [*types, MemoryType.RAW] if llm_off else types
+
+
+def llm_off(memory: Memory) -> bool:
+    """Without an LLM nothing is extracted: the stored turns are the episodes then."""
+    return memory.llm is None
+
+
+def wire_type(kind: MemoryType) -> str:
+    return WIRE_NAMES.get(kind, kind.value)
+
+
+def update_by_id(memory: Memory, mem_id: str, text: str, tenant: dict[str, Any]) -> None:
+    """Replace a memory's text (kept in its history); ``var:<name>`` sets that variable."""
+    if mem_id.startswith(VAR_PREFIX):
+        name = mem_id.removeprefix(VAR_PREFIX)
+        if name not in memory.get_variables([name], **tenant):
+            raise NotFound(f"variable {name!r} not found", id=mem_id)
+        memory.update_variables({name: text}, **tenant)
+    else:
+        memory.update(mem_id, text, **tenant)
+
+
+def delete_by_id(memory: Memory, mem_id: str, tenant: dict[str, Any]) -> None:
+    """Delete one memory; ``var:<name>`` deletes that variable. An unknown id is ``NotFound``."""
+    if mem_id.startswith(VAR_PREFIX):
+        name = mem_id.removeprefix(VAR_PREFIX)
+        if not memory.delete_variables([name], **tenant):
+            raise NotFound(f"variable {name!r} not found", id=mem_id)
+    else:
+        memory.delete(mem_id, **tenant)
+
+
+def page(
+    memory: Memory, kind: str, page_size: int, page_idx: int, tenant: dict[str, Any]
+) -> tuple[list[MemoryItem], list[tuple[str, str]], int]:
+    """One page of a Jiuwen type (``memory_type``): the memories, newest first, then (for
+    unknown and variable) the variables by name, as ``(name, text)``; the total of all pages."""
+    offset = (page_idx - 1) * page_size
+    memories: list[MemoryItem] = []
+    total = 0
+    if types := stored_types(kind, llm_off(memory)):
+        filters = SearchFilters(types=types)
+        found = memory.get_all(**tenant, filters=filters, limit=page_size, offset=offset)
+        memories, total = found.items, found.total
+    variables: list[tuple[str, str]] = []
+    if kind in (VARIABLE, UNKNOWN):
+        named = sorted(memory.get_variables(None, **tenant).items())
+        start, room = max(0, offset - total), page_size - len(memories)
+        variables = [
+            (n, v if isinstance(v, str) else json.dumps(v)) for n, v in named[start : start + room]
+        ]
+        total += len(named)
+    return memories, variables, total
 
 
 def resolve_scope(tenancy: Tenancy, user_id: str | None, scope_id: str | None) -> Scope:

@@ -33,7 +33,6 @@ route's prefix, e.g. ``Error searching memory: ...``.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Annotated
 
@@ -45,18 +44,21 @@ from omoide.compat.jiuwen import dreaming as dreaming_routes
 from omoide.compat.jiuwen import messages as message_routes
 from omoide.compat.jiuwen import meta as meta_routes
 from omoide.compat.jiuwen.common import (
-    UNKNOWN,
+    VAR_PREFIX,
     VARIABLE,
-    WIRE_NAMES,
     JiuwenRoute,
+    delete_by_id,
     failing_as,
     is_recognised,
+    llm_off,
     long_term,
     memory_type,
     native,
+    page,
     resolve_scope,
     search_recipe,
-    stored_types,
+    update_by_id,
+    wire_type,
 )
 from omoide.compat.jiuwen.models import (
     Added,
@@ -91,7 +93,6 @@ from omoide.types import (
     MemoryItem,
     MemoryType,
     Message,
-    Scope,
     SearchFilters,
 )
 
@@ -102,17 +103,12 @@ log = logging.getLogger("omoide.api")
 router = APIRouter(tags=["jiuwen"], route_class=JiuwenRoute)
 
 ADD_WAIT_S = 60.0  # /add_messages/ replies when extraction finished, or after this long
-VAR_PREFIX = "var:"
 NO_LLM = (
     "no LLM configured (set API_BASE and MODEL_NAME, or OMOIDE_LLM_BASE_URL and "
     "OMOIDE_LLM_MODEL): the messages are stored and found by /search_memory/ and the page "
     "routes as episodic_memory, but nothing is extracted"
 )
 TYPE_WARNING = "X-Omoide-Warning"
-
-
-def _llm_off(engine: Memory) -> bool:
-    return engine.llm is None
 
 
 @router.post("/add_messages/")
@@ -173,24 +169,9 @@ def _message(index: int, raw: dict[str, str]) -> Message:
 def update_mem_by_id(body: UpdateMemRequest, engine: MemoryDep, tenancy: TenancyDep) -> Success:
     """Replace a memory's content (kept in its history); `var:<name>` sets that variable."""
     with failing_as("Error updating memory"):
-        scope = resolve_scope(tenancy, body.user_id, body.scope_id).model_dump()
-        if body.mem_id.startswith(VAR_PREFIX):
-            name = body.mem_id.removeprefix(VAR_PREFIX)
-            if name not in engine.get_variables([name], **scope):
-                raise NotFound(f"variable {name!r} not found", id=body.mem_id)
-            engine.update_variables({name: body.memory}, **scope)
-        else:
-            engine.update(body.mem_id, body.memory, **scope)
+        scope = resolve_scope(tenancy, body.user_id, body.scope_id)
+        update_by_id(engine, body.mem_id, body.memory, scope.model_dump())
     return Success(message=f"Memory {body.mem_id} updated successfully")
-
-
-def _delete_one(engine: Memory, mem_id: str, scope: Scope) -> None:
-    if mem_id.startswith(VAR_PREFIX):
-        name = mem_id.removeprefix(VAR_PREFIX)
-        if not engine.delete_variables([name], **scope.model_dump()):
-            raise NotFound(f"variable {name!r} not found", id=mem_id)
-    else:
-        engine.delete(mem_id, **scope.model_dump())
 
 
 @router.post("/delete_mem_by_id/")
@@ -198,7 +179,8 @@ def delete_mem_by_id(body: DeleteMemRequest, engine: MemoryDep, tenancy: Tenancy
     """Delete one memory (its history records the delete); `var:<name>` deletes a variable.
     An id the tenant does not have is a 404."""
     with failing_as("Error deleting memory by id"):
-        _delete_one(engine, body.mem_id, resolve_scope(tenancy, body.user_id, body.scope_id))
+        scope = resolve_scope(tenancy, body.user_id, body.scope_id)
+        delete_by_id(engine, body.mem_id, scope.model_dump())
     return Success(message=f"Memory {body.mem_id} deleted successfully")
 
 
@@ -215,7 +197,7 @@ def batch_delete_mem(
         errors: list[DeleteFailure] = []
         for mem_id in dict.fromkeys(body.mem_ids):
             try:
-                _delete_one(engine, mem_id, scope)
+                delete_by_id(engine, mem_id, scope.model_dump())
             except NotFound as exc:
                 errors.append(DeleteFailure(mem_id=mem_id, error=exc.message))
         done = len(dict.fromkeys(body.mem_ids)) - len(errors)
@@ -282,7 +264,7 @@ def _search(
     body: SearchRequest, engine: Memory, tenancy: TenancyDep, recipe: str | None, summaries: bool
 ) -> Hits:
     scope = resolve_scope(tenancy, body.user_id, body.scope_id)
-    off = _llm_off(engine) and not summaries
+    off = llm_off(engine) and not summaries
     types = [MemoryType.SUMMARY] if summaries else long_term(off)
     result = engine.search(
         body.query,
@@ -296,14 +278,15 @@ def _search(
         engine.touch_memories([h.memory.id for h in result.hits], **scope.model_dump())
     return Hits(
         results=[
-            Hit(mem_id=h.memory.id, content=h.memory.text, type=_wire(h.memory), score=h.score)
+            Hit(
+                mem_id=h.memory.id,
+                content=h.memory.text,
+                type=wire_type(h.memory.type),
+                score=h.score,
+            )
             for h in result.hits
         ]
     )
-
-
-def _wire(memory: MemoryItem) -> str:
-    return WIRE_NAMES.get(memory.type, memory.type.value)
 
 
 @router.post("/search_memory/")
@@ -337,23 +320,7 @@ def _page(
             "listed every type, as upstream does"
         )
     scope = resolve_scope(tenancy, body.user_id, body.scope_id).model_dump()
-    kind = memory_type(body.memory_type)
-    offset = (body.page_idx - 1) * body.page_size
-    memories: list[MemoryItem] = []
-    total = 0
-    if types := stored_types(kind, _llm_off(engine)):
-        filters = SearchFilters(types=types)
-        page = engine.get_all(**scope, filters=filters, limit=body.page_size, offset=offset)
-        memories, total = page.items, page.total
-    variables: list[tuple[str, str]] = []
-    if kind in (VARIABLE, UNKNOWN):
-        found = sorted(engine.get_variables(None, **scope).items())
-        start, room = max(0, offset - total), body.page_size - len(memories)
-        variables = [
-            (n, v if isinstance(v, str) else json.dumps(v)) for n, v in found[start : start + room]
-        ]
-        total += len(found)
-    return memories, variables, total
+    return page(engine, memory_type(body.memory_type), body.page_size, body.page_idx, scope)
 
 
 @router.post("/get_user_mem_by_page/")
@@ -364,7 +331,7 @@ def get_user_mem_by_page(
     `total` counts every match, not only this page."""
     with failing_as("Error getting user memory by page"):
         memories, variables, total = _page(body, engine, tenancy, response)
-    items = [PageItem(mem_id=m.id, content=m.text, type=_wire(m)) for m in memories]
+    items = [PageItem(mem_id=m.id, content=m.text, type=wire_type(m.type)) for m in memories]
     items += [_variable(name, text) for name, text in variables]
     return MemPage(results=items, total=total)
 
@@ -380,7 +347,7 @@ def get_user_mem_by_page_with_total(
         TimedPageItem(
             mem_id=m.id,
             content=m.text,
-            type=_wire(m),
+            type=wire_type(m.type),
             timestamp=m.created_at.isoformat(),
             source_id=_source_id(m),
         )

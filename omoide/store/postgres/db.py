@@ -38,7 +38,7 @@ from omoide.errors import InvalidInput, StoreError
 
 Conn = psycopg.Connection[DictRow]
 
-# SQLAlchemy spellings (JiuwenMemory's DB_URL) name a driver; psycopg wants the plain scheme.
+# SQLAlchemy spellings name a driver (``postgresql+psycopg://``); psycopg wants the plain scheme.
 _DRIVER = re.compile(r"^postgres(?:ql)?(\+[a-z0-9_]+)?://", re.IGNORECASE)
 
 

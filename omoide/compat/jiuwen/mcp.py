@@ -1,9 +1,10 @@
-"""The MCP server (official ``mcp`` SDK): the compat tools plus omoide's own, over any engine.
+"""JiuwenMemory's MCP server (official ``mcp`` SDK): its tools plus omoide's own, over any engine.
 
-``build_server(resolve)`` registers the tools; ``resolve(ctx)`` says who is calling (the engine,
-the key's tenancy, the default ids). Over stdio that is fixed for the process; over streamable
-HTTP (``omoide.mcp.http``) it comes from the HTTP request the call arrived in, after the API's
-own authentication, so a tenant-bound key's tenant is the tool calls' tenant.
+``build_server(who, settings)`` registers the tools; ``who(ctx)`` says who is calling (the
+memory and the key's tenancy; the default ids come from the settings). Over stdio that is fixed
+for the process; over streamable HTTP (``omoide.mcp.http``) it comes from the HTTP request the
+call arrived in, after the API's own authentication, so a tenant-bound key's tenant is the tool
+calls' tenant. The composition root (``omoide.serve``) hands this builder to both transports.
 
 A failure the caller can fix (unknown id, a user the key may not touch, a bad argument) comes
 back as a tool error (``is_error``) carrying omoide's message; anything else is logged and
@@ -21,12 +22,16 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+from omoide.api.deps import Tenancy
 from omoide.api.errors import client_message, status_for
+from omoide.compat.jiuwen import tools
+from omoide.compat.jiuwen.tools import Caller, defaults
+from omoide.config import Settings
 from omoide.errors import OmoideError
-from omoide.mcp import tools
-from omoide.mcp.tools import Caller
+from omoide.memory import Memory
 
 Resolver = Callable[[Context[Any, Any]], Caller]
+Who = Callable[[Context[Any, Any]], tuple[Memory, Tenancy]]
 R = TypeVar("R")
 
 INSTRUCTIONS = """Long-term memory for this agent (omoide). Before answering about the user or
@@ -247,8 +252,9 @@ class Tools:
         return self._run(ctx, tools.list_sessions, limit, offset, **ids)
 
 
-def build_server(resolve: Resolver, log_level: str = "WARNING") -> MCPServer[Any]:
-    """An ``MCPServer`` named ``omoide`` with every tool of ``TOOL_NAMES``."""
+def build_server(who: Who, settings: Settings, log_level: str = "WARNING") -> MCPServer[Any]:
+    """An ``MCPServer`` named ``omoide`` with every tool of ``TOOL_NAMES``: ``who(ctx)`` gives
+    a call's memory and tenancy, ``settings`` the default ids and search recipe."""
     from omoide._version import __version__
 
     level = log_level.upper() if log_level.upper() in _LEVELS else "WARNING"
@@ -265,6 +271,12 @@ def build_server(resolve: Resolver, log_level: str = "WARNING") -> MCPServer[Any
         )
     finally:
         root.removeHandler(placeholder)
+    fixed = defaults(settings)
+
+    def resolve(ctx: Context[Any, Any]) -> Caller:
+        memory, tenancy = who(ctx)
+        return Caller(memory, tenancy, *fixed)
+
     handlers = Tools(resolve)
     for name in TOOL_NAMES:
         handler = getattr(handlers, name)

@@ -1,9 +1,10 @@
-"""What each MCP tool does, as plain functions of a ``Caller`` (engine + tenancy + defaults).
+"""What each MCP tool does (``mcp.py`` registers them), as plain functions of a ``Caller``
+(engine + tenancy + defaults).
 
 The tools keep JiuwenMemory's MCP names, arguments and reply shapes (``{"results": [...],
 "count": n}`` for searches and pages, ``{"status": ...}`` for writes), so its MCP users switch by
 changing the server they point at. Memory types and ``var:<name>`` ids mean what they mean on
-the JiuwenMemory REST routes (``omoide.compat.jiuwen.routes``).
+the JiuwenMemory REST routes (``routes``; the operations both perform are in ``common``).
 
 Ids are cleaned the way JiuwenMemory's MCP server cleans them: trimmed, ``/`` and ``\\``
 replaced by ``_``, cut to 128 characters; an empty id means the default.
@@ -11,24 +12,25 @@ replaced by ``_``, cut to 128 characters; an empty id means the default.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from omoide.api.deps import Tenancy
 from omoide.api.health import health_view
 from omoide.compat.jiuwen.common import (
-    UNKNOWN,
+    VAR_PREFIX,
     VARIABLE,
-    WIRE_NAMES,
+    delete_by_id,
+    llm_off,
     long_term,
     memory_type,
+    page,
     search_recipe,
-    stored_types,
+    update_by_id,
+    wire_type,
 )
-from omoide.compat.jiuwen.routes import VAR_PREFIX
 from omoide.config import Settings
-from omoide.errors import InvalidInput, NotFound
+from omoide.errors import InvalidInput
 from omoide.memory import Memory
 from omoide.types import DEFAULT_ID, UNNAMED_SESSION, MemoryType, Message, Scope, SearchFilters
 from omoide.validate import check_ids
@@ -88,20 +90,6 @@ class Caller:
         return self.scope(user_id, scope_id).model_dump()
 
 
-def _kind(name: str) -> str:
-    """Upstream's type name (``semantic_memory``...; omoide's short names are aliases)."""
-    return memory_type(name)
-
-
-def _wire(kind: MemoryType) -> str:
-    return WIRE_NAMES.get(kind, kind.value)
-
-
-def _llm_off(caller: Caller) -> bool:
-    # Without an LLM nothing is extracted: the stored turns are the episodes then.
-    return caller.engine.llm is None
-
-
 def _message(index: int, raw: Any) -> Message:
     """One message; a non-string role or content is refused (``str()`` stored a Python repr
     such as ``{'a': 1}`` as if the user had said it)."""
@@ -140,7 +128,7 @@ def add_messages(
         "infer": infer,
         "added": [item.id for item in result.items],
         "extraction": result.extraction.model_dump(mode="json"),
-        "extracted": [_hit(item.id, item.text, _wire(item.type)) for item in result.extracted],
+        "extracted": [_hit(item.id, item.text, wire_type(item.type)) for item in result.extracted],
     }
 
 
@@ -167,7 +155,8 @@ def search(
         recipe=recipe or caller.recipe,
     )
     hits = [
-        _hit(h.memory.id, h.memory.text, _wire(h.memory.type), score=h.score) for h in result.hits
+        _hit(h.memory.id, h.memory.text, wire_type(h.memory.type), score=h.score)
+        for h in result.hits
     ]
     return {"results": hits, "count": len(hits), "warnings": result.warnings}
 
@@ -175,7 +164,7 @@ def search(
 def search_memories(
     caller: Caller, query: str, num: int, threshold: float, recipe: str | None, **ids: Any
 ) -> Any:
-    types = long_term(_llm_off(caller))
+    types = long_term(llm_off(caller.engine))
     return search(caller, query, types, num, threshold, **ids, recipe=recipe)
 
 
@@ -197,49 +186,26 @@ def get_memories(
     if page_size < 1 or page_idx < 1:
         raise InvalidInput("page_size and page_idx must be at least 1")
     tenant = caller.tenant(user_id, scope_id)
-    kind = _kind(kind_name)
-    offset = (page_idx - 1) * page_size
-    items: list[dict[str, Any]] = []
-    total = 0
-    if types := stored_types(kind, _llm_off(caller)):
-        page = caller.engine.get_all(
-            **tenant, filters=SearchFilters(types=types), limit=page_size, offset=offset
-        )
-        items = [
-            _hit(m.id, m.text, _wire(m.type), timestamp=m.created_at.isoformat())
-            for m in page.items
-        ]
-        total = page.total
-    if kind in (VARIABLE, UNKNOWN):
-        variables = sorted(caller.engine.get_variables(None, **tenant).items())
-        start, room = max(0, offset - total), page_size - len(items)
-        for name, value in variables[start : start + room]:
-            text = value if isinstance(value, str) else json.dumps(value)
-            items.append(_hit(f"{VAR_PREFIX}{name}", f"{name}: {text}", VARIABLE, timestamp=None))
-        total += len(variables)
+    memories, variables, total = page(
+        caller.engine, memory_type(kind_name), page_size, page_idx, tenant
+    )
+    items = [
+        _hit(m.id, m.text, wire_type(m.type), timestamp=m.created_at.isoformat()) for m in memories
+    ]
+    items += [
+        _hit(f"{VAR_PREFIX}{name}", f"{name}: {text}", VARIABLE, timestamp=None)
+        for name, text in variables
+    ]
     return {"results": items, "count": len(items), "total": total, "page_idx": page_idx}
 
 
 def update_memory(caller: Caller, mem_id: str, memory: str, **ids: Any) -> dict[str, Any]:
-    tenant = caller.tenant(**ids)
-    if mem_id.startswith(VAR_PREFIX):
-        name = mem_id.removeprefix(VAR_PREFIX)
-        if name not in caller.engine.get_variables([name], **tenant):
-            raise NotFound(f"variable {name!r} not found", id=mem_id)
-        caller.engine.update_variables({name: memory}, **tenant)
-    else:
-        caller.engine.update(mem_id, memory, **tenant)
+    update_by_id(caller.engine, mem_id, memory, caller.tenant(**ids))
     return {"status": "updated", "mem_id": mem_id}
 
 
 def delete_memory(caller: Caller, mem_id: str, **ids: Any) -> dict[str, Any]:
-    tenant = caller.tenant(**ids)
-    if mem_id.startswith(VAR_PREFIX):
-        name = mem_id.removeprefix(VAR_PREFIX)
-        if not caller.engine.delete_variables([name], **tenant):
-            raise NotFound(f"variable {name!r} not found", id=mem_id)
-    else:
-        caller.engine.delete(mem_id, **tenant)
+    delete_by_id(caller.engine, mem_id, caller.tenant(**ids))
     return {"status": "deleted", "mem_id": mem_id}
 
 
