@@ -134,7 +134,27 @@ def ranking(queries: list[Query], ranked: list[list[str]]) -> dict[str, float]:
                 "ndcg@10": sum(1 / math.log2(n + 2) for n, r in enumerate(rel[:10]) if r) / ideal,
             }
         )
-    return {k: round(float(np.mean([r[k] for r in rows])), 4) for k in rows[0]}
+    out = {k: round(float(np.mean([r[k] for r in rows])), 4) for k in rows[0]}
+    if any(getattr(q, "answer_sessions", None) for q in queries):  # older caches lack it
+        out["session_recall_all@5"] = session_recall_all(queries, ranked, 5)
+    return out
+
+
+def session_recall_all(queries: list[Query], ranked: list[list[str]], k: int) -> float:
+    """LongMemEval's session-level recall_all@k: the share of answerable questions whose
+    answer sessions all stand among the first ``k`` sessions of the ranking (a session ranks
+    where its best turn does)."""
+    found = []
+    for q, ids in zip(queries, ranked, strict=True):
+        if not getattr(q, "answer_sessions", None):
+            continue
+        order: list[str] = []
+        for i in ids:
+            s = q.session_of.get(i)
+            if s is not None and s not in order:
+                order.append(s)
+        found.append(q.answer_sessions <= set(order[:k]))
+    return round(float(np.mean(found)), 4)
 
 
 Models = tuple[relevance.Model, relevance.Model]  # (turns, standalone memories)

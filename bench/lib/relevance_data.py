@@ -41,6 +41,9 @@ class Query:
     relevant: set[str]  # memory ids; empty for a never-said question
     kind: str = ""
     ignore: set[str] = field(default_factory=set)  # neither relevant nor wrong
+    # LongMemEval: each turn's session and the answer's sessions (session recall_all@k)
+    session_of: dict[str, str] = field(default_factory=dict)
+    answer_sessions: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -131,6 +134,7 @@ def ingest_longmemeval(
     for row in rows[::every]:
         tenant = row["question_id"]
         relevant: set[str] = set()
+        session_of: dict[str, str] = {}
         answer_sessions = set(row["answer_session_ids"])
         kept = 0
         triples = zip(
@@ -155,9 +159,13 @@ def ingest_longmemeval(
                 infer=False,
             )
             relevant |= {i.id for t, i in zip(turns, items, strict=True) if t.get("has_answer")}
+            session_of.update((i.id, str(sid)) for i in items)
         never = tenant.endswith("_abs")
         kind = "never" if never else row["question_type"]
-        shape.queries.append(Query(tenant, row["question"], set() if never else relevant, kind))
+        query = Query(tenant, row["question"], set() if never else relevant, kind)
+        if not never:
+            query.session_of, query.answer_sessions = session_of, set(map(str, answer_sessions))
+        shape.queries.append(query)
     return shape
 
 
