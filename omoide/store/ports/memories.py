@@ -242,11 +242,18 @@ class MemoryWrites(Protocol):
         ...
 
     def insert_memories(
-        self, scope: Scope, news: Sequence[NewMemory], actor: str
+        self,
+        scope: Scope,
+        news: Sequence[NewMemory],
+        actor: str,
+        vectors: np.ndarray | None = None,
     ) -> list[MemoryItem]:
         """``insert_memory`` for each of ``news``, in order (insertion order, history and
         errors as separate calls would give); return the items in that order. A backend may
-        write the whole batch in a few statements: this is the bulk path of ``add_many``."""
+        write the whole batch in a few statements: this is the bulk path of ``add_many``.
+        ``vectors``: row ``i`` is the vector of ``news[i]``, stored with it as ``put_vectors``
+        would store it (the items come back embedded); a count of rows other than the
+        memories' is ``InvalidInput``. PostgreSQL writes them in the memories' statement."""
         ...
 
     def supersede_memory(
