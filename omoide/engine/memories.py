@@ -123,10 +123,14 @@ class MemoryService:
             for record in records:
                 if not record.source_episodes and source:
                     record.source_episodes = source
-            items = tx.memories.insert_memories(scope, records, self._actor)
+            # the vectors go with the memories (one statement on PostgreSQL)
+            items = tx.memories.insert_memories(scope, records, self._actor, vectors)
             if source and (chunk_job := self._trigger.queue(tx, scope, sessions[0])):
                 jobs[CHUNK.name] = chunk_job
-            if (embed_job := index(tx, scope, [i.id for i in items], vectors)) is not None:
+            embed_job = (
+                None if vectors is not None else index(tx, scope, [i.id for i in items], None)
+            )
+            if embed_job is not None:
                 jobs[EMBED.name] = embed_job
             if extraction is not None:
                 payload = extraction.model_copy(

@@ -3,11 +3,11 @@
 The client's protocol messages are read from libpq's trace of the pool's one connection: a round
 trip ends with a ``Sync`` (extended protocol) or is a ``Query`` (simple protocol, ``BEGIN`` and
 ``COMMIT`` as psycopg sends them). A write transaction's ``BEGIN`` travels with its first
-statement, the memories of an add and their history entries are one statement, a new job is
-announced by its insert, a change of the search timeout goes with the next statement, and a
-transaction that ran nothing costs nothing; a statement's results, row count and errors are
-still there when its ``execute`` returns, and a savepoint opened first stays inside the
-transaction.
+statement, the memories of an add, their history entries and their vectors are one
+statement, a new job is announced by its insert, a change of the search timeout goes with
+the next statement, and a transaction that ran nothing costs nothing; a statement's results,
+row count and errors are still there when its ``execute`` returns, and a savepoint opened
+first stays inside the transaction.
 """
 
 from __future__ import annotations
@@ -67,17 +67,18 @@ def round_trips(db: Database) -> Iterator[list[str]]:
 def _add(db: Database, text: str) -> str:
     with db.write() as conn:
         tx = transaction_ports(conn)
-        item = tx.memories.insert_memories(SCOPE, [NewMemory(text=text)], "test")[0]
-        tx.memories.put_vectors(SCOPE, [item.id], np.ones((1, 8), dtype=np.float32))
+        vectors = np.ones((1, 8), dtype=np.float32)
+        item = tx.memories.insert_memories(SCOPE, [NewMemory(text=text)], "test", vectors)[0]
+    assert item.embedded
     return item.id
 
 
-def test_an_add_is_three_round_trips(db: Database) -> None:
+def test_an_add_is_two_round_trips(db: Database) -> None:
     _add(db, "warm up the pool")
     with round_trips(db) as ends:
         memory_id = _add(db, "the bus leaves at noon")
-    # BEGIN with the memories and their history, the vector, COMMIT
-    assert ends == ["Sync", "Sync", '"COMMIT"']
+    # BEGIN with the memories, their history and their vectors; COMMIT
+    assert ends == ["Sync", '"COMMIT"']
     with db.read() as conn:
         history = conn.execute(
             "SELECT event, new_text FROM history WHERE memory_id = %s", (memory_id,)
@@ -173,7 +174,7 @@ def test_a_search_then_an_add_costs_no_round_trip_for_the_timeout(db: Database) 
         assert _timeout(conn) == "10s"
     with round_trips(db) as ends:
         _add(db, "the timeout goes back with the BEGIN")
-    assert ends == ["Sync", "Sync", '"COMMIT"']
+    assert ends == ["Sync", '"COMMIT"']
     with db.write() as conn:
         assert _timeout(conn) != "10s"
     with round_trips(db) as ends, db.read_one(search=True) as conn:

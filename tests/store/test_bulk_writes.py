@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from omoide.errors import NotFound
+from omoide.errors import InvalidInput, NotFound
 from omoide.store.ports.memories import MemoryReads, MemoryWrites, NewMemory
 from omoide.store.protocol import Store
 from omoide.types import HistoryEvent, MemoryType, SearchFilters
@@ -72,6 +72,25 @@ def test_one_bad_member_rolls_the_whole_batch_back(store: Store) -> None:
     assert store.memories.list_memories(ALICE, SearchFilters(), 10, 0) == ([], 0)
     with store.transaction() as tx:
         assert tx.memories.insert_memories(ALICE, [], "t") == []
+
+
+@covers(MemoryWrites.insert_memories, MemoryReads.vector_search, MemoryReads.unembedded_count)
+def test_a_batch_with_its_vectors_is_stored_embedded(store: Store) -> None:
+    vectors = [unit(1, 0, 0), unit(0, 1, 0), unit(0, 0, 1)]
+    news = [NewMemory(text=f"memory {n}") for n in range(3)]
+    with store.transaction() as tx:
+        items = tx.memories.insert_memories(ALICE, news, "bulk", np.stack(vectors))
+    assert [i.text for i in items] == ["memory 0", "memory 1", "memory 2"]
+    assert all(i.embedded for i in items)
+    assert store.memories.get_memories(ALICE, [i.id for i in items]) == items
+    for item, vector in zip(items, vectors, strict=True):
+        [best, *_] = store.memories.vector_search(ALICE, vector, SearchFilters(), 3)
+        assert best[0] == item.id and best[1] == pytest.approx(1.0, abs=1e-5)
+    assert store.memories.unembedded_count(ALICE) == 0
+    assert store.memories.vector_search(BOB, unit(1, 0, 0), SearchFilters(), 3) == []
+    with pytest.raises(InvalidInput), store.transaction() as tx:  # a row per memory, or none
+        tx.memories.insert_memories(BOB, [NewMemory(text="x")], "bulk", np.stack(vectors))
+    assert store.memories.list_memories(BOB, SearchFilters(), 10, 0) == ([], 0)
 
 
 @covers(MemoryWrites.put_vectors, MemoryReads.vector_search)

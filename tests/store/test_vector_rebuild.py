@@ -9,7 +9,7 @@ import pytest
 from omoide.store.ports.admin import AdminReads
 from omoide.store.ports.memories import MemoryReads, MemoryWrites
 from omoide.store.protocol import Store
-from omoide.types import SearchFilters
+from omoide.types import Scope, SearchFilters
 from tests.store.contract import ALICE, ALICE_OTHER, BOB, add, covers, unit
 
 
@@ -80,34 +80,43 @@ def test_unembedded_count_per_tenant_and_overall(store: Store) -> None:
     assert store.memories.unembedded_count(BOB) == 1 and store.memories.unembedded_count() == 2
 
 
-@covers(MemoryReads.unembedded_count)
+def _unembedded(store: Store, scope: Scope) -> int:
+    """``unembedded_count(scope)``, checked against the figure a vector search reads with its
+    hits when the backend gives it (``Nearest.unembedded``)."""
+    count = store.memories.unembedded_count(scope)
+    read = store.memories.vector_search(scope, unit(1, 0), SearchFilters(), 5).unembedded
+    assert read in (None, count)
+    return count
+
+
+@covers(MemoryReads.unembedded_count, MemoryReads.vector_search)
 def test_unembedded_count_follows_every_write_of_memories_and_vectors(store: Store) -> None:
     """Each search reports this count: it must stay exact through deletes (the vector goes
     with its memory), text edits (the old vector is dropped), bulk vectors, a vector offered
     for another tenant's memory, the same memory id in another scope, and a whole scope's
-    deletion."""
+    deletion; so must the figure a vector search reads with its hits."""
     tea, coffee, milk = (add(store, ALICE, t) for t in ("tea", "coffee", "milk"))
     other = add(store, ALICE_OTHER, "juice")
     with store.transaction() as tx:
         assert tx.memories.put_vectors(ALICE, [tea, coffee, milk], np.stack([unit(1, 0)] * 3))
         assert not tx.memories.put_vector(BOB, tea, unit(1, 0))  # not Bob's memory
         assert not tx.memories.put_vector(ALICE, other, unit(1, 0))  # another scope's
-    counts = (store.memories.unembedded_count(ALICE), store.memories.unembedded_count(ALICE_OTHER))
-    assert counts == (0, 1) and store.memories.unembedded_count(BOB) == 0
+    counts = (_unembedded(store, ALICE), _unembedded(store, ALICE_OTHER))
+    assert counts == (0, 1) and _unembedded(store, BOB) == 0
     with store.transaction() as tx:
         tx.memories.update_memory(ALICE, coffee, "green tea", None, "t")
         tx.memories.delete_memory(ALICE, milk, "t")
-    assert store.memories.unembedded_count(ALICE) == 1 and store.memories.unembedded_count() == 2
+    assert _unembedded(store, ALICE) == 1 and store.memories.unembedded_count() == 2
     with store.transaction() as tx:
         tx.memories.put_vector(ALICE, coffee, unit(0, 1))
         tx.memories.put_vector(ALICE, tea, unit(0, 1))  # replacing a vector adds none
-    assert store.memories.unembedded_count(ALICE) == 0 and store.memories.unembedded_count() == 1
+    assert _unembedded(store, ALICE) == 0 and store.memories.unembedded_count() == 1
     with store.transaction() as tx:
         tx.admin.delete_scope(ALICE)
-    assert store.memories.unembedded_count(ALICE) == 0 and store.memories.unembedded_count() == 1
+    assert _unembedded(store, ALICE) == 0 and store.memories.unembedded_count() == 1
     with store.transaction() as tx:
         tx.memories.clear_vectors()
-    assert store.memories.unembedded_count(ALICE_OTHER) == 1
+    assert _unembedded(store, ALICE_OTHER) == 1
 
 
 @covers(AdminReads.integrity)

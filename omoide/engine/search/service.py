@@ -107,7 +107,10 @@ class SearchService:
                 query_vec = self._embedding.embed_query([query])[0]
                 nearest = memories.vector_search(scope, query_vec, filters, fetch)
                 signals["vector"] = nearest
-                if missing := memories.unembedded_count(scope):
+                missing = nearest.unembedded
+                if missing is None:  # not read with the hits
+                    missing = memories.unembedded_count(scope)
+                if missing:
                     nearest.population += missing  # the prior counts memories, embedded or not
                     warnings.append(
                         f"{missing} memories have no vector yet (embed jobs pending or failed),"

@@ -79,11 +79,19 @@ class Nearest(list[tuple[str, float]]):
     """``vector_search``'s ``(memory id, cosine)`` hits, most similar first, and
     ``population``: how many vectors the tenant holds, whatever the filters (a tenant
     statistic, as bm25's document count is; the relevance score's prior,
-    ``omoide.retrieval.relevance``)."""
+    ``omoide.retrieval.relevance``). ``unembedded``: the tenant's memories without a vector
+    (``MemoryReads.unembedded_count``) when the backend read it with the hits, in the same
+    snapshot, or None: the caller asks ``unembedded_count`` if it needs the figure."""
 
-    def __init__(self, hits: Iterable[tuple[str, float]] = (), population: int = 0) -> None:
+    def __init__(
+        self,
+        hits: Iterable[tuple[str, float]] = (),
+        population: int = 0,
+        unembedded: int | None = None,
+    ) -> None:
         super().__init__(hits)
         self.population = population
+        self.unembedded = unembedded
 
 
 @dataclass
@@ -169,7 +177,8 @@ class MemoryReads(Protocol):
     ) -> Nearest:
         """Up to ``limit`` ``(memory id, cosine)`` of the tenant's embedded memories that
         match ``filters``, most similar first (exact search; see the module docstring), and
-        the tenant's number of vectors (``Nearest.population``, from the same read).
+        the tenant's number of vectors (``Nearest.population``, from the same read), and
+        its memories without a vector if that read had them (``Nearest.unembedded``).
 
         Sees every vector committed before the call, by any process, and never one deleted
         before it. Memories without a vector are not found. ``InvalidInput`` if ``vector``'s
@@ -233,11 +242,18 @@ class MemoryWrites(Protocol):
         ...
 
     def insert_memories(
-        self, scope: Scope, news: Sequence[NewMemory], actor: str
+        self,
+        scope: Scope,
+        news: Sequence[NewMemory],
+        actor: str,
+        vectors: np.ndarray | None = None,
     ) -> list[MemoryItem]:
         """``insert_memory`` for each of ``news``, in order (insertion order, history and
         errors as separate calls would give); return the items in that order. A backend may
-        write the whole batch in a few statements: this is the bulk path of ``add_many``."""
+        write the whole batch in a few statements: this is the bulk path of ``add_many``.
+        ``vectors``: row ``i`` is the vector of ``news[i]``, stored with it as ``put_vectors``
+        would store it (the items come back embedded); a count of rows other than the
+        memories' is ``InvalidInput``. PostgreSQL writes them in the memories' statement."""
         ...
 
     def supersede_memory(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -43,9 +44,16 @@ RETURNING seq, id, user_id, scope_id, type, text, metadata, valid_from, invalid_
 ), h AS (
 INSERT INTO history (memory_id, user_id, scope_id, event, old_text, new_text, actor, created_at)
 SELECT m.id, m.user_id, m.scope_id, %s, %s, m.text, %s, %s FROM m ORDER BY m.seq
-)
+){vectors}
 SELECT * FROM m
 """
+# The memories' vectors in the same statement, when the caller has them (an add embeds before
+# its transaction): one round trip less than a statement of their own.
+_WITH_VECTORS = """, v AS (
+INSERT INTO memory_vectors (user_id, scope_id, memory_id, embedding)
+SELECT m.user_id, m.scope_id, m.id, u.embedding
+FROM m JOIN unnest(%s::text[], %b::vector[]) AS u(memory_id, embedding) ON u.memory_id = m.id
+)"""
 # Only an episode of the same tenant may back a memory (a foreign key alone would accept
 # another scope's episode of the same user): the join keeps the tenant's, the caller checks.
 _SOURCES = """
@@ -77,10 +85,12 @@ def insert_memories(
     actor: str,
     event: HistoryEvent = HistoryEvent.ADD,
     old_text: str | None = None,
+    vectors: np.ndarray | None = None,
 ) -> list[MemoryItem]:
     """Insert ``news`` in order with fresh ids, their source links and one history entry each
-    (``event``, ``old_text``); return them as stored. ``NotFound`` for a session or source
-    episode that is not the tenant's (the caller's transaction then rolls back)."""
+    (``event``, ``old_text``), and ``vectors`` (row ``i`` for ``news[i]``) in the same
+    statement if given; return them as stored. ``NotFound`` for a session or source episode
+    that is not the tenant's (the caller's transaction then rolls back)."""
     if not news:
         return []
     ts = now_ms()
@@ -101,8 +111,15 @@ def insert_memories(
         created,
     )
     history = (event.value, old_text, actor, now_ms())
+    embedded: tuple[Any, ...] = ()
+    if vectors is None:
+        sql = _INSERT.replace("{vectors}", "")
+    else:
+        batch = vectors.astype(np.float32)
+        sql = _INSERT.replace("{vectors}", _WITH_VECTORS)
+        embedded = (ids, list(batch))
     inserted = conn.execute(
-        _INSERT, (scope.user_id, scope.scope_id, ts, *columns, *history)
+        sql, (scope.user_id, scope.scope_id, ts, *columns, *history, *embedded)
     ).fetchall()
     sources = _link_sources(conn, scope, ids, news)
     # The rows as a read would return them, without reading them again: what the insert
@@ -114,7 +131,7 @@ def insert_memories(
                 **by_id[i],
                 "session_ext": new.session_id or None,
                 "sources": sorted(sources.get(i, ())),
-                "embedded": False,
+                "embedded": vectors is not None,
             }
         )
         for i, new in zip(ids, news, strict=True)

@@ -4,7 +4,10 @@ Reads outside a transaction take a pooled connection for one call and run in one
 ``REPEATABLE READ READ ONLY`` transaction, so a page and its total (or a graph walk and its
 nodes) come from one snapshot; a read of one statement (``read_one``: the searches, the
 lookups of hits) runs it alone in autocommit, where the statement is its own snapshot, so
-it costs one round trip instead of three (``BEGIN``, the statement, ``COMMIT``). Write
+it costs one round trip instead of three (``BEGIN``, the statement, ``COMMIT``). A read of
+several statements that depend on each other's results in one snapshot (``snapshot``: the
+keyword search over the in-process posting lists) sends its ``BEGIN`` with its first
+statement and its ``COMMIT`` with its last, in pipelines. Write
 transactions run at ``READ COMMITTED``, like most PostgreSQL applications; the ports take row
 locks (``FOR UPDATE``) where SQLite relied on its single writer, so the re-checks of
 chunking, superseding and step claims stay race-free.
@@ -105,8 +108,13 @@ class _Connection(psycopg.Connection[DictRow]):
 
     @contextmanager
     def pipeline(self) -> Iterator[psycopg.Pipeline]:
-        self.send_held()
+        """A pipeline whose first commands are the held ones: the block's statements, queued
+        behind them, travel in one round trip with them when the block fetches nothing before
+        its end (each fetch inside the block waits for the server)."""
+        held, self.held = self.held, ()
         with super().pipeline() as pipeline:
+            for command in held:
+                super().execute(command)
             yield pipeline
 
 
@@ -258,6 +266,26 @@ class Database:
         self._check_open()
         with _translated(), self.pool.connection() as conn, self._holding(conn, search):
             yield conn
+
+    @contextmanager
+    def snapshot(self, *, search: bool = False) -> Iterator[Conn]:
+        """A pooled connection inside one ``REPEATABLE READ READ ONLY`` transaction, for reads
+        of several statements that must see one snapshot and may depend on each other's
+        results. Its ``BEGIN`` goes with the first statement (as a write's does), and its
+        ``COMMIT`` may go with the last: a block whose last pipeline ends with ``COMMIT``
+        sends nothing more; otherwise the exit commits. ``search``: under the search
+        timeout."""
+        self._check_open()
+        begin = _begin(psycopg.IsolationLevel.REPEATABLE_READ) + b" READ ONLY"
+        with _translated(), self.pool.connection() as conn, self._holding(conn, search, begin):
+            try:
+                yield conn
+            except BaseException:
+                _connection(conn).held = ()
+                _rollback(conn)
+                raise
+            _connection(conn).held = ()  # no statement ran: nothing began
+            conn.commit()  # nothing to send when the block's last statement ended it
 
     @contextmanager
     def write(self, isolation: psycopg.IsolationLevel | None = None) -> Iterator[Conn]:

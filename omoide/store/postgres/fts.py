@@ -166,6 +166,14 @@ def search(
 ) -> tuple[list[tuple[str, float]], Counts]:
     """``(memory id, bm25 score)`` of the tenant's rows matching any term, best first, and
     the tenant's counts read in the same statement."""
+    found = conn.execute(*search_statement(user_id, scope_id, terms, where, limit)).fetchall()
+    return search_hits(found), counts.from_row(found[0])
+
+
+def search_statement(
+    user_id: str, scope_id: str, terms: Sequence[str], where: tuple[str, list[Any]], limit: int
+) -> tuple[str, list[Any]]:
+    """The statement of ``search``."""
     sql = _SEARCH.replace("{where}", where[0])
     tenant = [user_id, scope_id]
     params: list[Any] = [
@@ -178,9 +186,12 @@ def search(
         *where[1],
         limit,
     ]
-    found = conn.execute(sql, params).fetchall()
-    hits = [(str(r["id"]), float(r["score"])) for r in found if r["id"] is not None]
-    return hits, counts.from_row(found[0])
+    return sql, params
+
+
+def search_hits(found: Sequence[DictRow]) -> list[tuple[str, float]]:
+    """``search_statement``'s hits."""
+    return [(str(r["id"]), float(r["score"])) for r in found if r["id"] is not None]
 
 
 @dataclass(frozen=True)
@@ -225,12 +236,20 @@ def rank(
     terms: Sequence[str],
     where: tuple[str, list[Any]],
     limit: int,
-) -> list[tuple[str, float]]:
+    *,
+    end: bool = False,
+) -> list[tuple[str, float]] | None:
     """What ``search`` returns, to the last bit, ranked from the in-process posting lists
     (``cache``) when they hold or may load every kept lexeme's list, else by ``search``.
-    Run inside one ``REPEATABLE READ`` transaction, before any other statement of it (the
-    cache catches up with the transaction's snapshot), best in pipeline mode: the catch-up
-    and the statistics then take one round trip."""
+    Run inside one ``REPEATABLE READ`` transaction (``Database.snapshot``), before any other
+    statement of it (the cache catches up with the transaction's snapshot): the catch-up and
+    the statistics take one round trip with its ``BEGIN``.
+
+    ``end``: the transaction's ``COMMIT`` goes with the statement that looks up the ranked
+    rows' ids through the caller's filters, in the same round trip, so a warm search costs
+    two. None comes back when that first look-up kept fewer than ``limit`` rows while more
+    rows matched (a filter most rows fail): the caller asks again in a new snapshot without
+    ``end``, which probes further down the order in that snapshot."""
     if limit <= 0:
         return []
     version, planned = cache.catch_up(conn, plan_statement(user_id, scope_id, terms))
@@ -240,7 +259,8 @@ def rank(
     tenant = (user_id, scope_id)
     lists = cache.lists(conn, version, tenant, query.kept, query.dfs)
     if lists is None:  # a long list not cached: the database scans it faster than we load it
-        return search(conn, user_id, scope_id, terms, where, limit)[0]
+        sql, params = search_statement(user_id, scope_id, terms, where, limit)
+        return search_hits(_last(conn, sql, params, end))
     bm25 = _Bm25(query.avgdl)
     seqs, scores = summed(
         [(lists[t].seqs, bm25(query.idfs[t], lists[t].tf, lists[t].dl)) for t in query.kept]
@@ -250,9 +270,12 @@ def rank(
     if query.dropped:  # from cached lists mostly: no round trip
         ranked = _rescored(conn, cache, version, tenant, query, bm25, ranked)
     first = ranked[: 2 * limit + 10]
-    ids = {int(r["seq"]): str(r["id"]) for r in _ids(conn, user_id, [s for s, _ in first], where)}
+    sql, params = _ids(user_id, [s for s, _ in first], where)
+    ids = {int(r["seq"]): str(r["id"]) for r in _last(conn, sql, params, end)}
     hits = [(ids[s], score) for s, score in first if s in ids]
     probed = len(first)
+    if end and len(hits) < limit and (probed < len(ranked) or n < len(seqs)):
+        return None  # committed: further down the order needs a snapshot of its own
     while len(hits) < limit:
         if probed >= len(ranked):
             if n >= len(seqs):
@@ -263,12 +286,22 @@ def rank(
                 ranked = _rescored(conn, cache, version, tenant, query, bm25, ranked)
             continue
         chunk = ranked[probed : probed + 2 * (limit - len(hits)) + 10]
-        ids = {
-            int(r["seq"]): str(r["id"]) for r in _ids(conn, user_id, [s for s, _ in chunk], where)
-        }
+        sql, params = _ids(user_id, [s for s, _ in chunk], where)
+        ids = {int(r["seq"]): str(r["id"]) for r in conn.execute(sql, params).fetchall()}
         hits += [(ids[s], score) for s, score in chunk if s in ids]
         probed += len(chunk)
     return hits[:limit]
+
+
+def _last(conn: Conn, sql: str, params: Sequence[Any], end: bool) -> list[DictRow]:
+    """The rows of ``sql``, with the transaction's ``COMMIT`` behind it in one pipeline
+    (one round trip) when ``end``."""
+    if not end:
+        return conn.execute(sql, params).fetchall()
+    with conn.pipeline():  # nothing fetched inside: one round trip
+        cursor = conn.execute(sql, params)
+        conn.execute("COMMIT")
+    return cursor.fetchall()
 
 
 class _Bm25:
@@ -320,11 +353,11 @@ def _rescored(
     return pruning.rescore(ranked, more, RESCORE_DEPTH)
 
 
-def _ids(conn: Conn, user_id: str, seqs: list[int], where: tuple[str, list[Any]]) -> list[DictRow]:
-    """The seqs and ids of the memories ``seqs`` that pass the caller's filters (fetched whole:
-    row by row, each row would be a fetch of its own in pipeline mode)."""
-    return conn.execute(
+def _ids(user_id: str, seqs: list[int], where: tuple[str, list[Any]]) -> tuple[str, list[Any]]:
+    """The statement of the seqs and ids of the memories ``seqs`` that pass the caller's
+    filters."""
+    return (
         "SELECT m.seq, m.id FROM memories m WHERE m.user_id = %s AND m.seq = ANY(%s::bigint[])"
         f" AND ({where[0]})",
-        (user_id, seqs, *where[1]),
-    ).fetchall()
+        [user_id, seqs, *where[1]],
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 import psycopg
@@ -110,18 +111,17 @@ class PostgresMemoryReads:
         if not terms:
             return []
         where = memory_filter(scope, filters)
-        # One snapshot for the cache's catch-up, the statistics, the lists and the filters; in
-        # pipeline mode, so BEGIN, the catch-up and the statistics go in one round trip.
-        with self._db.read_one(search=True) as conn:
-            conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
-            conn.read_only = True  # both cleared by the pool's reset
-            try:
-                with conn.pipeline(), conn.transaction():
-                    return fts.rank(
-                        conn, self._postings, scope.user_id, scope.scope_id, terms, where, limit
-                    )
-            except psycopg.errors.SyntaxError as exc:  # never expected: every lexeme is quoted
-                raise InvalidInput(f"keyword query rejected: {exc}") from exc
+        tenant = (scope.user_id, scope.scope_id)
+        # One snapshot for the cache's catch-up, the statistics, the lists and the filters: its
+        # BEGIN goes with the catch-up and the statistics, its COMMIT with the filters' look-up
+        # (two round trips when the lists are cached); a filter most rows fail needs a second
+        # snapshot, which probes further down the order.
+        with self._db.snapshot(search=True) as conn, _query_refused():
+            hits = fts.rank(conn, self._postings, *tenant, terms, where, limit, end=True)
+        if hits is None:
+            with self._db.snapshot(search=True) as conn, _query_refused():
+                hits = fts.rank(conn, self._postings, *tenant, terms, where, limit)
+        return hits or []  # without ``end``, always a ranking
 
     def vector_search(
         self, scope: Scope, vector: np.ndarray, filters: SearchFilters, limit: int
@@ -147,7 +147,8 @@ class PostgresMemoryReads:
         if not found:
             with self._db.read_one(search=True) as conn:
                 _check_dimension(conn, scope, query.shape[0])
-        return Nearest(found, tally.vectors)
+        # the counts of the first statement: the search needs no statement of its own for them
+        return Nearest(found, tally.vectors, max(0, tally.memories - tally.vectors))
 
     def history(self, scope: Scope, memory_id: str) -> list[HistoryEntry]:
         tenant = (scope.user_id, scope.scope_id)
@@ -204,6 +205,16 @@ class PostgresMemoryReads:
                 return counts.unembedded(conn)
             tally = counts.read(conn, scope.user_id, scope.scope_id)
         return max(0, tally.memories - tally.vectors)
+
+
+@contextmanager
+def _query_refused() -> Iterator[None]:
+    """A query the database's parser refuses as ``InvalidInput`` (never expected: every
+    lexeme is quoted)."""
+    try:
+        yield
+    except psycopg.errors.SyntaxError as exc:
+        raise InvalidInput(f"keyword query rejected: {exc}") from exc
 
 
 def _check_dimension(conn: Conn, scope: Scope, dim: int) -> None:

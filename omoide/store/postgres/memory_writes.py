@@ -58,9 +58,10 @@ class PostgresMemoryStorage:
         actor: str,
         event: HistoryEvent,
         old_text: str | None,
+        vectors: np.ndarray | None = None,
     ) -> list[MemoryItem]:
-        self._note(scope, len(news))
-        return bulk.insert_memories(self._conn, scope, news, actor, event, old_text)
+        self._note(scope, len(news) * (1 if vectors is None else 2))
+        return bulk.insert_memories(self._conn, scope, news, actor, event, old_text, vectors)
 
     def fetch(self, scope: Scope, memory_id: str) -> MemoryItem:
         return fetch_memory(self._conn, scope, memory_id)

@@ -59,7 +59,8 @@ class PostingsCache:
         """Bring the cache to ``conn``'s snapshot, which this takes: call it as the first
         statement of a ``REPEATABLE READ`` transaction. Returns the version to hand to
         ``lists`` and ``rows`` in that transaction, and the cursor of ``also``, a statement
-        sent right behind (in pipeline mode, in the same round trip)."""
+        sent right behind in one pipeline: with the commands the connection holds (its
+        ``BEGIN``), one round trip."""
         with self._lists.lock:
             held = bool(self._lists)
             params: tuple[Any, ...] = (self._high, self._xmax, self._xip)
@@ -73,8 +74,9 @@ class PostingsCache:
                 params = (*params, CATCH_UP_MAX)
             else:  # nothing held: whether anything changed
                 sql = _POSITION + ", (SELECT EXISTS (SELECT 1" + _NEW + ")) AS changed"
-            position = conn.execute(sql, params)
-            then = conn.execute(also[0], also[1])
+            with conn.pipeline():  # nothing fetched inside: one round trip
+                position = conn.execute(sql, params)
+                then = conn.execute(also[0], also[1])
             row = position.fetchone()
             assert row is not None  # one row, always
             entries = row["entries"] if held else []
@@ -121,14 +123,18 @@ class PostingsCache:
 class _Source:
     """``memory_terms`` read through the caller's connection (its snapshot)."""
 
-    def read(self, conn: Conn, tenant: Tenant, term: str) -> Postings:
+    def read(self, conn: Conn, tenant: Tenant, terms: Sequence[str]) -> dict[str, Postings]:
+        """One statement for every list: one round trip (an index range scan per lexeme)."""
         with conn.cursor(row_factory=tuple_row, binary=True) as cur:
             found = cur.execute(
-                "SELECT seq, w, doc_len FROM memory_terms"
-                " WHERE user_id = %s AND scope_id = %s AND lexeme = %s ORDER BY seq",
-                (*tenant, term),
+                "SELECT lexeme, seq, w, doc_len FROM memory_terms WHERE user_id = %s"
+                " AND scope_id = %s AND lexeme = ANY(%s::text[]) ORDER BY lexeme, seq",
+                (*tenant, list(terms)),
             ).fetchall()
-        return from_rows(found)
+        rows: dict[str, list[tuple[int, float, float]]] = {t: [] for t in terms}
+        for lexeme, seq, w, doc_len in found:
+            rows[str(lexeme)].append((seq, w, doc_len))
+        return {t: from_rows(r) for t, r in rows.items()}
 
     def read_some(
         self, conn: Conn, tenant: Tenant, terms: Sequence[str], seqs: np.ndarray

@@ -16,7 +16,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
-from omoide.errors import Conflict, NotFound
+from omoide.errors import Conflict, InvalidInput, NotFound
 from omoide.store.ports.memories import LatestTurn, Neighbour, NewMemory
 from omoide.store.sql.dialect import Conn, Dialect
 from omoide.store.sql.shared import write_history
@@ -33,8 +33,10 @@ class MemoryStorage(Protocol):
         actor: str,
         event: HistoryEvent,
         old_text: str | None,
+        vectors: np.ndarray | None = None,
     ) -> list[MemoryItem]:
-        """Insert ``news`` in order with their source links and one history entry each."""
+        """Insert ``news`` in order with their source links and one history entry each, and
+        ``vectors`` (row ``i`` for ``news[i]``) if given: then the items are embedded."""
         ...
 
     def fetch(self, scope: Scope, memory_id: str) -> MemoryItem:
@@ -87,9 +89,15 @@ class SQLMemoryWrites(Generic[S]):
         return self.own.insert(scope, [new], actor, HistoryEvent.ADD, None)[0]
 
     def insert_memories(
-        self, scope: Scope, news: Sequence[NewMemory], actor: str
+        self,
+        scope: Scope,
+        news: Sequence[NewMemory],
+        actor: str,
+        vectors: np.ndarray | None = None,
     ) -> list[MemoryItem]:
-        return self.own.insert(scope, news, actor, HistoryEvent.ADD, None)
+        if vectors is not None and len(vectors) != len(news):
+            raise InvalidInput(f"{len(vectors)} vectors for {len(news)} memories")
+        return self.own.insert(scope, news, actor, HistoryEvent.ADD, None, vectors)
 
     def supersede_memory(
         self, scope: Scope, old_id: str, new: NewMemory, at_ms: int, actor: str

@@ -10,8 +10,9 @@ whether it was indexed or unindexed, never its words), filled by triggers in the
 transaction, and its cache applies the entries it has not seen before it ranks: a memory
 acknowledged by any process or server is ranked, a deleted one never is.
 
-What differs per backend is composed in, not inherited: a ``Source`` reads a whole list, the
-rows of some memories, and the current postings of changed memories; following the log (which
+What differs per backend is composed in, not inherited: a ``Source`` reads whole lists (all
+those a search misses at once: one round trip on PostgreSQL), the rows of some memories, and
+the current postings of changed memories; following the log (which
 entries are new, in which snapshot) is the backend's own (``store/sqlite/postings.py``,
 ``store/postgres/postings.py``). A tenant is any hashable key of the backend's choosing.
 """
@@ -58,8 +59,8 @@ EMPTY = Postings(np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.
 class Source(Protocol):
     """How a backend reads its postings, in the caller's snapshot (``conn``)."""
 
-    def read(self, conn: Any, tenant: Any, term: str) -> Postings:
-        """One whole list."""
+    def read(self, conn: Any, tenant: Any, terms: Sequence[str]) -> dict[str, Postings]:
+        """The whole list of each of ``terms`` (one read if it can)."""
         ...
 
     def read_some(
@@ -113,7 +114,7 @@ class PostingLists:
         read from it and not kept)."""
         if any(dfs[t] > LOAD_MAX and not self._has(tenant, t, current) for t in terms):
             return None
-        return {t: self._whole(conn, tenant, t, current) for t in terms}
+        return self._whole(conn, tenant, terms, current)
 
     def rows(
         self,
@@ -131,22 +132,29 @@ class PostingLists:
         whole = [t for t in terms if dfs[t] <= bound or self._has(tenant, t, current)]
         some = [t for t in terms if t not in whole]
         found = self.source.read_some(conn, tenant, some, seqs) if some else {}
-        found.update((t, self._whole(conn, tenant, t, current)) for t in whole)
+        found.update(self._whole(conn, tenant, whole, current))
         return found
 
     def _has(self, tenant: Any, term: str, current: bool) -> bool:
         return current and (tenant, term) in self._lists
 
-    def _whole(self, conn: Any, tenant: Any, term: str, current: bool) -> Postings:
-        key = (tenant, term)
-        found = self._lists.get(key) if current else None
-        if found is not None:
-            self._lists.move_to_end(key)
-            return found
-        found = self.source.read(conn, tenant, term)
-        if current:
-            self._keep(key, found)
-        return found
+    def _whole(
+        self, conn: Any, tenant: Any, terms: Sequence[str], current: bool
+    ) -> dict[str, Postings]:
+        """The whole lists of ``terms``: the cached ones, and the others in one read."""
+        found: dict[str, Postings] = {}
+        for term in terms:
+            cached = self._lists.get((tenant, term)) if current else None
+            if cached is not None:
+                self._lists.move_to_end((tenant, term))
+                found[term] = cached
+        missing = [t for t in terms if t not in found]
+        if missing:
+            for term, postings in self.source.read(conn, tenant, missing).items():
+                if current:
+                    self._keep((tenant, term), postings)
+                found[term] = postings
+        return {t: found[t] for t in terms}
 
     def _keep(self, key: tuple[Any, str], postings: Postings) -> None:
         if len(postings.seqs) > self._max:

@@ -56,10 +56,15 @@ class SQLiteMemoryStorage:
         actor: str,
         event: HistoryEvent,
         old_text: str | None,
+        vectors: np.ndarray | None = None,
     ) -> list[MemoryItem]:
         # One writer and in-process statements: a loop costs no round trips here, and the
         # keyword rows of the batch are written together by ``flush`` anyway.
-        return [self._insert(scope, new, actor, event, old_text) for new in news]
+        items = [self._insert(scope, new, actor, event, old_text) for new in news]
+        if vectors is None:
+            return items
+        self.put_vectors(scope, [i.id for i in items], vectors)
+        return [i.model_copy(update={"embedded": True}) for i in items]
 
     def fetch(self, scope: Scope, memory_id: str) -> MemoryItem:
         return fetch_memory(self._conn, scope, memory_id)

@@ -72,13 +72,20 @@ class PostingsCache:
 class _Source:
     """``kw_postings`` read through the caller's connection."""
 
-    def read(self, conn: sqlite3.Connection, tenant: str, term: str) -> Postings:
-        """One list, in key order (ascending seq)."""
-        found = conn.execute(
-            "SELECT memory_seq, tf, dl FROM kw_postings WHERE tenant = ? AND term = ?",
-            (tenant, term),
-        ).fetchall()
-        return from_rows(found)
+    def read(
+        self, conn: sqlite3.Connection, tenant: str, terms: Sequence[str]
+    ) -> dict[str, Postings]:
+        """Each list in key order (ascending seq), a statement per term (SQLite has no round
+        trip to save)."""
+        return {
+            term: from_rows(
+                conn.execute(
+                    "SELECT memory_seq, tf, dl FROM kw_postings WHERE tenant = ? AND term = ?",
+                    (tenant, term),
+                ).fetchall()
+            )
+            for term in terms
+        }
 
     def read_some(
         self, conn: sqlite3.Connection, tenant: str, terms: Sequence[str], seqs: np.ndarray
