@@ -5,9 +5,9 @@ from what the search already knows about it and nothing else: its cosine to the 
 bm25 for the query's words (with the tenant's own statistics), the share of the query's content
 words its own text holds, whether it was said by a speaker the query names or in a period the
 query names, whether an assistant said it, whether it is a turn of a session or a standalone
-memory (two models: the same
-cosine means more for a standalone fact than for one turn among many on its topic; a fact
-derived from a session, or a message written without one, is standalone), and how many
+memory (two models: the same cosine means more for a standalone fact than for one turn among
+many on its topic; a fact derived from a session, or a message written without one, is
+standalone), and how many
 memories its tenant holds (``prior``: in a small tenant each candidate is likelier to be the
 answer). No value depends on the other hits of the result (no min-max or rank normalisation,
 no softmax over the result list, no words borrowed from the top hits) or on another tenant
@@ -95,8 +95,8 @@ STANDALONE = Model(
 
 @dataclass(frozen=True)
 class Evidence:
-    """What a search knows of one candidate. ``cosine`` is None when the candidate is not
-    among the vector hits; ``keyword`` its bm25 (0 when not among the keyword hits);
+    """What a search knows of one candidate. ``cosine`` is None when the candidate has no
+    vector (its embedding pending); ``keyword`` its bm25 (0 when not among the keyword hits);
     ``coverage`` the share of the query's content words in the memory's own text; ``turn``
     whether the memory is a turn of a conversation (else a standalone memory); ``assistant``
     whether an assistant said it (its role); ``population`` how many memories its tenant
