@@ -7,10 +7,10 @@ words its own text holds, whether it was said by a speaker the query names or in
 query names, whether an assistant said it, whether it is a turn of a session or a standalone
 memory (two models: the same cosine means more for a standalone fact than for one turn among
 many on its topic; a fact derived from a session, or a message written without one, is
-standalone), and how many
-memories its tenant holds (``prior``: in a small tenant each candidate is likelier to be the
-answer). No value depends on the other hits of the result (no min-max or rank normalisation,
-no softmax over the result list, no words borrowed from the top hits) or on another tenant
+standalone), and how many memories its tenant holds (``prior``: in a small tenant each
+candidate is likelier to be the answer). No value depends on the other hits of the result (no
+min-max or rank normalisation, no softmax over the result list, no words borrowed from the top
+hits) or on another tenant
 (bm25 and the size are the tenant's own statistics), so a hit scores the same whatever else
 the result holds, and a threshold means the same for every query and every size of tenant:
 0.3 keeps hits that are relevant about 3 times in 10. A keyword candidate outside the vector
