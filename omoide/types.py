@@ -199,8 +199,10 @@ class SearchHit(BaseModel):
     signals: dict[str, Signal] = Field(
         default_factory=dict,
         description="Per-signal rank and score: 'keyword', 'vector', 'expansion' (bm25 of the "
-        "expanded query), and the evidence the relevance used: 'coverage' (share of the "
-        "query's words in the text), 'speaker', 'date', 'turn' (1 when it counted).",
+        "expanded query), and the evidence the relevance used: 'cosine' (the hit's cosine, "
+        "read for its score when the vector list did not reach it), 'coverage' (share of the "
+        "query's words in the text), 'speaker', 'date', 'turn', 'assistant' (1 when it "
+        "counted).",
     )
 
 

@@ -4270,7 +4270,7 @@ export interface components {
             score: number;
             /**
              * Signals
-             * @description Per-signal rank and score: 'keyword', 'vector', 'expansion' (bm25 of the expanded query), and the evidence the relevance used: 'coverage' (share of the query's words in the text), 'speaker', 'date', 'turn' (1 when it counted).
+             * @description Per-signal rank and score: 'keyword', 'vector', 'expansion' (bm25 of the expanded query), and the evidence the relevance used: 'cosine' (the hit's cosine, read for its score when the vector list did not reach it), 'coverage' (share of the query's words in the text), 'speaker', 'date', 'turn', 'assistant' (1 when it counted).
              */
             signals?: {
                 [key: string]: components["schemas"]["Signal"];
