@@ -12,9 +12,10 @@ candidate is likelier to be the answer). No value depends on the other hits of t
 min-max or rank normalisation, no softmax over the result list, no words borrowed from the top
 hits) or on another tenant (bm25 and the size are the tenant's own statistics), so a hit
 scores the same whatever else the result holds, and a threshold means the same for every query
-and every size of tenant: 0.3 keeps hits that are relevant about 3 times in 10. A keyword candidate outside the vector
-list's nearest 100 is scored by its own cosine too, read with its text; only a memory without a
-vector yet (its embedding pending) has none, and is scored as one just below such a list's.
+and every size of tenant: 0.3 keeps hits that are relevant about 3 times in 10. A keyword
+candidate outside the vector list's nearest 100 is scored by its own cosine too, read with its
+text; only a memory without a vector yet (its embedding pending) has none, and is scored as one
+just below such a list's.
 
 The model is logistic over a few monotone features: weights fitted by a pairwise ranking
 loss, then scaled to probabilities (Platt), by ``python bench/relevance.py --fit`` on three
