@@ -277,15 +277,13 @@ class Database:
         timeout."""
         self._check_open()
         begin = _begin(psycopg.IsolationLevel.REPEATABLE_READ) + b" READ ONLY"
-        with _translated(), self.pool.connection() as conn, self._holding(conn, search, begin):
-            try:
-                yield conn
-            except BaseException:
-                _connection(conn).held = ()
-                _rollback(conn)
-                raise
-            _connection(conn).held = ()  # no statement ran: nothing began
-            conn.commit()  # nothing to send when the block's last statement ended it
+        with (
+            _translated(),
+            self.pool.connection() as conn,
+            self._holding(conn, search, begin),
+            _ended(conn),
+        ):
+            yield conn
 
     @contextmanager
     def write(self, isolation: psycopg.IsolationLevel | None = None) -> Iterator[Conn]:
@@ -297,15 +295,9 @@ class Database:
             _translated(),
             self.pool.connection() as conn,
             self._holding(conn, False, _begin(isolation)),
+            _ended(conn),
         ):
-            try:
-                yield conn
-            except BaseException:
-                _connection(conn).held = ()
-                _rollback(conn)
-                raise
-            _connection(conn).held = ()  # no statement ran: nothing to commit
-            conn.commit()
+            yield conn
 
     @contextmanager
     def _holding(self, conn: Conn, search: bool, *then: bytes) -> Iterator[None]:
@@ -352,6 +344,22 @@ def _connection(conn: Conn) -> _Connection:
     if not isinstance(conn, _Connection):  # pragma: no cover - the pool's class
         raise TypeError(f"unexpected connection class {type(conn).__name__}")
     return conn
+
+
+@contextmanager
+def _ended(conn: Conn) -> Iterator[None]:
+    """The block's transaction ends with the block: rolled back when it raises, else
+    committed. A ``BEGIN`` still held was never sent (no statement ran): it is dropped, and
+    the commit then sends nothing, as it sends nothing when the block's last pipeline
+    already ended with ``COMMIT``."""
+    try:
+        yield
+    except BaseException:
+        _connection(conn).held = ()
+        _rollback(conn)
+        raise
+    _connection(conn).held = ()
+    conn.commit()
 
 
 def _rollback(conn: Conn) -> None:
