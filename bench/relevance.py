@@ -15,7 +15,8 @@ Per shape: recall@5/10, hit@3, NDCG@10 of each recipe in ``--recipes`` as the se
 them, and of the relevance score (the fitted one when ``--fit``); calibration (10 bins,
 expected calibration error over every candidate); precision and recall of threshold 0.3, the
 share of answerable questions whose best answer scores >= 0.3 and the share of never-said
-questions with nothing >= 0.3. Results: bench/results/relevance.json.
+questions with nothing >= 0.3, and how well a query's best score tells the two apart (ROC
+AUC). Results: bench/results/relevance.json.
 """
 
 from __future__ import annotations
@@ -198,7 +199,9 @@ def thresholds(
     queries: list[Query], scores: list[list[tuple[str, float]]], cut: float = THRESHOLD
 ) -> dict[str, float]:
     kept = right = relevant = found = answered = answerable = quiet = never = 0
+    best: dict[bool, list[float]] = {True: [], False: []}  # a query's best score, by answerable
     for q, ranked in zip(queries, scores, strict=True):
+        best[bool(q.relevant)].append(max((s for i, s in ranked if i not in q.ignore), default=0))
         above = [i for i, s in ranked if s >= cut and i not in q.ignore]
         kept += len(above)
         right += sum(i in q.relevant for i in above)
@@ -216,7 +219,17 @@ def thresholds(
         "answer_scored_0.3": round(answered / max(answerable, 1), 4),
         "never_said_quiet": round(quiet / max(never, 1), 4) if never else float("nan"),
         "never_said": never,
+        "best_score_auc": separation(best[True], best[False]),
     }
+
+
+def separation(answerable: list[float], never_said: list[float]) -> float:
+    """ROC AUC of a query's best score between answerable and never-said questions: how well
+    any one threshold can tell them apart (0.5: not at all; nan without both kinds)."""
+    if not answerable or not never_said:
+        return float("nan")
+    a, b = np.array(answerable)[:, None], np.array(never_said)[None, :]
+    return round(float(np.mean((a > b) + 0.5 * (a == b))), 4)
 
 
 def report(data: dict[str, Any], scores: list[list[tuple[str, float]]]) -> dict[str, Any]:
