@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import common
+from lib.common import DEFAULT_DATA
 
 HERE = Path(__file__).resolve().parent
 
@@ -33,10 +33,10 @@ CHILD = r"""
 import json, os, sys, threading, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[5])
-import common
-common.DEFAULT_DATA = Path(sys.argv[6])
-from scale import corpus_texts
-from scale_pg import schema_url
+import lib.corpus
+lib.corpus.DEFAULT_DATA = Path(sys.argv[6])
+from lib.corpus import corpus_texts
+from lib.pgserver import schema_url
 from omoide import Memory, NewMemory
 from omoide.embed.hashing import HashEmbedder
 
@@ -69,11 +69,11 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=30_000)
     parser.add_argument("--give-up", type=float, default=300.0)
     parser.add_argument("--compare", type=Path)
-    parser.add_argument("--data", type=Path, default=common.DEFAULT_DATA)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--autovacuum", action="store_true")
     args = parser.parse_args()
     import psycopg
-    from scale_pg import start_server
+    from lib.pgserver import start_server
 
     base, _server = start_server()
     if not args.autovacuum:
