@@ -6,16 +6,19 @@ trip ends with a ``Sync`` (extended protocol) or is a ``Query`` (simple protocol
 statement, the memories of an add, their history entries and their vectors are one
 statement, a new job is announced by its insert, a change of the search timeout goes with
 the next statement, and a transaction that ran nothing costs nothing; a statement's results,
-row count and errors are still there when its ``execute`` returns, and a savepoint opened
-first stays inside the transaction.
+row count and errors are still there when its ``execute`` returns, a savepoint opened
+first stays inside the transaction, and a connection goes back to the pool at once, without
+the settings of the read that used it.
 """
 
 from __future__ import annotations
 
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -197,3 +200,46 @@ def test_a_failed_search_leaves_the_next_one_under_the_timeout(db: Database) -> 
         pass  # the SET was never sent
     with db.read_one(search=True) as conn:
         assert _timeout(conn) == "10s"
+
+
+def _settings(conn: psycopg.Connection[DictRow]) -> tuple[str, str]:
+    row = conn.execute(
+        "SELECT current_setting('transaction_isolation') AS i,"
+        " current_setting('transaction_read_only') AS r"
+    ).fetchone()
+    assert row is not None
+    return str(row["i"]), str(row["r"])
+
+
+def test_a_connection_goes_back_to_the_pool_in_the_thread_that_used_it(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No hand-over to the pool's worker thread (a thread wake-up per statement), after a
+    read of one statement, a snapshot read or a write."""
+    returned: list[threading.Thread] = []
+    add = db.pool._add_to_pool
+
+    def recording(conn: Any) -> None:
+        returned.append(threading.current_thread())
+        add(conn)
+
+    monkeypatch.setattr(db.pool, "_add_to_pool", recording)
+    with db.read_one(search=True) as conn:
+        conn.execute("SELECT 1")
+    with db.read() as conn:
+        conn.execute("SELECT 1")
+    _add(db, "back in this thread")
+    with db.pool.connection():
+        pass  # waits for the connection whichever thread returns it (one in the pool)
+    assert returned == [threading.current_thread()] * 4
+
+
+def test_a_read_leaves_no_setting_to_the_write_after_it(db: Database) -> None:
+    with db.read() as conn:
+        assert _settings(conn) == ("repeatable read", "on")
+    with db.write() as conn:
+        assert _settings(conn) == ("read committed", "off")
+    with pytest.raises(StoreError), db.read() as conn:
+        conn.execute("SELECT * FROM no_such_table")
+    with db.write() as conn:
+        assert _settings(conn) == ("read committed", "off")

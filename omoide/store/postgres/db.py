@@ -166,11 +166,23 @@ def _configure(conn: psycopg.Connection[Any]) -> None:
     register_vector(conn)
 
 
-def _reset(conn: psycopg.Connection[Any]) -> None:
-    """Back to plain ``BEGIN`` (``READ COMMITTED``, read-write) when a read returns its
-    connection, so a write transaction never inherits the read's settings."""
-    conn.isolation_level = None
-    conn.read_only = None
+@contextmanager
+def _settings_reset(conn: Conn) -> Iterator[None]:
+    """Back to plain ``BEGIN`` (``READ COMMITTED``, read-write) when the block ends, before
+    the connection goes back to the pool, so a write transaction never inherits a read's
+    settings. Done here rather than by the pool's ``reset`` callback: a pool with one hands
+    every returned connection to its worker thread (a thread wake-up per statement, and the
+    connection out of reach until that thread runs); without one it takes it back at once.
+    A connection that cannot be reset (broken mid-transaction) is closed: the pool discards
+    it."""
+    try:
+        yield
+    finally:
+        try:
+            conn.isolation_level = None
+            conn.read_only = None
+        except psycopg.Error:
+            conn.close()
 
 
 def _check(conn: psycopg.Connection[Any]) -> None:
@@ -233,7 +245,6 @@ class Database:
             kwargs={"row_factory": dict_row, "autocommit": True, "cursor_factory": _Cursor},
             connection_class=_Connection,
             configure=_configure,
-            reset=_reset,
             check=_check,  # a server restart costs no failed request
             open=False,
             name="omoide",
@@ -249,9 +260,14 @@ class Database:
         """A pooled connection inside one read-only snapshot transaction (``search``: under
         the search timeout)."""
         self._check_open()
-        with _translated(), self.pool.connection() as conn, self._holding(conn, search):
+        with (
+            _translated(),
+            self.pool.connection() as conn,
+            self._holding(conn, search),
+            _settings_reset(conn),
+        ):
             # set on the connection, the BEGIN itself carries them: one round trip less than
-            # a SET TRANSACTION after it (the pool's reset clears them again)
+            # a SET TRANSACTION after it (``_settings_reset`` clears them again)
             conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
             conn.read_only = True
             with conn.transaction():
