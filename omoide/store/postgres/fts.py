@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from psycopg.rows import DictRow
+from psycopg.rows import DictRow, tuple_row
 
 from omoide.store import pruning
 from omoide.store.postgres import counts
@@ -271,7 +271,7 @@ def rank(
         ranked = _rescored(conn, cache, version, tenant, query, bm25, ranked)
     first = ranked[: 2 * limit + 10]
     sql, params = _ids(user_id, [s for s, _ in first], where)
-    ids = {int(r["seq"]): str(r["id"]) for r in _last(conn, sql, params, end)}
+    ids = {int(seq): str(i) for seq, i in _last_tuples(conn, sql, params, end)}
     hits = [(ids[s], score) for s, score in first if s in ids]
     probed = len(first)
     if end and len(hits) < limit and (probed < len(ranked) or n < len(seqs)):
@@ -302,6 +302,17 @@ def _last(conn: Conn, sql: str, params: Sequence[Any], end: bool) -> list[DictRo
         cursor = conn.execute(sql, params)
         conn.execute("COMMIT")
     return cursor.fetchall()
+
+
+def _last_tuples(conn: Conn, sql: str, params: Sequence[Any], end: bool) -> list[tuple[Any, ...]]:
+    """``_last`` with plain tuples for rows (the ids of a ranking: a few hundred of them)."""
+    with conn.cursor(row_factory=tuple_row) as cursor:
+        if not end:
+            return cursor.execute(sql, params).fetchall()
+        with conn.pipeline():  # nothing fetched inside: one round trip
+            cursor.execute(sql, params)
+            conn.execute("COMMIT")
+        return cursor.fetchall()
 
 
 class _Bm25:

@@ -7,6 +7,7 @@ from contextlib import contextmanager
 
 import numpy as np
 import psycopg
+from psycopg.rows import tuple_row
 
 from omoide.errors import InvalidInput, NotFound
 from omoide.store import records
@@ -59,8 +60,12 @@ class PostgresMemoryReads:
             cosine = "CASE WHEN vector_dims(v.embedding) = %s THEN -(v.embedding <#> %s) END"
             join = " LEFT JOIN memory_vectors v ON v.user_id = m.user_id AND v.memory_id = m.id"
             params = [int(vector.shape[0]), vector]
-        with self._db.read_one(search=True) as conn:
-            cursor = conn.execute(
+        # plain tuples in the binary format: a hundred candidates' rows decode in less time
+        with (
+            self._db.read_one(search=True) as conn,
+            conn.cursor(row_factory=tuple_row, binary=True) as cursor,
+        ):
+            found = cursor.execute(
                 "SELECT m.id, m.text, m.created_at,"
                 " m.type = 'raw' AND s.external_id IS NOT NULL AND s.external_id <> %s AS turn,"
                 " m.metadata->>'role' IS NOT DISTINCT FROM 'assistant' AS assistant,"
@@ -68,17 +73,11 @@ class PostgresMemoryReads:
                 " LEFT JOIN sessions s ON s.user_id = m.user_id AND s.id = m.session_id"
                 f"{join} WHERE m.user_id = %s AND m.scope_id = %s AND m.id = ANY(%s)",
                 (UNNAMED_SESSION, *params, scope.user_id, scope.scope_id, list(ids)),
-            )
-            return {
-                r["id"]: Said(
-                    r["text"],
-                    int(r["created_at"]),
-                    bool(r["turn"]),
-                    bool(r["assistant"]),
-                    None if r["cosine"] is None else float(r["cosine"]),
-                )
-                for r in cursor
-            }
+            ).fetchall()
+        return {
+            i: Said(text, int(at), bool(turn), bool(assistant), None if c is None else float(c))
+            for i, text, at, turn, assistant, c in found
+        }
 
     def list_memories(
         self, scope: Scope, filters: SearchFilters, limit: int, offset: int
