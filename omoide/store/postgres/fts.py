@@ -29,6 +29,7 @@ from psycopg.rows import DictRow, tuple_row
 
 from omoide.store import pruning
 from omoide.store.postgres import counts
+from omoide.store.postgres.arrays import int_array
 from omoide.store.postgres.counts import Counts
 from omoide.store.postgres.db import Conn
 from omoide.store.postgres.postings import PostingsCache
@@ -370,5 +371,5 @@ def _ids(user_id: str, seqs: list[int], where: tuple[str, list[Any]]) -> tuple[s
     return (
         "SELECT m.seq, m.id FROM memories m WHERE m.user_id = %s AND m.seq = ANY(%s::bigint[])"
         f" AND ({where[0]})",
-        [user_id, seqs, *where[1]],
+        [user_id, int_array(seqs), *where[1]],
     )

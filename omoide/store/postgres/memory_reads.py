@@ -13,6 +13,7 @@ from omoide.errors import InvalidInput, NotFound
 from omoide.store import records
 from omoide.store.ports.memories import Nearest, Said
 from omoide.store.postgres import ann, counts, fts, rows
+from omoide.store.postgres.arrays import text_array
 from omoide.store.postgres.db import Conn, Database
 from omoide.store.postgres.filters import memory_filter
 from omoide.store.postgres.postings import PostingsCache
@@ -43,8 +44,8 @@ class PostgresMemoryReads:
         with self._db.read_one(search=True) as conn:
             cursor = conn.execute(
                 f"SELECT {rows.MEMORY_COLUMNS} FROM {rows.MEMORY_FROM} WHERE m.user_id = %s"
-                " AND m.scope_id = %s AND m.id = ANY(%s)",
-                (scope.user_id, scope.scope_id, list(ids)),
+                " AND m.scope_id = %s AND m.id = ANY(%s::text[])",
+                (scope.user_id, scope.scope_id, text_array(ids)),
             )
             found = {r["id"]: rows.memory(r) for r in cursor}
         return [found[i] for i in ids if i in found]
@@ -71,8 +72,8 @@ class PostgresMemoryReads:
                 " m.metadata->>'role' IS NOT DISTINCT FROM 'assistant' AS assistant,"
                 f" {cosine} AS cosine FROM memories m"
                 " LEFT JOIN sessions s ON s.user_id = m.user_id AND s.id = m.session_id"
-                f"{join} WHERE m.user_id = %s AND m.scope_id = %s AND m.id = ANY(%s)",
-                (UNNAMED_SESSION, *params, scope.user_id, scope.scope_id, list(ids)),
+                f"{join} WHERE m.user_id = %s AND m.scope_id = %s AND m.id = ANY(%s::text[])",
+                (UNNAMED_SESSION, *params, scope.user_id, scope.scope_id, text_array(ids)),
             ).fetchall()
         return {
             i: Said(text, int(at), bool(turn), bool(assistant), None if c is None else float(c))

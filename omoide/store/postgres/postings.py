@@ -23,6 +23,7 @@ import numpy as np
 from psycopg import Cursor
 from psycopg.rows import DictRow, tuple_row
 
+from omoide.store.postgres.arrays import int_array, text_array
 from omoide.store.postgres.db import Conn
 from omoide.store.sql.postings import MAX_POSTINGS, PostingLists, Postings, Row, from_rows
 
@@ -63,7 +64,7 @@ class PostingsCache:
         ``BEGIN``), one round trip."""
         with self._lists.lock:
             held = bool(self._lists)
-            params: tuple[Any, ...] = (self._high, self._xmax, self._xip)
+            params: tuple[Any, ...] = (self._high, self._xmax, text_array(self._xip))
             if held:  # the entries themselves (a bounded number): the lists hold their memories
                 sql = (
                     _POSITION + ", (SELECT coalesce(json_agg(json_build_array(user_id, scope_id,"
@@ -145,7 +146,7 @@ class _Source:
                 "SELECT lexeme, seq, w, doc_len FROM memory_terms WHERE user_id = %s"
                 " AND scope_id = %s AND lexeme = ANY(%s::text[]) AND seq = ANY(%s::bigint[])"
                 " ORDER BY lexeme, seq",
-                (*tenant, list(terms), np.sort(seqs).tolist()),
+                (*tenant, list(terms), int_array(np.sort(seqs).tolist())),
             ).fetchall()
         rows: dict[str, list[tuple[int, float, float]]] = {t: [] for t in terms}
         for lexeme, seq, w, doc_len in found:
