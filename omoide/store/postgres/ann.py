@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 import psycopg
+from psycopg.rows import tuple_row
 
 from omoide.errors import StoreError
 from omoide.store.postgres import counts
@@ -202,11 +203,13 @@ def exact_if_small(
     nearest vectors, in one statement; ``None`` for a large tenant (then ``search``)."""
     dim = int(query.shape[0])
     params = (user_id, scope_id, query, user_id, scope_id, dim, *where[1], limit)
-    found = conn.execute(exact_if_small_sql(where[0]), params).fetchall()
-    tally = counts.from_row(found[0])
+    with conn.cursor(row_factory=tuple_row) as cursor:  # a hundred rows: tuples decode faster
+        found = cursor.execute(exact_if_small_sql(where[0]), params).fetchall()
+    memories, vectors, avgdl, deltas = found[0][:4]
+    tally = Counts(int(memories), float(avgdl), int(vectors), int(deltas))
     if tally.vectors > EXACT_MAX:
         return tally, None
-    return tally, [(str(r["id"]), float(r["score"])) for r in found if r["id"] is not None]
+    return tally, [(str(r[4]), float(r[5])) for r in found if r[4] is not None]
 
 
 def approximate_sql(dim: int, where: str) -> str:
