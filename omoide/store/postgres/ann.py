@@ -203,7 +203,7 @@ def exact_if_small(
     nearest vectors, in one statement; ``None`` for a large tenant (then ``search``)."""
     dim = int(query.shape[0])
     params = (user_id, scope_id, query, user_id, scope_id, dim, *where[1], limit)
-    with conn.cursor(row_factory=tuple_row) as cursor:  # a hundred rows: tuples decode faster
+    with conn.cursor(row_factory=tuple_row) as cursor:  # its hits decode faster as tuples
         found = cursor.execute(exact_if_small_sql(where[0]), params).fetchall()
     memories, vectors, avgdl, deltas = found[0][:4]
     tally = Counts(int(memories), float(avgdl), int(vectors), int(deltas))

@@ -1,10 +1,10 @@
 """Array parameters as one literal each (``'{...}'``, cast in the statement: ``%s::text[]``).
 
 psycopg dumps a Python list element by element, and checks each text form against a regex to
-decide its quoting: for the few hundred ids of a search's candidates, or the seqs of a
-keyword ranking, that cost more of the client's time than the rest of the statement. A
-literal built here is one string, sent with the unknown type, which the statement's cast
-parses: the same values reach the server.
+decide its quoting: for the ids of a search's candidates, or the seqs of a keyword ranking,
+that cost more of the client's time than the rest of the statement. A literal built here is
+one string, sent with the unknown type, which the statement's cast parses: the same values
+reach the server.
 """
 
 from __future__ import annotations

@@ -306,7 +306,7 @@ def _last(conn: Conn, sql: str, params: Sequence[Any], end: bool) -> list[DictRo
 
 
 def _last_tuples(conn: Conn, sql: str, params: Sequence[Any], end: bool) -> list[tuple[Any, ...]]:
-    """``_last`` with plain tuples for rows (the ids of a ranking: a few hundred of them)."""
+    """``_last`` with plain tuples for rows (the ids of a ranking's best rows)."""
     with conn.cursor(row_factory=tuple_row) as cursor:
         if not end:
             return cursor.execute(sql, params).fetchall()

@@ -61,7 +61,7 @@ class PostgresMemoryReads:
             cosine = "CASE WHEN vector_dims(v.embedding) = %s THEN -(v.embedding <#> %s) END"
             join = " LEFT JOIN memory_vectors v ON v.user_id = m.user_id AND v.memory_id = m.id"
             params = [int(vector.shape[0]), vector]
-        # plain tuples in the binary format: a hundred candidates' rows decode in less time
+        # plain tuples in the binary format: the candidates' rows decode in less time
         with (
             self._db.read_one(search=True) as conn,
             conn.cursor(row_factory=tuple_row, binary=True) as cursor,
