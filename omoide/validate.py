@@ -42,6 +42,22 @@ def check_limit(limit: int, offset: int, maximum: int = 10_000) -> None:
         raise InvalidInput(f"offset must be 0 or more, got {offset!r}")
 
 
+def check_threshold(threshold: float | None) -> None:
+    """A search's minimum score is a finite number (or ``None``): a NaN compares false with
+    every score and an infinity passes all or none, so either would silently empty or keep the
+    whole result instead of meaning a score."""
+    if threshold is None:
+        return
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        raise InvalidInput(
+            f"threshold must be a number, got {type(threshold).__name__}", field="threshold"
+        )
+    if not math.isfinite(threshold):
+        raise InvalidInput(
+            f"threshold must be a finite number, not {threshold!r}", field="threshold"
+        )
+
+
 def to_messages(value: Any, max_chars: int) -> list[Message]:
     """Accept a string, a list of ``Message`` or a list of ``{"role", "content"}`` dicts."""
     if isinstance(value, str):

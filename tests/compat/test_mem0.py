@@ -6,6 +6,7 @@ hash embedder through the environment, as a user would configure it (``OMOIDE_EM
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -178,6 +179,16 @@ def test_errors_name_the_argument(m: Memory) -> None:
         m.delete_all()
     with pytest.raises(TypeError, match=r"Memory\.add"):
         m.add("x", user_id="alice", colour="red")  # type: ignore[call-arg]
+
+
+def test_a_threshold_that_is_not_a_finite_number_is_refused(m: Memory) -> None:
+    """A NaN threshold compared false with every score: an empty result with no word, where
+    the HTTP doors answer 422."""
+    m.add("I like jasmine tea", user_id="alice", infer=False)
+    for bad in (math.nan, math.inf, -math.inf):
+        with pytest.raises(InvalidInput, match="threshold must be a finite number"):
+            m.search("tea", user_id="alice", threshold=bad)
+    assert m.search("tea", user_id="alice", threshold=-1.0)["results"]  # finite: a plain cut
 
 
 def test_from_config_maps_llm_embedder_and_path(tmp_path: Path) -> None:

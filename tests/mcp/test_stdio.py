@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import queue
 import subprocess
 import threading
@@ -124,3 +125,33 @@ def test_a_line_that_is_not_json_rpc_gets_an_error_and_the_server_goes_on(
     assert tools["id"] == 2, tools
     assert sorted(t["name"] for t in tools["result"]["tools"]) == sorted(TOOL_NAMES)
     assert code == 0  # stdin closed: the server ended cleanly
+
+
+def test_a_threshold_that_is_not_a_finite_number_is_a_tool_error(tmp_path: Path) -> None:
+    """JSON from a Python client may carry ``NaN`` or ``Infinity`` (``json.dumps`` writes them),
+    and the stdio transport reads them as floats. A NaN threshold compared false with every score
+    and an infinite one kept all or none: an empty or full result with no word, where ``/v1``
+    and the JiuwenMemory routes answer 422. Over stdio it is a tool error naming the argument."""
+    db = tmp_path / "nan.db"
+    with Memory(db, embedder=HashEmbedder(), workers=0) as memory:
+        memory.add("Mei drinks jasmine tea", user_id="agent", type=MemoryType.SEMANTIC)
+    wire = _Wire(stdio_params(tmp_path, db, MCP_DEFAULT_USER_ID="agent"))
+    hello = {"name": "test", "version": "1"}
+    opening = {"protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": hello}
+    thresholds = (math.nan, math.inf, -math.inf)  # json.dumps writes NaN, Infinity, -Infinity
+    try:
+        wire.send(_request(1, "initialize", opening))
+        assert wire.reply()["id"] == 1
+        wire.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        for id_, value in enumerate(thresholds, start=2):
+            arguments = {"query": "tea", "threshold": value}
+            wire.send(
+                _request(id_, "tools/call", {"name": "search_memories", "arguments": arguments})
+            )
+        replies = [wire.reply() for _ in thresholds]
+    finally:
+        wire.close()
+    for value, reply in zip(thresholds, replies, strict=True):
+        result = reply["result"]
+        assert result["isError"] is True, (value, result)
+        assert "threshold must be a finite number" in result["content"][0]["text"], result

@@ -39,7 +39,7 @@ from omoide.types import (
     SearchHit,
     SearchResult,
 )
-from omoide.validate import check_limit, check_text
+from omoide.validate import check_limit, check_text, check_threshold
 
 
 class SearchService:
@@ -82,6 +82,7 @@ class SearchService:
         """Hybrid search; degrades to keywords (and says so) when the embedder is down."""
         check_text(query, self._max_text_chars, what="query")
         check_limit(limit, 0, maximum=1000)
+        check_threshold(threshold)
         activity.note_search()  # background and bulk work yield while searches arrive
         chosen = get_recipe(recipe or self.recipe)
         scope = Scope(user_id=user_id, scope_id=scope_id)
