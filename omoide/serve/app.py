@@ -38,7 +38,7 @@ from omoide.compat.jiuwen import routes as jiuwen
 from omoide.compat.nexus import routes as nexus
 from omoide.compat.wilmer import routes as wilmer
 from omoide.config import Settings
-from omoide.mcp.http import HttpMount
+from omoide.mcp.http import HttpMount, JsonRpcErrors
 from omoide.memory import Memory
 from omoide.observe import NO_OBSERVER
 from omoide.serve.tools import mcp_tools
@@ -152,6 +152,7 @@ def _middleware(settings: Settings, metrics: Metrics | None) -> list[Middleware]
                 max_age=600,
             )
         )
+    stack.append(Middleware(JsonRpcErrors))  # the guards' refusals at /mcp, as MCP reads them
     stack.append(Middleware(AuthMiddleware, settings=settings))
     stack.append(Middleware(ResponseCap, max_bytes=settings.server.max_response_bytes))
     stack.append(

@@ -9,10 +9,11 @@ import httpx
 import pytest
 from mcp import MCPError
 from mcp.types import CallToolResult
+from mcp_types import INVALID_PARAMS, INVALID_REQUEST
 
 from omoide.compat.jiuwen.mcp import TOOL_NAMES
 from omoide.types import UNNAMED_SESSION, MemoryType, Scope
-from tests.api.conftest import KEY, Running
+from tests.api.conftest import BODY_LIMIT, KEY, Running
 from tests.knowledge.conftest import build_graph
 from tests.mcp.conftest import data, error, http_client, run
 
@@ -197,7 +198,35 @@ def test_a_keyed_server_refuses_mcp_without_the_key(keyed: Running) -> None:
 
     with pytest.raises(ExceptionGroup) as refused:
         run(script)
-    assert refused.group_contains(MCPError, match="error response")
+    # the 401's own message, in the JSON-RPC error the client reads (not its stand-in)
+    assert refused.group_contains(MCPError, match="invalid or missing API key")
+
+
+def test_the_guards_refusals_reach_an_mcp_client_with_their_message(
+    serve: Callable[..., Running],
+) -> None:
+    """What the API's guards refuse before the tools run (a body over the limit, a NUL in an
+    argument) reaches the SDK's client as a JSON-RPC error with the guard's message; it got
+    "Server returned an error response", which says nothing of what to fix."""
+    server = serve()
+    too_long = "tea " * (BODY_LIMIT // 4)  # the JSON body passes the server's limit
+
+    async def script() -> list[MCPError]:
+        refused = []
+        async with http_client(server.url) as client:
+            for arguments in ({"query": too_long}, {"query": "tea", "user_id": "a\x00b"}):
+                with pytest.raises(MCPError) as caught:
+                    await client.call_tool("search_memories", arguments)
+                refused.append(caught.value)
+            assert (await client.list_tools()).tools  # the session goes on
+        return refused
+
+    too_large, nul = run(script)
+    assert "larger than the limit" in str(too_large) and "OMOIDE_MAX_BODY_BYTES" in str(too_large)
+    assert too_large.error.code == INVALID_REQUEST
+    assert too_large.error.data["status"] == 413
+    assert "user_id" in str(nul) and "NUL" in str(nul), nul
+    assert nul.error.code == INVALID_PARAMS and nul.error.data["status"] == 422
 
 
 def _post(server: Running, host: str, key: str | None = None) -> httpx.Response:
