@@ -194,7 +194,11 @@ class SearchMemories(Tenant):
     query: str
     filters: SearchFilters | None = None
     limit: int = Field(10, ge=1, le=1000)
-    threshold: float | None = Field(None, description="Drop hits whose fused score is lower.")
+    threshold: float | None = Field(
+        None,
+        description="Drop hits whose `score` (the estimated probability that the hit is "
+        "relevant) is lower.",
+    )
     recipe: str | None = Field(None, description="hybrid, hybrid_weighted, keyword or vector.")
 
 

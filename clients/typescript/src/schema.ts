@@ -4316,7 +4316,7 @@ export interface components {
             limit?: number;
             /**
              * Threshold
-             * @description Drop hits whose fused score is lower.
+             * @description Drop hits whose `score` (the estimated probability that the hit is relevant) is lower.
              */
             threshold?: number | null;
             /**
