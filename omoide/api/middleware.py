@@ -225,7 +225,9 @@ class HostGuard:
 class ResponseCap:
     """Refuses to send a whole-body response larger than ``max_bytes`` (a page of large
     memories, ``limit=10000``): the caller gets 413 naming the limit and asks for a smaller
-    page. Streamed responses (CSV and JSONL exports) go through, a chunk at a time."""
+    page. Streamed responses (CSV and JSONL exports) go through, a chunk at a time. An event
+    stream (``text/event-stream``, MCP's ``GET /mcp``) is sent at once: its first event may
+    never come, and a client waits for the headers to know the stream is open."""
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
@@ -240,6 +242,9 @@ class ResponseCap:
         async def capped(message: Message) -> None:
             nonlocal start
             if message["type"] == "http.response.start":
+                if _is_event_stream(message):
+                    await send(message)  # events come when they come: never hold the headers
+                    return
                 start = message  # held until the first body part shows the size
                 return
             if start is not None:
@@ -261,3 +266,8 @@ class ResponseCap:
         rid = request_id_of(scope.get("state"))
         response = error_response(413, "response_too_large", message, rid)
         await response(scope, receive, send)
+
+
+def _is_event_stream(start: Message) -> bool:
+    content_type = Headers(raw=start.get("headers", [])).get("content-type", "")
+    return content_type.split(";")[0].strip().lower() == "text/event-stream"
