@@ -13,6 +13,7 @@ import httpx
 from omoide.types import MemoryType, now_ms
 from tests.api.conftest import KEY, Running
 from tests.compat.conftest import StartServer
+from tests.mcp.conftest import data, http_client, run
 
 BOUND_S = 60  # a generous bound on a condition, never a delay
 DAY_MS = 86_400_000
@@ -100,6 +101,30 @@ def test_a_search_hit_counts_as_a_use(server: Running, http: httpx.Client) -> No
         "/search_memory/", json={"query": "jasmine tea", "user_id": "u", "scope_id": "s"}
     ).json()["results"]
     assert [h["mem_id"] for h in hits] == [tea]
+    assert http.post(f"{META}/expired_memorys", json={}).json()["total_expired_30d"] == 0
+
+
+def test_an_mcp_search_hit_counts_as_a_use(server: Running, http: httpx.Client) -> None:
+    """JiuwenMemory's MCP search tools are its REST searches' twins (upstream's both call
+    ``search_user_mem``): a memory an agent keeps finding through MCP is in use, not expired."""
+    [tea] = _facts(server, "u", "s", "I like jasmine tea")
+    summary = server.engine.add(
+        "They talked about jasmine tea", type=MemoryType.SUMMARY, user_id="u", scope_id="s"
+    )[0].id
+    _age(server, [tea, summary], 40)
+    assert http.post(f"{META}/expired_memorys", json={}).json()["total_expired_30d"] == 2
+
+    async def script() -> list[list[str]]:
+        found = []
+        async with http_client(server.url) as client:
+            for tool in ("search_memories", "search_history_summaries"):
+                args = {"query": "jasmine tea", "user_id": "u", "scope_id": "s", "threshold": 0}
+                found.append(
+                    [h["mem_id"] for h in data(await client.call_tool(tool, args))["results"]]
+                )
+        return found
+
+    assert run(script) == [[tea], [summary]]
     assert http.post(f"{META}/expired_memorys", json={}).json()["total_expired_30d"] == 0
 
 

@@ -146,14 +146,17 @@ def search(
     scope_id: str | None,
     recipe: str | None = None,
 ) -> dict[str, Any]:
+    tenant = caller.tenant(user_id, scope_id)
     result = caller.engine.search(
         query,
-        **caller.tenant(user_id, scope_id),
+        **tenant,
         filters=SearchFilters(types=types),
         limit=num,
         threshold=threshold,
         recipe=recipe or caller.recipe,
     )
+    if result.hits:  # a hit is a use, as on the REST search routes (compat.jiuwen.meta)
+        caller.engine.touch_memories([h.memory.id for h in result.hits], **tenant)
     hits = [
         _hit(h.memory.id, h.memory.text, wire_type(h.memory.type), score=h.score)
         for h in result.hits
