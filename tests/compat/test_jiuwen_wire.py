@@ -130,7 +130,7 @@ def test_validation_errors_have_fastapis_standard_body(http: httpx.Client) -> No
 
 
 # threshold and page_size -------------------------------------------------------------------
-def test_threshold_null_means_the_default_03(llm_server: Running, llm_http: httpx.Client) -> None:
+def test_threshold_null_means_the_default(llm_server: Running, llm_http: httpx.Client) -> None:
     _facts(llm_server, "The user likes jasmine tea", "The user's car is a red Volvo")
     query = {"query": "What tea does the user like?"}
 
@@ -138,7 +138,7 @@ def test_threshold_null_means_the_default_03(llm_server: Running, llm_http: http
         hits = _ok(llm_http.post("/search_memory/", json=query | extra))["results"]
         return [h["mem_id"] for h in hits]
 
-    assert ids({"threshold": None}) == ids({"threshold": 0.3}) == ids({})
+    assert ids({"threshold": None}) == ids({"threshold": 0.05}) == ids({})
     assert len(ids({"threshold": None})) < len(ids({"threshold": 0}))
     summaries = llm_http.post("/search_user_history_summary/", json=query | {"threshold": None})
     assert _ok(summaries) == {"results": []}

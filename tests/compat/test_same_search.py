@@ -155,3 +155,40 @@ def test_the_cosine_setting_keeps_upstreams_threshold(facts: Callable[..., Runni
         assert jiuwen(http, query, 5, cut) == cosine
         assert v1(http, query, 5, cut) == native(server, query, 5, cut)
     assert pairs(tools[0]["results"]) == cosine
+
+
+def test_a_search_sent_without_a_threshold_keeps_the_likely_answers(
+    facts: Callable[..., Running],
+) -> None:
+    """Upstream's default threshold (0.3) is a cosine similarity: a loose cut. Sent without
+    one, JiuwenMemory's REST and MCP searches cut the relevance score at its counterpart
+    (0.05), so an answer the default recipe ranks first but scores below 0.3 still comes back;
+    an explicit threshold is compared as sent."""
+    server = facts(jiuwen_cosine_threshold=False)
+    tools = mcp(server, [{"query": q} for q in QUESTIONS])
+    below_03 = 0
+    with server.http() as http:
+        for query, reply in zip(QUESTIONS, tools, strict=True):
+            expected = native(server, query, 5, 0.05)
+            body = {"query": query, **TENANT, "num": 5}
+            for sent in (body, body | {"threshold": None}):
+                found = http.post("/search_memory/", json=sent).json()["results"]
+                assert pairs(found) == expected, query
+            assert pairs(reply["results"]) == expected, query
+            below_03 += sum(score < 0.3 for _, score in expected)
+            assert jiuwen(http, query, 5, 0.3) == native(server, query, 5, 0.3)
+    assert below_03  # the default keeps hits that 0.3 would drop
+
+
+def test_without_a_threshold_the_cosine_setting_cuts_at_upstreams_default(
+    facts: Callable[..., Running],
+) -> None:
+    server = facts(jiuwen_cosine_threshold=True)
+    query = QUESTIONS[0]
+    expected = native(server, query, 5, 0.3, recipe="vector")
+    assert expected != native(server, query, 5, 0.0, recipe="vector")  # 0.3 drops some
+    tools = mcp(server, [{"query": query}])
+    with server.http() as http:
+        found = http.post("/search_memory/", json={"query": query, **TENANT, "num": 5}).json()
+    assert pairs(found["results"]) == expected
+    assert pairs(tools[0]["results"]) == expected

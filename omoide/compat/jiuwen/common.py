@@ -64,6 +64,22 @@ def search_recipe(settings: Settings) -> str | None:
     return COSINE_RECIPE if settings.compat.jiuwen_cosine_threshold else None
 
 
+# The threshold of a search whose client sends none. Upstream's default is a cosine
+# similarity: a loose cut, which keeps most of what the model finds related. The same number
+# on the relevance score (a probability) keeps only the likely hits and drops many answers
+# an agent needs; ``RELEVANCE_DEFAULT`` keeps answers as often as upstream's default did on
+# fact-shaped tenants, and more often on conversations (bench/README.md, "The doors' default
+# threshold"). A client that sends a threshold gets exactly that one.
+COSINE_DEFAULT = 0.3
+RELEVANCE_DEFAULT = 0.05
+
+
+def default_threshold(recipe: str | None) -> float:
+    """The threshold of a search of ``recipe`` (``None``: the default one) sent without one:
+    upstream's for a cosine (the ``vector`` recipe), its counterpart for any other score."""
+    return COSINE_DEFAULT if recipe == COSINE_RECIPE else RELEVANCE_DEFAULT
+
+
 # The name a memory of each omoide type has on the wire. ``raw`` turns only ever reach a
 # JiuwenMemory client when no LLM is configured: they are the episodes then.
 WIRE_NAMES: dict[MemoryType, str] = {

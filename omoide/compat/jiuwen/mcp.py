@@ -44,7 +44,13 @@ UserId = Annotated[
 ]
 ScopeId = Annotated[str | None, Field(description="The scope; omitted: the server's default.")]
 Num = Annotated[int, Field(ge=1, le=1000, description="How many results at most.")]
-Threshold = Annotated[float, Field(description="Minimum score of a result (its `score`).")]
+Threshold = Annotated[
+    float | None,
+    Field(
+        description="Minimum score of a result (its `score`); omitted: 0.05, or 0.3 for the "
+        "vector recipe's cosine (the default recipe while OMOIDE_JIUWEN_COSINE_THRESHOLD is true)."
+    ),
+]
 Recipe = Annotated[
     str | None,
     Field(
@@ -104,7 +110,7 @@ class Tools:
         query: str,
         ctx: Context[Any, Any],
         num: Num = 5,
-        threshold: Threshold = 0.3,
+        threshold: Threshold = None,
         user_id: UserId = None,
         scope_id: ScopeId = None,
         recipe: Recipe = None,
@@ -119,7 +125,7 @@ class Tools:
         query: str,
         ctx: Context[Any, Any],
         num: Num = 3,
-        threshold: Threshold = 0.3,
+        threshold: Threshold = None,
         user_id: UserId = None,
         scope_id: ScopeId = None,
         recipe: Recipe = None,

@@ -24,7 +24,6 @@ Id = Annotated[
 ]
 DEFAULT_PAGE_SIZE = 10
 MAX_PAGE_SIZE = 100
-DEFAULT_THRESHOLD = 0.3
 
 
 def _examples(*examples: dict[str, Any]) -> ConfigDict:
@@ -185,15 +184,12 @@ class SearchRequest(_Tenant):
     query: str
     num: int = Field(10, ge=1, le=1000, description="Results to return.")
     threshold: float | None = Field(
-        DEFAULT_THRESHOLD,
+        None,
         allow_inf_nan=False,
-        description="Minimum score (null: 0.3), compared with each hit's `score`: the same "
-        "relevance score as /v1 search's (the cosine similarity with "
-        "OMOIDE_JIUWEN_COSINE_THRESHOLD=true).",
+        description="Minimum score, compared with each hit's `score`: the same relevance score "
+        "as /v1 search's (omitted or null: 0.05); with OMOIDE_JIUWEN_COSINE_THRESHOLD=true the "
+        "cosine similarity, as upstream's (omitted or null: 0.3).",
     )
-
-    def min_score(self) -> float:
-        return DEFAULT_THRESHOLD if self.threshold is None else self.threshold
 
 
 class PageRequest(_Tenant):

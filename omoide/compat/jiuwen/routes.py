@@ -47,6 +47,7 @@ from omoide.compat.jiuwen.common import (
     VAR_PREFIX,
     VARIABLE,
     JiuwenRoute,
+    default_threshold,
     delete_by_id,
     failing_as,
     is_recognised,
@@ -271,7 +272,7 @@ def _search(
         **scope.model_dump(),
         filters=SearchFilters(types=types),
         limit=body.num,
-        threshold=body.min_score(),
+        threshold=default_threshold(recipe) if body.threshold is None else body.threshold,
         recipe=recipe,
     )
     if result.hits:  # a hit is a use: what expired-memory maintenance counts (compat.jiuwen.meta)

@@ -20,6 +20,7 @@ from omoide.api.health import health_view
 from omoide.compat.jiuwen.common import (
     VAR_PREFIX,
     VARIABLE,
+    default_threshold,
     delete_by_id,
     llm_off,
     long_term,
@@ -141,19 +142,20 @@ def search(
     query: str,
     types: list[MemoryType],
     num: int,
-    threshold: float,
+    threshold: float | None,
     user_id: str | None,
     scope_id: str | None,
     recipe: str | None = None,
 ) -> dict[str, Any]:
     tenant = caller.tenant(user_id, scope_id)
+    recipe = recipe or caller.recipe
     result = caller.engine.search(
         query,
         **tenant,
         filters=SearchFilters(types=types),
         limit=num,
-        threshold=threshold,
-        recipe=recipe or caller.recipe,
+        threshold=default_threshold(recipe) if threshold is None else threshold,
+        recipe=recipe,
     )
     if result.hits:  # a hit is a use, as on the REST search routes (compat.jiuwen.meta)
         caller.engine.touch_memories([h.memory.id for h in result.hits], **tenant)
@@ -165,14 +167,14 @@ def search(
 
 
 def search_memories(
-    caller: Caller, query: str, num: int, threshold: float, recipe: str | None, **ids: Any
+    caller: Caller, query: str, num: int, threshold: float | None, recipe: str | None, **ids: Any
 ) -> Any:
     types = long_term(llm_off(caller.engine))
     return search(caller, query, types, num, threshold, **ids, recipe=recipe)
 
 
 def search_summaries(
-    caller: Caller, query: str, num: int, threshold: float, recipe: str | None, **ids: Any
+    caller: Caller, query: str, num: int, threshold: float | None, recipe: str | None, **ids: Any
 ) -> Any:
     return search(caller, query, [MemoryType.SUMMARY], num, threshold, **ids, recipe=recipe)
 
