@@ -31,6 +31,11 @@ from omoide.store.pruning import MIN_DOCS, POSTINGS_MAX, RESCORE_DEPTH, prune
 from omoide.types import Scope, SearchFilters
 from tests.store.contract import ALICE, BOB
 
+# the distinct stemmed lexemes of the query's words (what the rows' vectors hold)
+_LEXEMES = """
+SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('omoide_fts', omoide_fold(%s))) u
+ORDER BY u.lexeme
+"""
 _FREQUENCIES = """
 SELECT lexeme, count(*) AS df FROM memory_terms
 WHERE user_id = %s AND scope_id = %s AND lexeme = ANY(%s::text[]) GROUP BY lexeme
@@ -99,7 +104,7 @@ def _previous(store: PostgresStore, scope: Scope, terms: list[str], limit: int) 
     where = memory_filter(scope, SearchFilters())
     with store.memories._db.read() as conn:
         tally = counts.read(conn, scope.user_id, scope.scope_id)
-        found = fts.lexemes(conn, terms)
+        found = [str(r["lexeme"]) for r in conn.execute(_LEXEMES, (" ".join(terms),))]
         rows = conn.execute(_FREQUENCIES, (scope.user_id, scope.scope_id, found)).fetchall()
         dfs = {str(r["lexeme"]): int(r["df"]) for r in rows}
         kept = prune(found, dfs, tally.memories)

@@ -42,10 +42,6 @@ B = 0.75
 TEXT_WEIGHT = 1.0  # tsvector weight A: the memory's own text
 CONTEXT_WEIGHT = 0.4  # weight B: the neighbouring turns
 
-_LEXEMES = (
-    "SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('omoide_fts', omoide_fold(%s))) u"
-    " ORDER BY u.lexeme"
-)
 # One statement, so one round trip and one snapshot: the tenant's counters (``c``), the query's
 # lexemes and their document frequencies (every row of the tenant holding one, valid or not, as FTS5
 # counts them: the sum of its delta rows in ``lexeme_counts``, migration 0007), the pruning of
@@ -149,12 +145,6 @@ ORDER BY p.lexeme
 def quote(lexeme: str) -> str:
     """``lexeme`` as one quoted tsquery operand: quotes doubled, backslashes escaped."""
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def lexemes(conn: Conn, terms: Sequence[str]) -> list[str]:
-    """The distinct stemmed lexemes of ``terms`` (what the rows' vectors hold)."""
-    found = conn.execute(_LEXEMES, (" ".join(terms),)).fetchall()
-    return [str(r["lexeme"]) for r in found]
 
 
 def search(
