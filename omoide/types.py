@@ -266,7 +266,6 @@ class SearchFilters(BaseModel):
 
 
 AddInput: TypeAlias = str | list[Message] | list[dict[str, str]]
-Fusion: TypeAlias = Literal["rrf", "weighted"]
 
 
 ExtractionState: TypeAlias = Literal[

@@ -25,7 +25,6 @@ from omoide.errors import InvalidInput, StoreError
 
 MAGIC = b"omoide-sealed-1\n"
 CHUNK = 1 << 20
-_TAG = 16
 _SALT = 16
 _PREFIX = 8
 _LEN = struct.Struct(">I")

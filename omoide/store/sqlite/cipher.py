@@ -52,10 +52,6 @@ def _both(name: str) -> tuple[type[Any], ...]:
 Error = cast(tuple[type[sqlite3.Error], ...], _both("Error"))
 DatabaseError = cast(tuple[type[sqlite3.DatabaseError], ...], _both("DatabaseError"))
 IntegrityError = cast(tuple[type[sqlite3.IntegrityError], ...], _both("IntegrityError"))
-# A malformed imported record: a bad value in Python, or a constraint in the database.
-MalformedRecord = cast(
-    tuple[type[Exception], ...], (KeyError, TypeError, ValueError, *_both("IntegrityError"))
-)
 OperationalError = cast(tuple[type[sqlite3.OperationalError], ...], _both("OperationalError"))
 
 
