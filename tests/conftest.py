@@ -45,7 +45,7 @@ def hash_memory(tmp_path: Path) -> Iterator[Memory]:
 
 @pytest.fixture(scope="session")
 def _fake_llm_server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(hang_seconds=3.0) as server:
+    with FakeLLMServer(hang_seconds=20.0) as server:
         yield server
 
 

@@ -49,8 +49,10 @@ def fake_llm(_fake_llm_server: FakeLLMServer, llm_profile: Profile) -> FakeLLMSe
 
 @pytest.fixture
 def llm(fake_llm: FakeLLMServer) -> Iterator[OpenAICompatLLM]:
-    """The real client, negotiated with the profile's server; a 1 s timeout for hang tests."""
-    client = OpenAICompatLLM(fake_llm.url, "fake-model", timeout=1.0)
+    """The real client, negotiated with the profile's server. Its timeout is well below the
+    fake's hang (a hang test ends on the client's timeout) and well above what a loaded
+    machine takes to answer (a probe timing out under load failed a setup once)."""
+    client = OpenAICompatLLM(fake_llm.url, "fake-model", timeout=4.0)
     negotiate(fake_llm, client)
     yield client
     client.close()
