@@ -192,3 +192,20 @@ def test_without_a_threshold_the_cosine_setting_cuts_at_upstreams_default(
         found = http.post("/search_memory/", json={"query": query, **TENANT, "num": 5}).json()
     assert pairs(found["results"]) == expected
     assert pairs(tools[0]["results"]) == expected
+
+
+def test_without_a_threshold_a_server_whose_default_is_cosine_cuts_at_0_3(
+    facts: Callable[..., Running],
+) -> None:
+    """The cut of an omitted threshold follows the score the search ranks by: a server whose
+    default recipe is ``vector`` (``OMOIDE_SEARCH_RECIPE``) scores by cosine, so upstream's
+    0.3 applies, whether or not the JiuwenMemory cosine setting is on."""
+    server = facts(jiuwen_cosine_threshold=False, search_recipe="vector")
+    query = QUESTIONS[0]
+    expected = native(server, query, 5, 0.3, recipe="vector")
+    assert expected != native(server, query, 5, 0.05, recipe="vector")  # 0.05 would keep more
+    tools = mcp(server, [{"query": query}])
+    with server.http() as http:
+        found = http.post("/search_memory/", json={"query": query, **TENANT, "num": 5}).json()
+    assert pairs(found["results"]) == expected
+    assert pairs(tools[0]["results"]) == expected

@@ -58,10 +58,10 @@ VAR_PREFIX = "var:"  # a memory id that names a variable: ``var:<name>``
 COSINE_RECIPE = "vector"  # its score is the cosine similarity, which upstream's threshold cut
 
 
-def search_recipe(settings: Settings) -> str | None:
-    """The recipe of JiuwenMemory's searches (REST and MCP): the default one (``None``), whose
+def search_recipe(settings: Settings) -> str:
+    """The recipe of JiuwenMemory's searches (REST and MCP): the server's default one, whose
     score every door shares, unless the deployment keeps upstream's cosine threshold."""
-    return COSINE_RECIPE if settings.compat.jiuwen_cosine_threshold else None
+    return COSINE_RECIPE if settings.compat.jiuwen_cosine_threshold else settings.search.recipe
 
 
 # The threshold of a search whose client sends none. Upstream's default is a cosine
@@ -74,9 +74,9 @@ COSINE_DEFAULT = 0.3
 RELEVANCE_DEFAULT = 0.05
 
 
-def default_threshold(recipe: str | None) -> float:
-    """The threshold of a search of ``recipe`` (``None``: the default one) sent without one:
-    upstream's for a cosine (the ``vector`` recipe), its counterpart for any other score."""
+def default_threshold(recipe: str) -> float:
+    """The threshold of a search of ``recipe`` sent without one: upstream's for a cosine (the
+    ``vector`` recipe), its counterpart for any other score."""
     return COSINE_DEFAULT if recipe == COSINE_RECIPE else RELEVANCE_DEFAULT
 
 

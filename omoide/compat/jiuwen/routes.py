@@ -254,15 +254,15 @@ def get_variables(body: GetVariablesRequest, engine: MemoryDep, tenancy: Tenancy
     return Variables(variables=found)
 
 
-def _recipe(request: Request) -> str | None:
+def _recipe(request: Request) -> str:
     return search_recipe(request.app.state.settings)
 
 
-RecipeDep = Annotated[str | None, Depends(_recipe)]
+RecipeDep = Annotated[str, Depends(_recipe)]
 
 
 def _search(
-    body: SearchRequest, engine: Memory, tenancy: TenancyDep, recipe: str | None, summaries: bool
+    body: SearchRequest, engine: Memory, tenancy: TenancyDep, recipe: str, summaries: bool
 ) -> Hits:
     scope = resolve_scope(tenancy, body.user_id, body.scope_id)
     off = llm_off(engine) and not summaries

@@ -52,7 +52,7 @@ def clean_id(value: str | None) -> str | None:
     return cleaned or None
 
 
-def defaults(settings: Settings) -> tuple[str, str, str | None]:
+def defaults(settings: Settings) -> tuple[str, str, str]:
     """A deployment's ``Caller`` defaults: the user and scope of calls that name none, and the
     recipe of searches (the compat interface's, shared with its REST routes)."""
     return (
@@ -65,13 +65,14 @@ def defaults(settings: Settings) -> tuple[str, str, str | None]:
 @dataclass(frozen=True)
 class Caller:
     """Who calls: the engine, the key's tenancy, the deployment's default ids, and the recipe
-    of searches that name none (``None``: the engine's default, as every door)."""
+    of searches that name none (``search_recipe``: the server's default, as every door, unless
+    the deployment keeps upstream's cosine)."""
 
     engine: Memory
     tenancy: Tenancy
-    default_user_id: str = DEFAULT_ID
-    default_scope_id: str = DEFAULT_ID
-    recipe: str | None = None
+    default_user_id: str
+    default_scope_id: str
+    recipe: str
 
     def scope(self, user_id: str | None, scope_id: str | None) -> Scope:
         """The tenant of a call. A bound key fixes the user (naming another is ``Forbidden``);
