@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 from pydantic import ValidationError
@@ -48,13 +49,13 @@ def check_threshold(threshold: float | None) -> None:
     whole result instead of meaning a score."""
     if threshold is None:
         return
-    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
         raise InvalidInput(
             f"threshold must be a number, got {type(threshold).__name__}", field="threshold"
         )
     if not math.isfinite(threshold):
         raise InvalidInput(
-            f"threshold must be a finite number, not {threshold!r}", field="threshold"
+            f"threshold must be a finite number, not {float(threshold)!r}", field="threshold"
         )
 
 

@@ -68,7 +68,8 @@ def _bearer(authorization: str | None) -> bytes | None:
     return token.strip().encode("utf-8", "surrogateescape")
 
 
-def _route_path(scope: Scope) -> str:
+def route_path(scope: Scope) -> str:
+    """The request's path inside the app, without the ``root_path`` a proxy mounts it under."""
     path: str = scope["path"]
     root: str = scope.get("root_path", "")
     if root and path.startswith(root):
@@ -100,7 +101,7 @@ class AuthMiddleware:
             found = self.keys.match(Headers(scope=scope).get("authorization"))
             if found is not False:
                 state["tenant"], state["authenticated"] = found, True
-            elif not _is_open(scope["method"], _route_path(scope)):
+            elif not _is_open(scope["method"], route_path(scope)):
                 headers = {"WWW-Authenticate": "Bearer"}
                 response = error_response(
                     401, "unauthorized", UNAUTHORIZED, request_id_of(state), headers=headers

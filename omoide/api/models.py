@@ -196,8 +196,8 @@ class SearchMemories(Tenant):
     limit: int = Field(10, ge=1, le=1000)
     threshold: float | None = Field(
         None,
-        description="Drop hits whose `score` (the estimated probability that the hit is "
-        "relevant) is lower.",
+        description="Drop hits whose `score` is lower (with the default recipe, the estimated "
+        "probability that the hit is relevant; a cosine with `vector`).",
     )
     recipe: str | None = Field(None, description="hybrid, hybrid_weighted, keyword or vector.")
 

@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from omoide.api.auth import route_path
 from omoide.api.deps import Tenancy
 from omoide.config import Settings
 from omoide.mcp import BuildServer
@@ -77,7 +78,7 @@ class JsonRpcErrors:
         self.path = path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"].rstrip("/") != self.path:
+        if scope["type"] != "http" or route_path(scope).rstrip("/") != self.path:
             await self.app(scope, receive, send)
             return
         start: Message | None = None
@@ -95,7 +96,7 @@ class JsonRpcErrors:
             if message.get("more_body", False):
                 return
             body = as_jsonrpc_error(start["status"], b"".join(chunks))
-            headers = MutableHeaders(raw=list(start["headers"]))
+            headers = MutableHeaders(raw=list(start.get("headers", [])))
             headers["content-length"] = str(len(body))
             await send({**start, "headers": headers.raw})
             await send({"type": "http.response.body", "body": body})

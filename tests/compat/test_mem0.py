@@ -10,6 +10,7 @@ import math
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import omoide
@@ -189,6 +190,9 @@ def test_a_threshold_that_is_not_a_finite_number_is_refused(m: Memory) -> None:
         with pytest.raises(InvalidInput, match="threshold must be a finite number"):
             m.search("tea", user_id="alice", threshold=bad)
     assert m.search("tea", user_id="alice", threshold=-1.0)["results"]  # finite: a plain cut
+    # a numpy number (a score read back from a numpy array) is a number too
+    assert m.search("tea", user_id="alice", threshold=np.float32(0.0))["results"]
+    assert m.search("tea", user_id="alice", threshold=np.int64(0))["results"]
 
 
 def test_from_config_maps_llm_embedder_and_path(tmp_path: Path) -> None:

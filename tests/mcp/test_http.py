@@ -288,3 +288,14 @@ def test_a_bound_keys_tenant_is_the_tool_calls_tenant(keyed: Running) -> None:
     assert [r["content"] for r in scoped["results"]] == ["bob likes oolong tea"]
     assert "cannot access scope 'other'" in elsewhere
     assert full["count"] == 0  # bob's memory is in scope "demo", the full key asked "default"
+
+
+def test_the_error_conversions_examples_hold() -> None:
+    """``as_jsonrpc_error``'s examples (omoide's error body in, a JSON-RPC error out; a body
+    that already is one unchanged) run as written."""
+    import doctest
+
+    import omoide.mcp.http
+
+    results = doctest.testmod(omoide.mcp.http)
+    assert results.attempted >= 4 and results.failed == 0

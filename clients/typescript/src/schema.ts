@@ -4316,7 +4316,7 @@ export interface components {
             limit?: number;
             /**
              * Threshold
-             * @description Drop hits whose `score` (the estimated probability that the hit is relevant) is lower.
+             * @description Drop hits whose `score` is lower (with the default recipe, the estimated probability that the hit is relevant; a cosine with `vector`).
              */
             threshold?: number | null;
             /**

@@ -181,8 +181,8 @@ def exact_if_small_sql(where: str) -> str:
     limit. The exact scan sits behind a one-time filter on the counts, so a large tenant's
     costs nothing; the counters' row comes back even without a hit. The filter refers to the
     lateral ``c`` at the subquery's top, so it gates the whole plan: inside the scan's WHERE
-    it gated only the scan, below a parallel Gather whose workers started anyway (100k
-    vectors in one tenant: 6.3 ms for nothing, now 0.08 ms)."""
+    it gated only the scan, below a parallel Gather whose workers started anyway, for
+    nothing in a large tenant (bench/README.md has the measurement)."""
     return (
         f"WITH c AS ({counts.SQL}) SELECT c.memories, c.vectors, c.avgdl, c.deltas, h.id, h.score"
         " FROM c LEFT JOIN LATERAL ("
@@ -206,7 +206,9 @@ def exact_if_small(
     with conn.cursor(row_factory=tuple_row) as cursor:  # its hits decode faster as tuples
         found = cursor.execute(exact_if_small_sql(where[0]), params).fetchall()
     memories, vectors, avgdl, deltas = found[0][:4]
-    tally = Counts(int(memories), float(avgdl), int(vectors), int(deltas))
+    tally = Counts(
+        memories=int(memories), avgdl=float(avgdl), vectors=int(vectors), deltas=int(deltas)
+    )
     if tally.vectors > EXACT_MAX:
         return tally, None
     return tally, [(str(r[4]), float(r[5])) for r in found if r[4] is not None]
