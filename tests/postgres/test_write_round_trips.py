@@ -243,3 +243,32 @@ def test_a_read_leaves_no_setting_to_the_write_after_it(db: Database) -> None:
         conn.execute("SELECT * FROM no_such_table")
     with db.write() as conn:
         assert _settings(conn) == ("read committed", "off")
+
+
+def test_a_backup_after_a_search_runs_at_the_sessions_timeout(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A backup reads every table, for as long as that takes: on the pool's one connection,
+    which a search left under the search timeout, it runs at the session's default."""
+    from omoide.store.postgres import backup
+    from omoide.store.postgres.admin import PostgresAdmin
+
+    _add(db, "something to back up")
+    with db.read_one(search=True) as conn:
+        assert _timeout(conn) == "10s"
+    seen: list[str] = []
+    write = backup.write
+
+    def timed_write(conn: Any, dest: Path) -> None:
+        seen.append(_timeout(conn))
+        write(conn, dest)
+
+    monkeypatch.setattr(backup, "write", timed_write)
+    PostgresAdmin(db).backup(tmp_path / "backup.jsonl")
+    assert seen and seen[0] != "10s"
+    memories = [
+        line
+        for line in (tmp_path / "backup.jsonl").read_text().splitlines()
+        if line.startswith('{"table": "memories"')
+    ]
+    assert ["something to back up" in line for line in memories] == [True]

@@ -52,7 +52,10 @@ class PostgresAdmin:
         return []
 
     def backup(self, dest: Path) -> None:
-        with self._db.pool.connection() as conn:
+        # at the session's statement timeout, not at the search's a pooled connection may
+        # still carry from its last use (``read_one`` sends the change before the backup's
+        # own transaction begins)
+        with self._db.read_one() as conn:
             backup.write(conn, Path(dest))
 
     def export_records(
