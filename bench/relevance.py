@@ -3,7 +3,7 @@
     python bench/relevance.py                  # measure: LoCoMo dev, LongMemEval dev, facts
     python bench/relevance.py --fit            # also fit the coefficients (printed) and
                                                # report each shape held out of the fit
-    python bench/relevance.py --shapes facts --facts DIR --reuse
+    python bench/relevance.py --shapes facts --facts DIR[,DIR...] --reuse
     python bench/relevance.py --latency /tmp/s/one-100k.db   # p50 vs hybrid_rrf (scale.py db)
 
 Each shape (``bench/lib/relevance_data.py``) is ingested through ``Memory`` into one SQLite file
@@ -393,7 +393,10 @@ def fit_assistant(shapes: dict[str, dict[str, Any]]) -> float:
     held = np.array(relevance.TURN.weights)
     held[at] = 0.0
     parts = [design(shapes[s], True, t) for s, t in groups(shapes)]
-    diffs, pw = _pairs([p for p in parts if p[1].sum() > 0])
+    parts = [p for p in parts if p[1].sum() > 0]
+    if not parts:  # only standalone memories measured: nothing moves it
+        return relevance.ASSISTANT_WEIGHT
+    diffs, pw = _pairs(parts)
     base, kind = diffs @ held, diffs[:, at]
 
     def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
@@ -477,7 +480,12 @@ def main() -> None:
     parser.add_argument("--shapes", default="locomo,longmemeval,facts")
     parser.add_argument("--recipes", default="hybrid,hybrid_rrf,vector")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/omoide-relevance"))
-    parser.add_argument("--facts", type=Path, default=FACTS)
+    parser.add_argument(
+        "--facts",
+        type=lambda v: [Path(p) for p in v.split(",")],
+        default=[FACTS],
+        help="fact tenants' folders, comma-separated",
+    )
     parser.add_argument("--reuse", action="store_true", help="keep ingested stores")
     parser.add_argument("--lme-every", type=int, default=1, help="every n-th LongMemEval question")
     parser.add_argument(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -169,12 +170,21 @@ def ingest_longmemeval(
     return shape
 
 
-def ingest_facts(memory: Memory, folder: Path = FACTS) -> Shape:
+Folders = Path | Sequence[Path]
+
+
+def fact_files(folder: Folders) -> list[Path]:
+    """The tenant files of one folder or of several, in order."""
+    folders = [folder] if isinstance(folder, Path) else list(folder)
+    return [f for d in folders for f in sorted(d.glob("*.json"))]
+
+
+def ingest_facts(memory: Memory, folder: Folders = FACTS) -> Shape:
     """Each file one tenant (format: ``bench/data/facts/README.md``); a fact's duplicates
     answer wherever it does, ``related`` facts count neither way (left out of ``ignore``)."""
     shape = Shape("facts")
     start = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
-    for file in sorted(folder.glob("*.json")):
+    for file in fact_files(folder):
         data: Any = json.loads(file.read_text())
         tenant = str(data["tenant"])
         keys: dict[str, str] = {}
@@ -200,8 +210,8 @@ def ingest_facts(memory: Memory, folder: Path = FACTS) -> Shape:
     return shape
 
 
-def _fact_files(folder: Path) -> list[dict[str, Any]]:
-    return [json.loads(f.read_text()) for f in sorted(folder.glob("*.json"))]
+def _fact_files(folder: Folders) -> list[dict[str, Any]]:
+    return [json.loads(f.read_text()) for f in fact_files(folder)]
 
 
 def _answers(data: dict[str, Any], q: dict[str, Any]) -> set[str]:
@@ -213,7 +223,7 @@ def _answers(data: dict[str, Any], q: dict[str, Any]) -> set[str]:
     return {f for a in q.get("answers") or [] for f in same.get(a, {a})}
 
 
-def ingest_small_facts(memory: Memory, folder: Path = FACTS, size: int = 8) -> Shape:
+def ingest_small_facts(memory: Memory, folder: Folders = FACTS, size: int = 8) -> Shape:
     """The fact tenants cut into tenants of ``size`` consecutive facts: a question is asked
     of the small tenant holding an answer to it (answerable there) and of the next one
     (never said there, unless it holds an answer too); never-said questions of the first."""
@@ -243,7 +253,7 @@ def ingest_small_facts(memory: Memory, folder: Path = FACTS, size: int = 8) -> S
     return shape
 
 
-def ingest_chat_facts(memory: Memory, folder: Path = FACTS) -> Shape:
+def ingest_chat_facts(memory: Memory, folder: Folders = FACTS) -> Shape:
     """The fact tenants as a chat client without sessions writes them (mem0's shim without a
     ``run_id``, the library's ``add`` of messages): each fact one user message of its own add,
     a second apart, no session, so the facts are linked into one implicit conversation (each
