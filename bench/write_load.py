@@ -16,11 +16,13 @@ questions (hybrid, limit 10), one after another from one client thread. Phases, 
              then ``--settle`` seconds);
 * ``during`` searches while a thread ingests ``--items`` more memories the same way;
 * ``after``  searches within the 60 s after that ingest ended (``--queries`` at most);
+* ``idle_end`` the same as ``idle`` once the store is quiet again, at twice the memories;
 * ``steady`` searches while a thread adds 20 memories per second, one ``add`` each.
 
-Each phase prints p50/p95/p99 (ms) and its p95 over the idle p95. ``--compare DIR`` runs the
-same in a subprocess with DIR's ``omoide`` first on the path, alternating new and old
-``--rounds`` times, and prints the ratios of both. ``--profile`` samples the stacks of the
+Each phase prints p50/p95/p99 (ms) and its p95 over the idle p95; ``during``, ``after`` and
+``steady`` also over ``idle_end``'s (the quiet store of the size they search). ``--compare
+DIR`` runs the same in a subprocess with DIR's ``omoide`` first on the path, alternating new
+and old ``--rounds`` times, and prints the ratios of both. ``--profile`` samples the stacks of the
 process's threads every 10 ms during the phases after ``idle`` and prints where they were.
 """
 
@@ -183,6 +185,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
             profiles["during"] = [f"{c:5d} {k}" for k, c in sampler.counts.most_common(20)]
         after, profiles["after"] = _timed_phase(memory, qs, args.queries, AFTER_S, args.profile)
         _quiet(memory, args.settle)
+        idle_end, _ = _timed_phase(memory, qs, args.queries, 600, False)
         stop = threading.Event()
         added: list[int] = []
         steady_writer = threading.Thread(target=_steady, args=(memory, stop, added), daemon=True)
@@ -193,10 +196,18 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         steady_writer.join()
         out["steady_adds_per_s"] = round(len(added) / (time.perf_counter() - started), 1)
         memory.close()
-    phases = {"first": first, "idle": idle, "during": during, "after": after, "steady": steady}
+    phases = {"first": first, "idle": idle, "during": during, "after": after}
+    phases |= {"idle_end": idle_end, "steady": steady}
     out["phases"] = {k: percentiles(v) for k, v in phases.items()}
     base = out["phases"]["idle"]["p95"]
     out["p95_over_idle"] = {k: round(v["p95"] / base, 2) for k, v in out["phases"].items()}
+    # ``after`` and ``steady`` search twice the memories ``idle`` did, and a search's cost
+    # grows with its tenant: their ratio to the quiet store of their own size says what the
+    # writes cost them
+    end = out["phases"]["idle_end"]["p95"]
+    out["p95_over_idle_end"] = {
+        k: round(out["phases"][k]["p95"] / end, 2) for k in ("during", "after", "steady")
+    }
     out["profiles"] = profiles
     return out
 
@@ -249,11 +260,13 @@ def main() -> None:
         for name in list(codes) if r % 2 == 0 else list(reversed(codes)):
             got = _run(codes[name], args)
             results[name].append(got)
-            keys = ("ingest_s", "during_ingest_s", "steady_adds_per_s", "phases", "p95_over_idle")
+            keys = ("ingest_s", "during_ingest_s", "steady_adds_per_s", "phases")
+            keys += ("p95_over_idle", "p95_over_idle_end")
             print(name, json.dumps({k: got.get(k) for k in keys}))
             for phase, lines in got["profiles"].items():
                 print(f"  {name} {phase} profile:\n    " + "\n    ".join(lines))
-    print(json.dumps({n: [g["p95_over_idle"] for g in v] for n, v in results.items()}))
+    ratios = ("p95_over_idle", "p95_over_idle_end")
+    print(json.dumps({n: [{r: g[r] for r in ratios} for g in v] for n, v in results.items()}))
 
 
 if __name__ == "__main__":
