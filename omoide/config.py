@@ -140,6 +140,16 @@ class ServerSettings(_Group):
         description="Logging level (`omoide mcp` logs warnings only, unless debug).",
         validation_alias=_env("OMOIDE_LOG_LEVEL"),
     )
+    blas_threads: int = Field(
+        1,
+        ge=0,
+        le=1024,
+        description="Threads numpy's BLAS uses in the processes omoide starts (`serve`, `worker`,"
+        " `mcp`, the compat servers); 0: numpy's default, one per core. A search's vector scan"
+        " runs beside its query embedding and keyword ranking: split over every core it waits"
+        " for them. The library (`Memory` in your own process) leaves your process's BLAS alone.",
+        validation_alias=_env("OMOIDE_BLAS_THREADS"),
+    )
     log_query_strings: bool = Field(
         False,
         description="Log query strings (search text, ids) in access lines; off: paths.",

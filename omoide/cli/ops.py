@@ -173,8 +173,10 @@ def worker(
 
     from omoide.memory import Memory
     from omoide.redact import redact_logs
+    from omoide.serve.process import limit_blas_threads
 
     settings = _settings()
+    limit_blas_threads(settings.server.blas_threads)
     level = getattr(logging, settings.server.log_level.upper(), logging.INFO)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     redact_logs()
@@ -204,8 +206,10 @@ def mcp_() -> None:
     """
     _require("mcp", "mcp")
     from omoide.mcp.stdio import run_stdio
+    from omoide.serve.process import limit_blas_threads
     from omoide.serve.tools import mcp_tools
 
+    limit_blas_threads(_settings().server.blas_threads)
     with _memory(workers=_settings().jobs.workers, create=True) as memory:
         run_stdio(memory, _settings(), mcp_tools)
 

@@ -22,6 +22,7 @@ from omoide.config import Settings
 from omoide.errors import InvalidInput, OmoideError
 from omoide.redact import redact_logs
 from omoide.serve.app import WELCOME, create_app
+from omoide.serve.process import limit_blas_threads
 from omoide.serve.transport import uvicorn_config
 from omoide.store.files import prepare_database, private_umask
 
@@ -103,6 +104,7 @@ def serve(settings: Settings, *, welcome: str = WELCOME) -> None:
     # starves the event loop (measured on 2 cores: requests stalled ~500 ms behind each embed,
     # 14 ms once passive). Must be set before torch loads, which happens on the first embed.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    limit_blas_threads(settings.server.blas_threads)
     private_umask()  # the database, its WAL and backups: readable by this user only
     try:
         preflight(settings)
