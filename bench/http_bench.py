@@ -233,8 +233,9 @@ def main() -> None:
     ordered = sorted(rows, key=lambda r: (r["op"], r["clients"], r["mode"] != "library"))
     print("\n" + table(headers, [[r[k] for k in keys] for r in ordered]))
     if args.json:
-        payload = {"machine": machine_note(), "args": vars(args) | {"json": str(args.json)}}
-        args.json.write_text(json.dumps(payload | {"prefill_s": fill_s, "rows": rows}, indent=2))
+        payload = {"machine": machine_note(), "args": vars(args)}  # paths as text
+        body = payload | {"prefill_s": fill_s, "rows": rows}
+        args.json.write_text(json.dumps(body, indent=2, default=str))
 
 
 if __name__ == "__main__":
