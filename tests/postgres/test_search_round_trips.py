@@ -29,7 +29,7 @@ from omoide.memory import Memory
 from omoide.store.ports.memories import NewMemory
 from omoide.store.postgres import PostgresStore, fts
 from omoide.store.postgres.filters import memory_filter
-from omoide.types import SearchFilters
+from omoide.types import DEFAULT_ID, Scope, SearchFilters
 from tests.store.contract import ALICE, add
 
 
@@ -181,5 +181,25 @@ def test_a_hybrid_search_reads_the_counts_with_the_vectors(traced: Tracer, pg_ur
         assert result.hits and not result.degraded
         counts = [m for m in messages if m.startswith("Parse") and "FROM tenant_counts" in m]
         assert len(counts) == 2  # the keyword statistics' and the vector search's, no third
-        # keyword: 2; vector: 1; the candidates' texts and times: 1; the hits' rows: 1
-        assert len(waits(messages)) == 5
+        # keyword: 2; vector: 1; the candidates' texts, times and rows: 1
+        assert len(waits(messages)) == 4
+
+
+def test_a_hybrid_searchs_hits_are_the_memories_as_they_are_read_alone(pg_url: str) -> None:
+    """The hits' rows come with the candidates' texts: every field as ``get_memories``
+    reads it, whatever the row holds (metadata of every JSON kind, sources, no vector)."""
+    metadata = {"k": 1, "f": 0.1, "big": 2**62, "s": 'caf\u00e9 "q"', "n": None, "l": [1, {}]}
+    with Memory(pg_url, embedder=HashEmbedder(), workers=0) as memory:
+        memory.add("tea with Mei in the garden", user_id="alice", metadata=metadata)
+        memory.add("green tea in a session", user_id="alice", session_id="s1")
+        memory.add("the tea garden at noon", user_id="alice")
+        result = memory.search("tea in the garden", user_id="alice")
+    store = PostgresStore(pg_url)
+    try:
+        alice = Scope(user_id="alice", scope_id=DEFAULT_ID)
+        read = store.memories.get_memories(alice, [h.memory.id for h in result.hits])
+    finally:
+        store.close()
+    [with_metadata] = [m for m in read if m.text.startswith("tea with")]
+    assert len(read) == 3 and with_metadata.metadata == {**metadata, "role": "user"}
+    assert [h.memory for h in result.hits] == read

@@ -10,7 +10,17 @@ from omoide.errors import InvalidInput, NotFound
 from omoide.store.ports.memories import MemoryReads, MemoryWrites, NewMemory
 from omoide.store.protocol import Store
 from omoide.types import UNNAMED_SESSION, HistoryEvent, MemoryType, Scope, SearchFilters
-from tests.store.contract import ALICE, ALICE_OTHER, BOB, OTHERS, Backend, add, covers, unit
+from tests.store.contract import (
+    ALICE,
+    ALICE_OTHER,
+    BOB,
+    OTHERS,
+    Backend,
+    add,
+    covers,
+    session_with_episodes,
+    unit,
+)
 
 
 @covers(MemoryReads.get_memories, MemoryWrites.insert_memory)
@@ -120,6 +130,39 @@ def test_texts_and_times_read_each_memorys_cosine_to_a_query(store: Store) -> No
     assert (got[bare].cosine, got[other_model].cosine) == (None, None)
     assert bobs not in got
     assert store.memories.texts_and_times(ALICE, [near])[near].cosine is None  # not asked
+
+
+@covers(MemoryReads.candidates)
+def test_candidates_are_the_texts_and_times_and_hold_the_memories(store: Store) -> None:
+    """What a search scores its candidates by, and its hits' whole memories from the same
+    read: each as ``texts_and_times`` and ``get_memories`` read them alone."""
+    [episode] = session_with_episodes(store, ALICE, "s1", ["a"])
+    metadata = {"k": 1, "f": 0.1, "big": 2**62, "s": 'caf\u00e9 "q"', "n": None, "l": [1, {}]}
+    near = add(store, ALICE, "near", metadata=metadata, created_at_ms=7_000)
+    turn = add(store, ALICE, "a turn", session_id="s1", source_episodes=[episode])
+    bare, other_model = add(store, ALICE, "bare"), add(store, ALICE, "x")
+    bobs = add(store, BOB, "bob's")
+    with store.transaction() as tx:
+        tx.memories.put_vector(ALICE, near, unit(1, 1, 0))
+        tx.memories.put_vector(ALICE, turn, unit(-1, 0, 0))
+        tx.memories.put_vector(ALICE, other_model, unit(1, 0))
+    asked = [near, turn, bare, other_model, bobs, "no-such-id"]
+    query = unit(1, 0, 0)
+    read = store.memories.candidates(ALICE, asked, query)
+    assert dict(read) == store.memories.texts_and_times(ALICE, asked, query)
+    assert read.asked == set(asked)
+    wanted = [bare, "no-such-id", turn, bobs, near, other_model]
+    alone = store.memories.get_memories(ALICE, wanted)
+    assert read.memories(wanted) == alone and [m.id for m in alone] == [
+        bare, turn, near, other_model
+    ]  # fmt: skip
+    assert (alone[1].source_episodes, alone[1].session_id, alone[2].metadata) == (
+        [episode],
+        "s1",
+        metadata,
+    )
+    assert [m.embedded for m in alone] == [False, True, True, True]
+    assert read.memories([]) == [] and store.memories.candidates(ALICE, [], None) == {}
 
 
 @pytest.mark.parametrize("other", OTHERS)

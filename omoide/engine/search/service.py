@@ -31,7 +31,7 @@ from omoide.retrieval.fusion import (
 from omoide.retrieval.recipes import SearchRecipe, get_recipe
 from omoide.retrieval.rerank import feedback_terms
 from omoide.retrieval.terms import keyword_terms
-from omoide.store.ports.memories import MemoryReads, Nearest, Said
+from omoide.store.ports.memories import Candidates, MemoryReads, Nearest, Said
 from omoide.types import (
     DEFAULT_ID,
     Scope,
@@ -128,11 +128,16 @@ class SearchService:
         effective = chosen
         if "vector" not in signals and chosen.vector:
             effective = get_recipe("keyword")
-        fused = self._rank(
+        fused, read = self._rank(
             chosen, effective, query, scope, terms, filters, fetch, signals, query_vec
         )
         fused = [f for f in fused if threshold is None or f[1] >= threshold][:limit]
-        items = {m.id: m for m in memories.get_memories(scope, [f[0] for f in fused])}
+        ids = [f[0] for f in fused]
+        items = {m.id: m for m in read.memories(ids)} if read is not None else {}
+        # a hit the scoring's read did not ask for (none, unless an earlier read scored it)
+        asked = read.asked if read is not None else frozenset()
+        if rest := [i for i in ids if i not in asked]:
+            items.update((m.id, m) for m in memories.get_memories(scope, rest))
         hits = [
             SearchHit(memory=items[i], score=s, signals=signal_detail(sig))
             for i, s, sig in fused
@@ -153,8 +158,9 @@ class SearchService:
         fetch: int,
         signals: dict[str, list[tuple[str, float]]],
         query_vec: np.ndarray | None,
-    ) -> list[Fused]:
-        """The fused ranking with the recipe's feedback, expansion and boosts. Feedback and
+    ) -> tuple[list[Fused], Candidates | None]:
+        """The fused ranking with the recipe's feedback, expansion and boosts, and the
+        relevance scorer's read of its candidates, which holds their rows. Feedback and
         expansion each add a keyword signal read from the top hits of the fusion so far; the
         hits are fused, with their per-signal detail, once at the end."""
         said: dict[str, Said] = {}
@@ -168,17 +174,18 @@ class SearchService:
             # every candidate's own cosine: a keyword hit the vector list did not reach is
             # scored by its cosine, not by where that list happened to end
             unscored = [f[0] for f in fused if f[0] not in said or said[f[0]].cosine is None]
+            read = None
             if unscored:
-                read = self._memory_reads.texts_and_times(scope, unscored, query_vec)
+                read = self._memory_reads.candidates(scope, unscored, query_vec)
                 said.update(read)
             nearest = signals["vector"]
             population = nearest.population if isinstance(nearest, Nearest) else 0
-            return by_relevance(chosen, query, fused, said, population)
+            return by_relevance(chosen, query, fused, said, population), read
         if chosen.speaker_boost or chosen.date_boost:
             if missing := [f[0] for f in fused if f[0] not in said]:
                 said.update(self._memory_reads.texts_and_times(scope, missing))
             fused = adjust(chosen, query, fused, said)
-        return fused
+        return fused, None
 
     def _expand(
         self,

@@ -41,7 +41,7 @@ What a second backend must reproduce (PostgreSQL is next):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
@@ -73,6 +73,27 @@ class Said(NamedTuple):
     turn: bool
     assistant: bool = False
     cosine: float | None = None
+
+
+class Candidates(dict[str, Said]):
+    """``MemoryReads.candidates``: ``id -> Said`` of the memories found among the ids
+    ``asked``, and their whole memories (``memories``) for the few a search returns.
+    ``whole`` gives the memories of ids all among those found, as ``get_memories`` would."""
+
+    def __init__(
+        self,
+        said: Mapping[str, Said],
+        asked: Iterable[str],
+        whole: Callable[[Sequence[str]], list[MemoryItem]],
+    ) -> None:
+        super().__init__(said)
+        self.asked = frozenset(asked)
+        self._whole = whole
+
+    def memories(self, ids: Sequence[str]) -> list[MemoryItem]:
+        """The memories of those of ``ids`` that the read found, in the order of ``ids``,
+        as ``get_memories`` returns them; ids the read did not find are left out."""
+        return self._whole([i for i in ids if i in self])
 
 
 class Nearest(list[tuple[str, float]]):
@@ -135,6 +156,14 @@ class MemoryReads(Protocol):
         vector), each memory's cosine to it comes in the same read, so a candidate the vector
         list did not reach is scored by its own cosine. Ids that do not exist (or are
         another tenant's) are left out."""
+        ...
+
+    def candidates(self, scope: Scope, ids: Sequence[str], query: np.ndarray | None) -> Candidates:
+        """``texts_and_times(scope, ids, query)``, and the whole memories of the ids it found
+        (``Candidates.memories``): what a search scores its candidates by, then the rows of
+        the hits it returns. A backend whose reads are round trips reads both in one
+        statement, from one snapshot; one that reads in process may read the memories when
+        they are asked for."""
         ...
 
     def list_memories(

@@ -11,7 +11,7 @@ from psycopg.rows import tuple_row
 
 from omoide.errors import InvalidInput, NotFound
 from omoide.store import records
-from omoide.store.ports.memories import Nearest, Said
+from omoide.store.ports.memories import Candidates, Nearest, Said
 from omoide.store.postgres import ann, counts, fts, rows
 from omoide.store.postgres.arrays import text_array
 from omoide.store.postgres.db import Conn, Database
@@ -53,13 +53,30 @@ class PostgresMemoryReads:
     def texts_and_times(
         self, scope: Scope, ids: Sequence[str], query: np.ndarray | None = None
     ) -> dict[str, Said]:
+        return self._said(scope, ids, query, whole=False)[0]
+
+    def candidates(self, scope: Scope, ids: Sequence[str], query: np.ndarray | None) -> Candidates:
+        # the hits' rows come with the scoring's read: a search's last round trip goes
+        said, held = self._said(scope, ids, query, whole=True)
+        return Candidates(
+            said,
+            ids,
+            lambda wanted: [rows.memory_of_array(held[i]) for i in wanted],
+        )
+
+    def _said(
+        self, scope: Scope, ids: Sequence[str], query: np.ndarray | None, *, whole: bool
+    ) -> tuple[dict[str, Said], dict[str, str]]:
+        """``id -> Said`` of the found memories and, if ``whole``, each one's
+        ``rows.ROW_ARRAY``."""
         if not ids:
-            return {}
-        cosine, join, params = "NULL::float8", "", []
+            return {}, {}
+        cosine, params = "NULL::float8", []
+        join = rows.VECTOR_JOIN if whole or query is not None else ""
+        extra = f", {rows.ROW_ARRAY}" if whole else ""
         if query is not None:  # the cosine only of a vector of the query's size
             vector = query.astype(np.float32, copy=False)
             cosine = "CASE WHEN vector_dims(v.embedding) = %s THEN -(v.embedding <#> %s) END"
-            join = " LEFT JOIN memory_vectors v ON v.user_id = m.user_id AND v.memory_id = m.id"
             params = [int(vector.shape[0]), vector]
         # plain tuples in the binary format: the candidates' rows decode in less time
         with (
@@ -70,15 +87,18 @@ class PostgresMemoryReads:
                 "SELECT m.id, m.text, m.created_at,"
                 " m.type = 'raw' AND s.external_id IS NOT NULL AND s.external_id <> %s AS turn,"
                 " m.metadata->>'role' IS NOT DISTINCT FROM 'assistant' AS assistant,"
-                f" {cosine} AS cosine FROM memories m"
+                f" {cosine} AS cosine{extra} FROM memories m"
                 " LEFT JOIN sessions s ON s.user_id = m.user_id AND s.id = m.session_id"
                 f"{join} WHERE m.user_id = %s AND m.scope_id = %s AND m.id = ANY(%s::text[])",
                 (UNNAMED_SESSION, *params, scope.user_id, scope.scope_id, text_array(ids)),
             ).fetchall()
-        return {
-            i: Said(text, int(at), bool(turn), bool(assistant), None if c is None else float(c))
-            for i, text, at, turn, assistant, c in found
+        said = {
+            r[0]: Said(
+                r[1], int(r[2]), bool(r[3]), bool(r[4]), None if r[5] is None else float(r[5])
+            )
+            for r in found
         }
+        return said, {r[0]: r[6] for r in found} if whole else {}
 
     def list_memories(
         self, scope: Scope, filters: SearchFilters, limit: int, offset: int

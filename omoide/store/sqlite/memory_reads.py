@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Sequence
+from functools import partial
 
 import numpy as np
 
 from omoide.errors import NotFound
 from omoide.store import records
-from omoide.store.ports.memories import Nearest, Said
+from omoide.store.ports.memories import Candidates, Nearest, Said
 from omoide.store.sqlite import ann, keyword, rows
 from omoide.store.sqlite.db import Database, snapshot
 from omoide.store.sqlite.postings import PostingsCache
@@ -77,6 +78,11 @@ class SQLiteMemoryReads:
                 for r in cursor
             )
         return out
+
+    def candidates(self, scope: Scope, ids: Sequence[str], query: np.ndarray | None) -> Candidates:
+        # in process, reading every candidate's row would cost more than the hits' read after
+        said = self.texts_and_times(scope, ids, query)
+        return Candidates(said, ids, partial(self.get_memories, scope))
 
     def list_memories(
         self, scope: Scope, filters: SearchFilters, limit: int, offset: int
