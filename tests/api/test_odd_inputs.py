@@ -76,3 +76,31 @@ def test_a_token_longer_than_fts5_keeps_every_tenant_working(
         body = {"query": "tea", "user_id": "bob", "recipe": "keyword"}
         hits = admin.post("/v1/memories/search", json=body).json()["hits"]
         assert [h["memory"]["text"] for h in hits] == ["bob likes tea"]
+
+
+# Every log line and error message passes through omoide.redact, whose URL patterns tried a
+# scheme at each position of a long letter run and scanned on from there: quadratic, with the
+# interpreter lock held, so one request naming a long value froze the server for everyone
+# (900,000 characters: most of an hour). The client's timeout is far above what the fixed
+# server takes.
+LONG = 120_000
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/get_user_mem_by_page/", {"memory_type": "x" * LONG}),  # logged as unknown
+        ("/update_mem_by_id/", {"mem_id": "x" * LONG, "memory": "m"}),  # 404 naming it
+        ("/update_mem_by_id/", {"mem_id": "a://" * (LONG // 4), "memory": "m"}),
+        ("/update_mem_by_id/", {"mem_id": "a://" + "b:" * (LONG // 2), "memory": "m"}),
+    ],
+    ids=["logged", "error", "schemes", "colons"],
+)
+def test_a_long_value_in_a_log_line_or_error_does_not_stall_the_server(
+    start_server: Callable[..., Running], path: str, body: dict[str, object]
+) -> None:
+    server = start_server(max_body_bytes=1 << 20)  # the default limit, not the tests' own
+    with httpx.Client(base_url=server.url, timeout=15) as http:
+        reply = http.post(path, json=body)
+        assert reply.status_code in (200, 404), reply.text[:200]
+        assert http.get("/health").status_code == 200
