@@ -18,8 +18,15 @@ import re
 
 MASK = "***"
 
-_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/\s@?#]*@")
-_QUERY = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s?#]*\?)(?P<query>[^\s#'\"]*)")
+# Linear in the text's length (they run on whatever a client sent, with the interpreter lock
+# held). A scheme is tried only where a run of scheme characters starts, and taken whole (it
+# starts at the run's first letter, as "[A-Za-z][A-Za-z0-9+.-]*" would); a URL's path stops
+# at the next "://", so the attempts of a run of URLs never rescan each other's. Trying every
+# position of a long run and scanning on from each was quadratic: most of an hour for a
+# 900,000-character value.
+_SCHEME = r"(?<![A-Za-z0-9+.-])[0-9+.-]*+[A-Za-z][A-Za-z0-9+.-]*+://"
+_USERINFO = re.compile(rf"(?P<scheme>{_SCHEME})[^/\s@?#]*+@")
+_QUERY = re.compile(rf"(?P<head>{_SCHEME}(?:[^\s?#:]|:(?!//))*+\?)(?P<query>[^\s#'\"]*+)")
 _PAIR = re.compile(
     r"(?P<key>\b(?:password|passwd|pwd|api[_-]?key|apikey|access[_-]?token|token|secret"
     r"|passphrase)\s*[=:]\s*)(?P<value>\"[^\"]*\"|'[^']*'|[^\s&;,'\")]+)",
@@ -32,8 +39,9 @@ _OPENAI_KEY = re.compile(r"\bsk-[A-Za-z0-9_-]{6,}")
 def redact(text: str) -> str:
     """``text`` with user-info, query values, password/key pairs and tokens replaced by
     ``***``."""
-    text = _USERINFO.sub(lambda m: f"{m['scheme']}{MASK}@", text)
-    text = _QUERY.sub(lambda m: m["head"] + _mask_query(m["query"]), text)
+    if "://" in text:
+        text = _USERINFO.sub(lambda m: f"{m['scheme']}{MASK}@", text)
+        text = _QUERY.sub(lambda m: m["head"] + _mask_query(m["query"]), text)
     text = _PAIR.sub(lambda m: f"{m['key']}{MASK}", text)
     text = _BEARER.sub(lambda m: f"{m['scheme']}{MASK}", text)
     return _OPENAI_KEY.sub(f"sk-{MASK}", text)

@@ -34,6 +34,18 @@ Metadata: TypeAlias = dict[str, Any]
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+def check_calendar(dt: datetime) -> datetime:
+    """``dt`` (UTC if naive) if its instant in UTC is within years 1-9999, else ``ValueError``:
+    times are stored in UTC and read back as datetimes, which could not hold year 0 or 10000
+    (an offset can put a valid local time there)."""
+    aware = dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)
+    try:
+        aware.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"timestamp {dt.isoformat()} is outside years 1-9999 in UTC") from None
+    return aware
+
+
 def now_ms() -> int:
     return int(datetime.now(UTC).timestamp() * 1000)
 
@@ -92,9 +104,7 @@ class Message(BaseModel):
     @field_validator("timestamp")
     @classmethod
     def _utc(cls, value: datetime | None) -> datetime | None:
-        if value is not None and value.tzinfo is None:
-            return value.replace(tzinfo=UTC)
-        return value
+        return None if value is None else check_calendar(value)
 
     @model_serializer(mode="wrap")
     def _without_empty_timestamp(self, handler: SerializerFunctionWrapHandler) -> MessageDump:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -34,6 +34,7 @@ from omoide.types import (
     MemoryType,
     Scope,
     SearchFilters,
+    check_calendar,
     dt_to_ms,
 )
 from omoide.validate import check_ids, to_messages
@@ -171,7 +172,10 @@ class IngestService:
         (what extraction reads relative dates from, and what the episode keeps)."""
         if at is None:
             return messages
-        at = at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+        try:
+            at = check_calendar(at)
+        except ValueError as error:
+            raise InvalidInput(str(error)) from None
         return [
             m if m.timestamp is not None else m.model_copy(update={"timestamp": at})
             for m in to_messages(messages, self._max_text_chars)

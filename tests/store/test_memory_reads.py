@@ -394,3 +394,31 @@ def test_iter_memory_texts_yields_every_memory_of_every_tenant_once(store: Store
     assert all(1 <= len(b) <= 2 for b in batches)
     seen = [row for batch in batches for row in batch]
     assert len(seen) == len(expected) and set(seen) == expected
+
+
+# Keys a JSON path cannot name as written: non-ASCII (stored escaped), quotes, backslashes,
+# control characters, path syntax. Each must match its own memory on both backends.
+ODD_KEYS = ["类别", "é", 'a"b', "a\\b", '"];drop', "a\tb", "a.b", "$[0]", "a b"]
+
+
+@covers(MemoryReads.list_memories, MemoryReads.keyword_search, MemoryReads.vector_search)
+def test_metadata_filters_match_any_key_exactly(store: Store) -> None:
+    ids = {
+        key: add(store, ALICE, f"odd key tea {i}", metadata={key: "v"})
+        for i, key in enumerate(ODD_KEYS)
+    }
+    with store.transaction() as tx:
+        for memory_id in ids.values():
+            tx.memories.put_vector(ALICE, memory_id, unit(1, 0, 0))
+    for key, memory_id in ids.items():
+        only = SearchFilters(metadata={key: "v"})
+        found, total = store.memories.list_memories(ALICE, only, 50, 0)
+        assert [m.id for m in found] == [memory_id] and total == 1, key
+        assert [i for i, _ in store.memories.keyword_search(ALICE, ["tea"], only, 50)] == [
+            memory_id
+        ], key
+        near = store.memories.vector_search(ALICE, unit(1, 0, 0), only, 50)
+        assert [i for i, _ in near] == [memory_id], key
+        absent = SearchFilters(metadata={key: None})
+        found, total = store.memories.list_memories(ALICE, absent, 50, 0)
+        assert memory_id not in {m.id for m in found} and total == len(ODD_KEYS) - 1, key

@@ -53,6 +53,7 @@ class Tokenizer:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(":memory:", check_same_thread=False)
+        self._conn.text_factory = _term
         self._conn.execute(
             f"CREATE VIRTUAL TABLE q USING fts5(text, context, tokenize='{TOKENIZER}')"
         )
@@ -92,15 +93,17 @@ class Tokenizer:
             missing = list(lines)
         # CJK runs become space-separated words and bigrams first (omoide.segment), as queries
         # do: FTS5's unicode61 would keep an unsegmented Chinese sentence as one token.
-        self._conn.executemany(
-            "INSERT INTO q(rowid, text, context) VALUES (?, ?, '')",
-            [(i, segment(line)) for i, line in enumerate(missing)],
-        )
-        found = self._conn.execute("SELECT doc, term, count(*) FROM qv GROUP BY doc, term")
         counts: list[dict[str, int]] = [{} for _ in missing]
-        for doc, term, count in found:
-            counts[doc][term] = int(count)
-        self._conn.execute("DELETE FROM q")
+        try:
+            self._conn.executemany(
+                "INSERT INTO q(rowid, text, context) VALUES (?, ?, '')",
+                [(i, segment(line)) for i, line in enumerate(missing)],
+            )
+            found = self._conn.execute("SELECT doc, term, count(*) FROM qv GROUP BY doc, term")
+            for doc, term, count in found:
+                counts[doc][term] = int(count)
+        finally:  # rows left behind would make every later call's insert fail
+            self._conn.execute("DELETE FROM q")
         for line, terms in zip(missing, counts, strict=True):
             self._lines[line] = (terms, sum(terms.values()))
 
@@ -119,10 +122,19 @@ class Tokenizer:
         return list(out)
 
     def _tokens(self, word: str) -> list[tuple[str, int]]:
-        self._conn.execute("INSERT INTO q(rowid, text, context) VALUES (0, ?, '')", (word,))
-        found = self._conn.execute("SELECT term, offset FROM qv ORDER BY offset").fetchall()
-        self._conn.execute("DELETE FROM q")
+        try:
+            self._conn.execute("INSERT INTO q(rowid, text, context) VALUES (0, ?, '')", (word,))
+            found = self._conn.execute("SELECT term, offset FROM qv ORDER BY offset").fetchall()
+        finally:
+            self._conn.execute("DELETE FROM q")
         return [(str(t), int(o)) for t, o in found]
+
+
+def _term(value: bytes) -> str:
+    """A term as FTS5 returns it. FTS5 cuts a token at 32,768 bytes, which can fall inside a
+    character (a run of Thai, or a CJK run in a query, has no space to split at): the cut
+    character decodes as U+FFFD, the same in documents and queries."""
+    return value.decode("utf-8", "replace")
 
 
 def index_memories(

@@ -70,13 +70,13 @@ def memory_filter(
         clauses.append("m.created_at < ?")
         params.append(dt_to_ms(filters.created_before))
     for key, value in (filters.metadata or {}).items():
-        path = '$."' + key.replace('"', '""') + '"'
+        found, param = _metadata_value(key)
         if value is None:
-            clauses.append("json_extract(m.metadata, ?) IS NULL")
-            params.append(path)
+            clauses.append(f"{found} IS NULL")
+            params.append(param)
         else:
-            clauses.append("json_extract(m.metadata, ?) = ?")
-            params += [path, int(value) if isinstance(value, bool) else value]
+            clauses.append(f"{found} = ?")
+            params += [param, int(value) if isinstance(value, bool) else value]
     if filters.as_of is not None:
         at = dt_to_ms(filters.as_of)
         clauses.append("m.valid_from <= ? AND (m.invalid_at IS NULL OR m.invalid_at > ?)")
@@ -84,6 +84,17 @@ def memory_filter(
     elif not filters.include_invalid:
         clauses.append("m.invalid_at IS NULL")
     return " AND ".join(clauses), params
+
+
+def _metadata_value(key: str) -> tuple[str, str]:
+    """SQL for the value of metadata ``key`` in ``m.metadata`` (NULL if absent), and its
+    parameter. A JSON path names the key only while the key is printable ASCII without a
+    quote or backslash: SQLite compares a path's label with the key as stored (escaped by
+    ``json.dumps``: non-ASCII and control characters never matched) and cannot quote a quote
+    (some keys were a path error, a 500). Any other key is looked up by its decoded name."""
+    if key.isascii() and key.isprintable() and '"' not in key and "\\" not in key:
+        return "json_extract(m.metadata, ?)", f'$."{key}"'
+    return "(SELECT j.value FROM json_each(m.metadata) j WHERE j.key = ?)", key
 
 
 def _project_clause(
