@@ -7,8 +7,10 @@ from datetime import UTC, datetime
 
 from omoide import Memory
 from omoide.retrieval.rerank import (
+    MAX_PERIODS,
     Period,
     boost_factors,
+    date_matches,
     feedback_terms,
     named_speakers,
     periods,
@@ -44,6 +46,16 @@ def test_dates_in_questions() -> None:
     assert periods("How many times has she gone to the beach in 2023?") == [Period(2023)]
     assert periods("May I ask what you did?") == []  # "may" alone is the verb
     assert periods("When did she go to the museum?") == []
+
+
+def test_a_query_that_repeats_dates_is_read_as_the_few_it_names() -> None:
+    """Every candidate is compared with each period: a query that names one period thousands
+    of times, or hundreds of years, must not make a search compare them all."""
+    assert periods("what happened in May? " * 2000) == [Period(None, 5)]
+    years = periods(" ".join(f"in {y}," for y in range(1900, 2100)))
+    assert years == [Period(y) for y in range(1900, 1900 + MAX_PERIODS)]
+    times = {"a": datetime(2023, 5, 3, tzinfo=UTC), "b": datetime(2023, 7, 3, tzinfo=UTC)}
+    assert date_matches("in May " * 2000, times, 0) == date_matches("in May", times, 0) == {"a"}
 
 
 def test_a_period_contains_the_days_after_it_up_to_the_slack() -> None:
