@@ -54,11 +54,22 @@ def _bigrams(run: str) -> list[str]:
     return [run] if len(run) < 2 else [run[i : i + 2] for i in range(len(run) - 1)]
 
 
+# jieba's time grows with the square of a run it cannot split by its dictionary (its HMM copies
+# each path it extends): 99,000 characters of one took minutes of a worker's CPU. It gets runs
+# of at most this many characters; a word across two pieces is still found by its bigrams.
+JIEBA_PIECE = 256
+
+
 def _words(run: str) -> list[str]:
     cut = _jieba()
     if cut is None:
         return []
-    return [w for han in _HAN_RUN.findall(run) for w in cut(han) if w.strip()]
+    pieces = (
+        han[i : i + JIEBA_PIECE]
+        for han in _HAN_RUN.findall(run)
+        for i in range(0, len(han), JIEBA_PIECE)
+    )
+    return [w for piece in pieces for w in cut(piece) if w.strip()]
 
 
 def cjk_tokens(run: str, *, query: bool = False) -> list[str]:
@@ -91,6 +102,11 @@ def segment(text: str) -> str:
     return CJK_RUN.sub(lambda m: " " + " ".join(cjk_tokens(m.group(0))) + " ", text)
 
 
-def segment_query(text: str) -> str:
-    """``text`` as a keyword query: each CJK run replaced by its query tokens."""
-    return CJK_RUN.sub(lambda m: " " + " ".join(cjk_tokens(m.group(0), query=True)) + " ", text)
+def segment_query(text: str, max_run: int | None = None) -> str:
+    """``text`` as a keyword query: each CJK run replaced by its query tokens, read from its
+    first ``max_run`` characters (all by default). A caller that keeps the first ``n`` terms
+    passes a few times ``n``: a run's bigrams come first, so the terms it keeps are the same,
+    and a run of 99,000 characters is not segmented whole for 60 terms."""
+    return CJK_RUN.sub(
+        lambda m: " " + " ".join(cjk_tokens(m.group(0)[:max_run], query=True)) + " ", text
+    )

@@ -11,7 +11,7 @@ import pytest
 from omoide import Memory
 from omoide import segment as seg
 from omoide.embed.protocol import Embedder
-from omoide.retrieval.terms import keyword_terms
+from omoide.retrieval.terms import MAX_TERMS, keyword_terms
 from omoide.segment import cjk_tokens, segment, segment_query
 from omoide.types import MemoryType
 
@@ -106,3 +106,45 @@ def test_keyword_search_finds_a_chinese_word(tmp_path: Path, embedder: Embedder)
         assert [h.memory.text for h in hits] == ["我住在深圳"]
     finally:
         memory.close()
+
+
+def test_jieba_reads_a_long_run_in_pieces_and_keeps_its_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """jieba's time grows with the square of a run it cannot split: a long run reaches it in
+    pieces of ``JIEBA_PIECE`` characters at most, every character once, and its words stay."""
+    pytest.importorskip("jieba")
+    seg._jieba.cache_clear()
+    real = seg._jieba()
+    assert real is not None
+    seen: list[int] = []
+
+    def cut(text: str) -> Iterator[str]:
+        seen.append(len(text))
+        yield from real(text)
+
+    monkeypatch.setattr(seg, "_jieba", lambda: cut)
+    run = "中华人民共和国" * 1000
+    tokens = cjk_tokens(run)
+    assert max(seen) <= seg.JIEBA_PIECE and sum(seen) == len(run)
+    assert {"共和国", "中华", "人民"} <= set(tokens)
+
+
+def test_a_long_chinese_query_is_segmented_only_as_far_as_its_terms_go(
+    monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """A query keeps its first ``MAX_TERMS`` terms, a run's bigrams first: a run of 99,000
+    characters is read as far as those, not segmented whole."""
+    text = "".join(chr(0x4E00 + (i * 7919) % 20000) for i in range(99_000))
+    seen: list[int] = []
+    real = seg.cjk_tokens
+
+    def tokens(run: str, *, query: bool = False) -> list[str]:
+        seen.append(len(run))
+        return real(run, query=query)
+
+    monkeypatch.setattr(seg, "cjk_tokens", tokens)
+    terms = keyword_terms(text)
+    bigrams = list(dict.fromkeys(text[i : i + 2] for i in range(200)))
+    assert terms[1:] == bigrams[: MAX_TERMS - 1] and terms[0] == text[: len(terms[0])]
+    assert sum(seen) <= 4 * MAX_TERMS

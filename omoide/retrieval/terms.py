@@ -37,7 +37,7 @@ def keyword_terms(text: str, limit: int = MAX_TERMS) -> list[str]:
     """Distinct, lower-cased, non-stopword words of ``text``, in order of appearance; a CJK
     run gives its segmented tokens (``深圳`` from ``我住在深圳``)."""
     seen: dict[str, None] = {}
-    for match in _WORD.finditer(segment_query(text).lower()):
+    for match in _WORD.finditer(segment_query(text, 4 * limit).lower()):
         word = match.group(0).replace("'", "")
         if match.group(0) in STOPWORDS or word in STOPWORDS or word in seen:
             continue
