@@ -6,9 +6,10 @@ ingest, and under a steady write load.
     python bench/write_load.py --items 2000 --profile             # what the other threads do
 
 One fresh SQLite store per run (a temporary folder as the data dir, so nothing a previous run
-saved is reused), the default embedder (the real model), one job worker thread, as a server
-runs. Memories are LoCoMo turns (``bench/scale.py``'s corpus), one tenant; searches are LoCoMo
-questions (hybrid, limit 10), one after another from one client thread. Phases, in order:
+saved is reused), the default embedder (the real model), one job worker thread and numpy's BLAS
+threads (``OMOIDE_BLAS_THREADS``) as a server runs. Memories are LoCoMo turns
+(``bench/scale.py``'s corpus), one tenant; searches are LoCoMo questions (hybrid, limit 10),
+one after another from one client thread. Phases, in order:
 
 * ``first``  searches right after the first bulk ingest of ``--items`` memories into the new
              store (``add_many``, batches of 100), for 60 s or ``--queries`` searches;
@@ -158,7 +159,9 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
 
     from omoide import Memory
     from omoide.config import Settings
+    from omoide.serve.process import limit_blas_threads
 
+    limit_blas_threads(Settings().server.blas_threads)  # as the server sets it
     texts = corpus_texts(2 * args.items)
     qs = questions(args.queries)
     out: dict[str, Any] = {"machine": machine_note(), "items": args.items}

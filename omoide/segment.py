@@ -55,8 +55,8 @@ def _bigrams(run: str) -> list[str]:
 
 
 # jieba's time grows with the square of a run it cannot split by its dictionary (its HMM copies
-# each path it extends): 99,000 characters of one took minutes of a worker's CPU. It gets runs
-# of at most this many characters; a word across two pieces is still found by its bigrams.
+# each path it extends): one long run held a worker for minutes. It gets runs of at most this
+# many characters; a word across two pieces is still found by its bigrams.
 JIEBA_PIECE = 256
 
 
@@ -106,7 +106,7 @@ def segment_query(text: str, max_run: int | None = None) -> str:
     """``text`` as a keyword query: each CJK run replaced by its query tokens, read from its
     first ``max_run`` characters (all by default). A caller that keeps the first ``n`` terms
     passes a few times ``n``: a run's bigrams come first, so the terms it keeps are the same,
-    and a run of 99,000 characters is not segmented whole for 60 terms."""
+    and a long run is not segmented whole for a few dozen terms."""
     return CJK_RUN.sub(
         lambda m: " " + " ".join(cjk_tokens(m.group(0)[:max_run], query=True)) + " ", text
     )

@@ -108,8 +108,7 @@ class Period:
 
 
 # A question names a period or two; every candidate is compared with each one a query names,
-# so a query that repeats dates by the thousand cost seconds per search with the interpreter
-# lock held (the attack pass: 20 s for "in may " 2,000 times over 1,000 candidates).
+# so a query that repeated dates by the thousand held the interpreter lock for seconds.
 MAX_PERIODS = 16
 
 
