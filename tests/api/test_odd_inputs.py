@@ -68,7 +68,6 @@ def test_a_token_longer_than_fts5_keeps_every_tenant_working(
         assert eve.post("/v1/memories", json={"text": THAI_RUN}).status_code == 201
         found = eve.post("/v1/memories/search", json={"query": THAI_RUN, "recipe": "keyword"})
         assert found.status_code == 200, found.text
-        assert [h["memory"]["text"] for h in found.json()["hits"]] == [THAI_RUN]
         cjk = eve.post("/v1/memories/search", json={"query": "語" * 11_000})
         assert cjk.status_code == 200, cjk.text
         added = admin.post("/v1/memories", json={"text": "bob likes tea", "user_id": "bob"})
@@ -104,3 +103,17 @@ def test_a_long_value_in_a_log_line_or_error_does_not_stall_the_server(
         reply = http.post(path, json=body)
         assert reply.status_code in (200, 404), reply.text[:200]
         assert http.get("/health").status_code == 200
+
+
+@pytest.mark.postgres_gap(
+    "PostgreSQL's parser indexes no word over 2,047 characters: a run of 11,000 Thai letters"
+    " is found by its vector there, not by its words"
+)
+def test_a_word_longer_than_fts5s_token_is_found_by_its_words(
+    start_server: Callable[..., Running],
+) -> None:
+    server = start_server(api_key=KEY, tenant_keys={"eve": {"user_id": "eve"}})
+    with server.http("eve") as eve:
+        assert eve.post("/v1/memories", json={"text": THAI_RUN}).status_code == 201
+        found = eve.post("/v1/memories/search", json={"query": THAI_RUN, "recipe": "keyword"})
+        assert [h["memory"]["text"] for h in found.json()["hits"]] == [THAI_RUN]
