@@ -157,27 +157,30 @@ def test_the_cosine_setting_keeps_upstreams_threshold(facts: Callable[..., Runni
     assert pairs(tools[0]["results"]) == cosine
 
 
-def test_a_search_sent_without_a_threshold_keeps_the_likely_answers(
+def test_a_search_sent_without_a_threshold_is_the_native_search(
     facts: Callable[..., Running],
 ) -> None:
     """Upstream's default threshold (0.3) is a cosine similarity: a loose cut. Sent without
-    one, JiuwenMemory's REST and MCP searches cut the relevance score at its counterpart
-    (0.05), so an answer the default recipe ranks first but scores below 0.3 still comes back;
-    an explicit threshold is compared as sent."""
+    one, JiuwenMemory's REST and MCP searches cut nothing, as ``/v1`` and the library: an
+    answer the default recipe ranks first comes back however low its score, and a never-said
+    question's hits come back with the low scores that tell a client so. An explicit
+    threshold is compared as sent."""
     server = facts(jiuwen_cosine_threshold=False)
     tools = mcp(server, [{"query": q} for q in QUESTIONS])
-    below_03 = 0
+    below_005 = 0
     with server.http() as http:
         for query, reply in zip(QUESTIONS, tools, strict=True):
-            expected = native(server, query, 5, 0.05)
+            expected = native(server, query, 5, 0.0)
+            assert len(expected) == 5, query  # eight facts: nothing cut
             body = {"query": query, **TENANT, "num": 5}
             for sent in (body, body | {"threshold": None}):
                 found = http.post("/search_memory/", json=sent).json()["results"]
                 assert pairs(found) == expected, query
             assert pairs(reply["results"]) == expected, query
-            below_03 += sum(score < 0.3 for _, score in expected)
+            assert v1(http, query, 5, 0.0) == expected, query
+            below_005 += sum(score < 0.05 for _, score in expected)
             assert jiuwen(http, query, 5, 0.3) == native(server, query, 5, 0.3)
-    assert below_03  # the default keeps hits that 0.3 would drop
+    assert below_005  # what any default cut would have dropped comes back
 
 
 def test_without_a_threshold_the_cosine_setting_cuts_at_upstreams_default(

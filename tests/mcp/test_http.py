@@ -51,7 +51,7 @@ def test_tools_have_jiuwens_names_arguments_and_defaults(serve: Callable[..., Ru
     search = schemas["search_memories"]["properties"]
     # upstream's 0.3 is a cosine; omitted here, the server picks the cut of the score it ranks by
     assert (search["num"]["default"], search["threshold"]["default"]) == (5, None)
-    assert "omitted: 0.05" in search["threshold"]["description"]
+    assert "omitted: none" in search["threshold"]["description"]
     assert search["recipe"]["default"] is None  # the server's choice
     assert schemas["search_history_summaries"]["properties"]["num"]["default"] == 3
     page = schemas["get_memories"]["properties"]
@@ -90,7 +90,9 @@ def test_add_search_page_update_and_delete(serve: Callable[..., Running]) -> Non
 
     added, found, page, gone, again, sessions = run(script)
     assert added["status"] == "added" and added["extraction"]["state"] == "disabled"  # no LLM
-    assert found["count"] == 1 and found["results"][0]["mem_id"] == tea
+    # No threshold sent: nothing cut (as the native search); the answer first, scored higher.
+    assert found["count"] == 2 and found["results"][0]["mem_id"] == tea
+    assert found["results"][0]["score"] > found["results"][1]["score"]
     assert set(found["results"][0]) >= {"mem_id", "content", "type", "score"}
     # Without an LLM the stored turn is an episode (as on the JiuwenMemory routes), newest first.
     assert [r["mem_id"] for r in page["results"]] == [*added["added"], tea]

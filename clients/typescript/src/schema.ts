@@ -5000,7 +5000,7 @@ export interface components {
             num?: number;
             /**
              * Threshold
-             * @description Minimum score, compared with each hit's `score`: the same relevance score as /v1 search's (omitted or null: 0.05); with OMOIDE_JIUWEN_COSINE_THRESHOLD=true the cosine similarity, as upstream's (omitted or null: 0.3).
+             * @description Minimum score, compared with each hit's `score`: the same relevance score as /v1 search's (omitted or null: no cut, as /v1); with OMOIDE_JIUWEN_COSINE_THRESHOLD=true the cosine similarity, as upstream's (omitted or null: 0.3).
              */
             threshold?: number | null;
         };

@@ -65,18 +65,19 @@ def search_recipe(settings: Settings) -> str:
 
 
 # The threshold of a search whose client sends none. Upstream's default is a cosine
-# similarity: a loose cut, which keeps most of what the model finds related. The same number
-# on the relevance score (a probability) keeps only the likely hits and drops many answers
-# an agent needs; ``RELEVANCE_DEFAULT`` keeps answers as often as upstream's default did on
-# fact-shaped tenants, and more often on conversations (bench/README.md, "The doors' default
-# threshold"). A client that sends a threshold gets exactly that one.
+# similarity: a loose cut, which keeps most of what the model finds related. On the relevance
+# score (a probability) any cut drops answers an agent needs: an answer its search ranks first
+# can score a few percent when the question shares little with it. So a search sent without a
+# threshold is the native search's, which cuts nothing and returns each hit with the score a
+# client can cut itself (bench/README.md, "The doors' default threshold, again"). A client
+# that sends a threshold gets exactly that one.
 COSINE_DEFAULT = 0.3
-RELEVANCE_DEFAULT = 0.05
+RELEVANCE_DEFAULT = 0.0
 
 
 def default_threshold(recipe: str) -> float:
     """The threshold of a search of ``recipe`` sent without one: upstream's for a cosine (the
-    ``vector`` recipe), its counterpart for any other score."""
+    ``vector`` recipe), none for any other score (as the native search)."""
     return COSINE_DEFAULT if recipe == COSINE_RECIPE else RELEVANCE_DEFAULT
 
 

@@ -47,8 +47,9 @@ Num = Annotated[int, Field(ge=1, le=1000, description="How many results at most.
 Threshold = Annotated[
     float | None,
     Field(
-        description="Minimum score of a result (its `score`); omitted: 0.05, or 0.3 for the "
-        "vector recipe's cosine (the default recipe while OMOIDE_JIUWEN_COSINE_THRESHOLD is true)."
+        description="Minimum score of a result (its `score`); omitted: none, as the native "
+        "search, or 0.3 for the vector recipe's cosine (the default recipe while "
+        "OMOIDE_JIUWEN_COSINE_THRESHOLD is true)."
     ),
 ]
 Recipe = Annotated[

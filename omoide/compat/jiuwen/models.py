@@ -187,8 +187,9 @@ class SearchRequest(_Tenant):
         None,
         allow_inf_nan=False,
         description="Minimum score, compared with each hit's `score`: the same relevance score "
-        "as /v1 search's (omitted or null: 0.05); with OMOIDE_JIUWEN_COSINE_THRESHOLD=true the "
-        "cosine similarity, as upstream's (omitted or null: 0.3).",
+        "as /v1 search's (omitted or null: no cut, as /v1); with "
+        "OMOIDE_JIUWEN_COSINE_THRESHOLD=true the cosine similarity, as upstream's (omitted or "
+        "null: 0.3).",
     )
 
 
