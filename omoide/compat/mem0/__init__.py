@@ -34,10 +34,16 @@ from omoide.embed import Embedder
 from omoide.errors import InvalidInput, NotFound
 from omoide.llm import LLM
 from omoide.memory import Memory as OmoideMemory
+from omoide.types import Scope
 
-__all__ = ["Memory"]
+__all__ = ["Memory", "MemoryNotFound"]
 
 Messages = str | Mapping[str, Any] | Sequence[Mapping[str, Any]]
+
+
+class MemoryNotFound(NotFound, ValueError):
+    """An unknown memory id: omoide's ``NotFound`` and, as mem0 raises for it, a ``ValueError``
+    (code written for mem0 catches ``ValueError``)."""
 
 
 class Memory:
@@ -204,24 +210,40 @@ class Memory:
         self, memory_id: str, data: str, metadata: dict[str, Any] | None = None
     ) -> dict[str, Any]:
         """Replace a memory's text (``data``) and optionally its metadata; recorded in its
-        history. ``NotFound`` for an unknown id."""
-        scope = self.omoide.owner(memory_id)
+        history. ``MemoryNotFound`` (a ``ValueError``, as mem0's) for an unknown id."""
+        scope = self._owner(memory_id)
         self.omoide.update(
             memory_id, data, metadata, user_id=scope.user_id, scope_id=scope.scope_id
         )
         return {"message": "Memory updated successfully!"}
 
     def delete(self, memory_id: str) -> dict[str, Any]:
-        """Delete one memory (its history stays readable). ``NotFound`` for an unknown id."""
-        scope = self.omoide.owner(memory_id)
+        """Delete one memory (its history stays readable). ``MemoryNotFound`` (a
+        ``ValueError``, as mem0's) for an unknown id."""
+        scope = self._owner(memory_id)
         self.omoide.delete(memory_id, user_id=scope.user_id, scope_id=scope.scope_id)
         return {"message": "Memory deleted successfully!"}
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
-        """What happened to a memory, oldest first: ADD, UPDATE (old and new text), DELETE."""
-        scope = self.omoide.owner(memory_id)
-        entries = self.omoide.history(memory_id, user_id=scope.user_id, scope_id=scope.scope_id)
-        return [history_dict(e) for e in entries]
+        """What happened to a memory, oldest first: ADD, UPDATE (old and new text), DELETE.
+        An unknown id has no history: ``[]``, as mem0's (it reads its history table)."""
+        try:
+            scope = self.omoide.owner(memory_id)
+        except NotFound:
+            return []
+        tenant = {"user_id": scope.user_id, "scope_id": scope.scope_id}
+        entries = self.omoide.history(memory_id, **tenant)
+        try:
+            role = self.omoide.get(memory_id, **tenant).metadata.get("role")
+        except NotFound:  # deleted: its role went with it
+            role = None
+        return [history_dict(e, role) for e in entries]
+
+    def _owner(self, memory_id: str) -> Scope:
+        try:
+            return self.omoide.owner(memory_id)
+        except NotFound as exc:
+            raise MemoryNotFound(exc.message, **exc.fields) from exc
 
     def delete_all(
         self,
