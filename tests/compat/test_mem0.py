@@ -148,6 +148,22 @@ def test_unknown_ids_raise_not_found_which_is_mem0s_value_error(m: Memory) -> No
     assert m.history("nope") == []  # mem0 reads its history table: no rows, no error
 
 
+def test_raw_add_skips_system_and_empty_messages_as_mem0(m: Memory) -> None:
+    messages = [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "I like jasmine tea"},
+        {"role": "user", "content": "  "},
+        {"role": "assistant", "content": "Noted."},
+    ]
+    added = m.add(messages, user_id="alice", infer=False)["results"]
+    assert [(r["memory"], r["role"], r["event"]) for r in added] == [
+        ("I like jasmine tea", "user", "ADD"),
+        ("Noted.", "assistant", "ADD"),
+    ]
+    assert m.add([{"role": "user", "content": ""}], user_id="alice", infer=False) == {"results": []}
+    assert len(m.get_all(user_id="alice")["results"]) == 2
+
+
 def test_history_entries_have_mem0s_keys(m: Memory) -> None:
     [added] = m.add({"role": "user", "content": "I like tea"}, user_id="alice", infer=False)[
         "results"

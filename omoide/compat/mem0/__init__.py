@@ -15,6 +15,7 @@ class wraps one (``.omoide``) for everything mem0 has no word for.
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -37,6 +38,8 @@ from omoide.memory import Memory as OmoideMemory
 from omoide.types import Scope
 
 __all__ = ["Memory", "MemoryNotFound"]
+
+log = logging.getLogger(__name__)
 
 Messages = str | Mapping[str, Any] | Sequence[Mapping[str, Any]]
 
@@ -106,6 +109,9 @@ class Memory:
         who = owner(user_id, agent_id, run_id)
         batch = _messages(messages)
         if not infer:
+            batch = _stored_raw(batch)
+            if not batch:
+                return {"results": []}
             items = self.omoide.add(
                 batch,
                 user_id=who.user_id,
@@ -279,6 +285,16 @@ class Memory:
     def reset(self) -> None:
         """Delete every tenant's memories. Irreversible."""
         self.omoide.reset()
+
+
+def _stored_raw(batch: str | list[dict[str, str]]) -> list[dict[str, str]]:
+    """What mem0's ``infer=False`` stores: every message but the system ones and those
+    without content, which it skips (with a warning) rather than refusing the batch."""
+    messages = [{"role": "user", "content": batch}] if isinstance(batch, str) else batch
+    kept = [m for m in messages if m["role"] != "system" and m["content"].strip()]
+    if skipped := sum(1 for m in messages if m["role"] != "system") - len(kept):
+        log.warning("add(infer=False): skipped %d message(s) without content, as mem0", skipped)
+    return kept
 
 
 def _messages(messages: Messages) -> str | list[dict[str, str]]:
