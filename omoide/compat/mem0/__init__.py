@@ -213,13 +213,27 @@ class Memory:
         return memory_dict(item)
 
     def update(
-        self, memory_id: str, data: str, metadata: dict[str, Any] | None = None
+        self,
+        memory_id: str,
+        text: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        *,
+        data: str | None = None,
+        timestamp: int | float | str | None = None,
     ) -> dict[str, Any]:
-        """Replace a memory's text (``data``) and optionally its metadata; recorded in its
-        history. ``MemoryNotFound`` (a ``ValueError``, as mem0's) for an unknown id."""
+        """Replace a memory's text (``text``, or ``data``, its older name that mem0 still
+        accepts) and/or its metadata; recorded in its history. ``MemoryNotFound`` (a
+        ``ValueError``, as mem0's) for an unknown id."""
+        if timestamp is not None:
+            raise InvalidInput("timestamp: moving a memory in time is not supported")
+        if text is not None and data is not None and text != data:
+            raise InvalidInput("update: give text or data (its older name), not both")
+        new_text = text if text is not None else data
+        if new_text is None and metadata is None:
+            raise InvalidInput("update: give text (or data) or metadata")
         scope = self._owner(memory_id)
         self.omoide.update(
-            memory_id, data, metadata, user_id=scope.user_id, scope_id=scope.scope_id
+            memory_id, new_text, metadata, user_id=scope.user_id, scope_id=scope.scope_id
         )
         return {"message": "Memory updated successfully!"}
 
