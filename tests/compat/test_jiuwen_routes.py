@@ -104,6 +104,21 @@ def test_page_with_total_adds_timestamp_and_source_id(server: Running, http: htt
     ]
 
 
+def test_the_plain_page_carries_timestamp_and_source_id_too(
+    server: Running, http: httpx.Client
+) -> None:
+    """Upstream's own HTTP tests expect both keys on /get_user_mem_by_page/'s items."""
+    _chat(http, "chat-1", ("user", "I like jasmine tea"), ("assistant", "Noted."))
+    _ok(http.post("/update_variables/", json={"variables": {"city": "Shenzhen"}, **TENANT}))
+    for page_idx in (1, 2):
+        body = {**TENANT, "page_size": 2, "page_idx": page_idx}
+        page = _ok(http.post("/get_user_mem_by_page/", json=body))
+        timed = _ok(http.post("/get_user_mem_by_page_with_total/", json=body))
+        assert page == timed and page["results"]
+        for item in page["results"]:
+            assert set(item) == {"mem_id", "content", "type", "timestamp", "source_id"}
+
+
 # the message log ---------------------------------------------------------------------------
 @pytest.fixture
 def chats(server: Running, http: httpx.Client) -> Running:

@@ -112,7 +112,7 @@ def test_paging_has_the_real_total_and_starts_at_1(server: Running, http: httpx.
         page = _ok(http.post("/get_user_mem_by_page/", json=body))
         assert page["total"] == 25 and len(page["results"]) == size
         for item in page["results"]:
-            assert set(item) == {"mem_id", "content", "type"}
+            assert set(item) == {"mem_id", "content", "type", "timestamp", "source_id"}
             assert item["type"] == "semantic_memory"
         seen += [item["mem_id"] for item in page["results"]]
     assert sorted(seen) == sorted(ids)
@@ -181,12 +181,14 @@ def test_paging_by_memory_type(llm_server: Running, llm_http: httpx.Client) -> N
         assert ("x-omoide-warning" in reply.headers) == (name == "facts"), name
         assert page["total"] == len(page["results"]) == len(types) + ("variable" in types)
     variables = _ok(http.post("/get_user_mem_by_page/", json=PAGE | {"memory_type": "variable"}))
+    untimed = {"timestamp": None, "source_id": None}
     assert variables["results"] == [
-        {"mem_id": "var:city", "content": "city: Shenzhen", "type": "variable"},
+        {"mem_id": "var:city", "content": "city: Shenzhen", "type": "variable", **untimed},
         {
             "mem_id": "var:favorite_drink",
             "content": "favorite_drink: jasmine tea",
             "type": "variable",
+            **untimed,
         },
     ]
 

@@ -139,14 +139,45 @@ def test_operations_by_id_need_no_user_id(m: Memory) -> None:
     assert events[2]["is_deleted"] is True
 
 
-def test_unknown_ids_raise_not_found(m: Memory) -> None:
-    for call in (
-        lambda: m.update("nope", data="x"),
-        lambda: m.delete("nope"),
-        lambda: m.history("nope"),
-    ):
+def test_unknown_ids_raise_not_found_which_is_mem0s_value_error(m: Memory) -> None:
+    for call in (lambda: m.update("nope", data="x"), lambda: m.delete("nope")):
         with pytest.raises(NotFound, match="nope"):
             call()
+        with pytest.raises(ValueError, match="nope"):  # what mem0 raises, and its users catch
+            call()
+    assert m.history("nope") == []  # mem0 reads its history table: no rows, no error
+
+
+def test_raw_add_skips_system_and_empty_messages_as_mem0(m: Memory) -> None:
+    messages = [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "I like jasmine tea"},
+        {"role": "user", "content": "  "},
+        {"role": "assistant", "content": "Noted."},
+    ]
+    added = m.add(messages, user_id="alice", infer=False)["results"]
+    assert [(r["memory"], r["role"], r["event"]) for r in added] == [
+        ("I like jasmine tea", "user", "ADD"),
+        ("Noted.", "assistant", "ADD"),
+    ]
+    assert m.add([{"role": "user", "content": ""}], user_id="alice", infer=False) == {"results": []}
+    assert len(m.get_all(user_id="alice")["results"]) == 2
+
+
+def test_history_entries_have_mem0s_keys(m: Memory) -> None:
+    [added] = m.add({"role": "user", "content": "I like tea"}, user_id="alice", infer=False)[
+        "results"
+    ]
+    m.update(added["id"], data="I like oolong tea")
+    keys = {"id", "memory_id", "old_memory", "new_memory", "event", "created_at"}
+    keys |= {"updated_at", "is_deleted", "actor_id", "role"}
+    first, second = m.history(added["id"])
+    assert set(first) == set(second) == keys
+    assert (first["event"], first["updated_at"], first["role"]) == ("ADD", None, "user")
+    assert second["event"] == "UPDATE" and second["updated_at"] is not None
+    assert second["role"] == "user"
+    m.delete(added["id"])
+    assert [(e["event"], e["role"]) for e in m.history(added["id"])][-1] == ("DELETE", None)
 
 
 def test_filters_are_a_plain_dict(m: Memory) -> None:

@@ -184,7 +184,8 @@ MEM0_SIGNATURES = {
     },
     "get_all": {"user_id", "agent_id", "run_id", "filters", "limit", "top_k"},
     "get": {"memory_id"},
-    "update": {"memory_id", "data", "metadata"},
+    # docs.mem0.ai, "Update Memory": `text`, with `data` its deprecated alias, and `timestamp`
+    "update": {"memory_id", "text", "data", "metadata", "timestamp"},
     "delete": {"memory_id"},
     "delete_all": {"user_id", "agent_id", "run_id"},
     "history": {"memory_id"},
@@ -196,3 +197,19 @@ MEM0_SIGNATURES = {
 def test_every_mem0_keyword_is_accepted(method: str) -> None:
     ours = set(inspect.signature(getattr(Memory, method)).parameters) - {"self"}
     assert MEM0_SIGNATURES[method] <= ours, MEM0_SIGNATURES[method] - ours
+
+
+def test_update_takes_text_data_or_metadata_alone(m: Memory) -> None:
+    """mem0's `update` now names the new content `text` (`data` is its older alias) and takes
+    metadata alone."""
+    [item] = m.add("I like tea", user_id="alice", infer=False)["results"]
+    m.update(item["id"], text="I like oolong tea")
+    m.update(memory_id=item["id"], metadata={"kind": "drink"})
+    got = m.get(item["id"])
+    assert got is not None and got["memory"] == "I like oolong tea"
+    assert got["metadata"]["kind"] == "drink"
+    m.update(item["id"], data="I like green tea")
+    assert [h["new_memory"] for h in m.history(item["id"])][-1] == "I like green tea"
+    for bad in ({}, {"text": "a", "data": "b"}, {"text": "a", "timestamp": 1700000000}):
+        with pytest.raises(InvalidInput):
+            m.update(item["id"], **bad)

@@ -120,7 +120,42 @@ def test_variables_round_trip(serve: Callable[..., Running]) -> None:
     got, listed, deleted, after = run(script)
     assert got == {"variables": {"city": "Shenzhen"}}
     assert [r["mem_id"] for r in listed["results"]] == ["var:city"]
-    assert deleted == {"deleted": ["city"]} and after == {"variables": {}}
+    assert deleted == {"status": "deleted", "deleted": ["city"], "names": ["city"]}
+    assert after == {"variables": {}}
+
+
+def test_variable_tools_answer_as_upstreams(serve: Callable[..., Running]) -> None:
+    """Upstream's MCP server sets nothing for `{}` and says so, and its delete reply carries
+    `status` and the `names` asked for."""
+    server = serve()
+    ids = {"user_id": "mei"}
+
+    async def script() -> list[Any]:
+        async with http_client(server.url) as client:
+            empty = await client.call_tool("update_variables", {"variables": {}, **ids})
+            await client.call_tool("update_variables", {"variables": {"city": "Shenzhen"}, **ids})
+            names = ["city", "never-set"]
+            deleted = await client.call_tool("delete_variables", {"names": names, **ids})
+            return [data(empty), data(deleted)]
+
+    empty, deleted = run(script)
+    assert empty == {"status": "updated", "variables": {}}
+    assert deleted == {"status": "deleted", "deleted": ["city"], "names": ["city", "never-set"]}
+    assert server.engine.get_variables(user_id="mei") == {}
+
+
+def test_add_messages_reply_has_upstreams_lists_per_type(serve: Callable[..., Running]) -> None:
+    server = serve()
+    message = {"role": "user", "content": "I moved to Shenzhen"}
+
+    async def script() -> Any:
+        async with http_client(server.url) as client:
+            return data(await client.call_tool("add_messages", {"messages": [message]}))
+
+    added = run(script)
+    assert added["status"] == "added" and added["infer"] is True
+    for kind in ("user_profile", "semantic_memory", "episodic_memory", "summary", "variables"):
+        assert added[kind] == [], kind  # no LLM here: nothing extracted, as each list says
 
 
 def test_delete_all_memories_refuses_without_confirm(serve: Callable[..., Running]) -> None:

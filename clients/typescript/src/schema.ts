@@ -882,8 +882,9 @@ export interface paths {
         put?: never;
         /**
          * Get User Mem By Page
-         * @description One page of the user's memories, newest first (variables after them, by name);
-         *     `total` counts every match, not only this page.
+         * @description One page of the user's memories, newest first (variables after them, by name), each
+         *     with its `timestamp` and `source_id`, as upstream's own tests expect; `total` counts every
+         *     match, not only this page.
          */
         post: operations["get_user_mem_by_page_get_user_mem_by_page__post"];
         delete?: never;
@@ -903,7 +904,7 @@ export interface paths {
         put?: never;
         /**
          * Get User Mem By Page With Total
-         * @description `/get_user_mem_by_page/` with each memory's `timestamp` and `source_id`.
+         * @description `/get_user_mem_by_page/`: each memory with its `timestamp` and `source_id`.
          */
         post: operations["get_user_mem_by_page_with_total_get_user_mem_by_page_with_total__post"];
         delete?: never;
@@ -3012,16 +3013,6 @@ export interface components {
          * @enum {string}
          */
         JobState: "pending" | "running" | "done" | "failed";
-        /** MemPage */
-        MemPage: {
-            /** Results */
-            results: components["schemas"]["PageItem"][];
-            /**
-             * Total
-             * @description Every matching memory, not only this page.
-             */
-            total: number;
-        };
         /**
          * MemVariable
          * @description A variable to extract: only ``name`` and ``description`` are needed.
@@ -3838,15 +3829,6 @@ export interface components {
             limit: number;
             /** Offset */
             offset: number;
-        };
-        /** PageItem */
-        PageItem: {
-            /** Mem Id */
-            mem_id: string;
-            /** Content */
-            content: string;
-            /** Type */
-            type: string;
         };
         /**
          * PageRequest
@@ -8897,7 +8879,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MemPage"];
+                    "application/json": components["schemas"]["TimedMemPage"];
                 };
             };
             /** @description Validation Error */

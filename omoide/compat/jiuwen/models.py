@@ -294,11 +294,6 @@ class Hits(BaseModel):
     results: list[Hit]
 
 
-class MemPage(BaseModel):
-    results: list[PageItem]
-    total: int = Field(description="Every matching memory, not only this page.")
-
-
 class TimedMemPage(BaseModel):
     results: list[TimedPageItem]
     total: int = Field(description="Every matching memory, not only this page.")

@@ -75,8 +75,6 @@ from omoide.compat.jiuwen.models import (
     GetVariablesRequest,
     Hit,
     Hits,
-    MemPage,
-    PageItem,
     PageRequest,
     SearchRequest,
     Success,
@@ -327,23 +325,26 @@ def _page(
 @router.post("/get_user_mem_by_page/")
 def get_user_mem_by_page(
     body: PageRequest, engine: MemoryDep, tenancy: TenancyDep, response: Response
-) -> MemPage:
-    """One page of the user's memories, newest first (variables after them, by name);
-    `total` counts every match, not only this page."""
+) -> TimedMemPage:
+    """One page of the user's memories, newest first (variables after them, by name), each
+    with its `timestamp` and `source_id`, as upstream's own tests expect; `total` counts every
+    match, not only this page."""
     with failing_as("Error getting user memory by page"):
         memories, variables, total = _page(body, engine, tenancy, response)
-    items = [PageItem(mem_id=m.id, content=m.text, type=wire_type(m.type)) for m in memories]
-    items += [_variable(name, text) for name, text in variables]
-    return MemPage(results=items, total=total)
+    return TimedMemPage(results=_timed(memories, variables), total=total)
 
 
 @router.post("/get_user_mem_by_page_with_total/")
 def get_user_mem_by_page_with_total(
     body: PageRequest, engine: MemoryDep, tenancy: TenancyDep, response: Response
 ) -> TimedMemPage:
-    """`/get_user_mem_by_page/` with each memory's `timestamp` and `source_id`."""
+    """`/get_user_mem_by_page/`: each memory with its `timestamp` and `source_id`."""
     with failing_as("Error getting user memory by page"):
         memories, variables, total = _page(body, engine, tenancy, response)
+    return TimedMemPage(results=_timed(memories, variables), total=total)
+
+
+def _timed(memories: list[MemoryItem], variables: list[tuple[str, str]]) -> list[TimedPageItem]:
     items = [
         TimedPageItem(
             mem_id=m.id,
@@ -354,21 +355,23 @@ def get_user_mem_by_page_with_total(
         )
         for m in memories
     ]
-    items += [
-        TimedPageItem(**_variable(n, t).model_dump(), timestamp=None, source_id=None)
-        for n, t in variables
+    variable_items = [
+        TimedPageItem(
+            mem_id=f"{VAR_PREFIX}{name}",
+            content=f"{name}: {text}",
+            type=VARIABLE,
+            timestamp=None,
+            source_id=None,
+        )
+        for name, text in variables
     ]
-    return TimedMemPage(results=items, total=total)
+    return items + variable_items
 
 
 def _source_id(memory: MemoryItem) -> str | None:
     if memory.type is MemoryType.RAW:
         return memory.id
     return memory.source_episodes[0] if memory.source_episodes else None
-
-
-def _variable(name: str, text: str) -> PageItem:
-    return PageItem(mem_id=f"{VAR_PREFIX}{name}", content=f"{name}: {text}", type=VARIABLE)
 
 
 # after the routes above, so that GET / lists them in upstream's order

@@ -18,6 +18,10 @@ from typing import Any
 from omoide.api.deps import Tenancy
 from omoide.api.health import health_view
 from omoide.compat.jiuwen.common import (
+    EPISODIC,
+    SEMANTIC,
+    SUMMARY,
+    USER_PROFILE,
     VAR_PREFIX,
     VARIABLE,
     default_threshold,
@@ -37,6 +41,7 @@ from omoide.types import DEFAULT_ID, UNNAMED_SESSION, MemoryType, Message, Scope
 from omoide.validate import check_ids
 
 MAX_ID = 128
+EXTRACTED_TYPES = (USER_PROFILE, SEMANTIC, EPISODIC, SUMMARY)  # the lists of upstream's add reply
 ADD_WAIT_S = 30.0  # add_messages replies when extraction finished, or after this long
 
 
@@ -125,12 +130,17 @@ def add_messages(
         wait=infer,
         timeout=ADD_WAIT_S,
     )
+    extracted = [_hit(item.id, item.text, wire_type(item.type)) for item in result.extracted]
     return {
         "status": "added",
         "infer": infer,
         "added": [item.id for item in result.items],
         "extraction": result.extraction.model_dump(mode="json"),
-        "extracted": [_hit(item.id, item.text, wire_type(item.type)) for item in result.extracted],
+        "extracted": extracted,
+        # upstream's reply: what was extracted, one list per type (no mem_variables are
+        # declared through this tool, so no variables, as upstream)
+        **{kind: [h for h in extracted if h["type"] == kind] for kind in EXTRACTED_TYPES},
+        "variables": [],
     }
 
 
@@ -251,14 +261,18 @@ def get_variables(caller: Caller, names: list[str] | None, **ids: Any) -> dict[s
 
 
 def update_variables(caller: Caller, variables: dict[str, Any], **ids: Any) -> dict[str, Any]:
-    if not isinstance(variables, dict) or not variables:
-        raise InvalidInput("variables must be a non-empty object of name: value")
-    written = caller.engine.update_variables(variables, **caller.tenant(**ids))
+    """An empty ``variables`` changes nothing, as upstream and the REST route."""
+    if not isinstance(variables, dict):
+        raise InvalidInput("variables must be an object of name: value")
+    tenant = caller.tenant(**ids)
+    written = caller.engine.update_variables(variables, **tenant) if variables else {}
     return {"status": "updated", "variables": written}
 
 
 def delete_variables(caller: Caller, names: list[str], **ids: Any) -> dict[str, Any]:
-    return {"deleted": caller.engine.delete_variables(names, **caller.tenant(**ids))}
+    """Upstream's reply; ``deleted`` lists the names that existed (upstream's is ``true``)."""
+    deleted = caller.engine.delete_variables(names, **caller.tenant(**ids))
+    return {"status": "deleted", "deleted": deleted, "names": names}
 
 
 # omoide's own ----------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ class wraps one (``.omoide``) for everything mem0 has no word for.
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -34,10 +35,18 @@ from omoide.embed import Embedder
 from omoide.errors import InvalidInput, NotFound
 from omoide.llm import LLM
 from omoide.memory import Memory as OmoideMemory
+from omoide.types import Scope
 
-__all__ = ["Memory"]
+__all__ = ["Memory", "MemoryNotFound"]
+
+log = logging.getLogger(__name__)
 
 Messages = str | Mapping[str, Any] | Sequence[Mapping[str, Any]]
+
+
+class MemoryNotFound(NotFound, ValueError):
+    """An unknown memory id: omoide's ``NotFound`` and, as mem0 raises for it, a ``ValueError``
+    (code written for mem0 catches ``ValueError``)."""
 
 
 class Memory:
@@ -100,6 +109,9 @@ class Memory:
         who = owner(user_id, agent_id, run_id)
         batch = _messages(messages)
         if not infer:
+            batch = _stored_raw(batch)
+            if not batch:
+                return {"results": []}
             items = self.omoide.add(
                 batch,
                 user_id=who.user_id,
@@ -201,27 +213,57 @@ class Memory:
         return memory_dict(item)
 
     def update(
-        self, memory_id: str, data: str, metadata: dict[str, Any] | None = None
+        self,
+        memory_id: str,
+        text: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        *,
+        data: str | None = None,
+        timestamp: int | float | str | None = None,
     ) -> dict[str, Any]:
-        """Replace a memory's text (``data``) and optionally its metadata; recorded in its
-        history. ``NotFound`` for an unknown id."""
-        scope = self.omoide.owner(memory_id)
+        """Replace a memory's text (``text``, or ``data``, its older name that mem0 still
+        accepts) and/or its metadata; recorded in its history. ``MemoryNotFound`` (a
+        ``ValueError``, as mem0's) for an unknown id."""
+        if timestamp is not None:
+            raise InvalidInput("timestamp: moving a memory in time is not supported")
+        if text is not None and data is not None and text != data:
+            raise InvalidInput("update: give text or data (its older name), not both")
+        new_text = text if text is not None else data
+        if new_text is None and metadata is None:
+            raise InvalidInput("update: give text (or data) or metadata")
+        scope = self._owner(memory_id)
         self.omoide.update(
-            memory_id, data, metadata, user_id=scope.user_id, scope_id=scope.scope_id
+            memory_id, new_text, metadata, user_id=scope.user_id, scope_id=scope.scope_id
         )
         return {"message": "Memory updated successfully!"}
 
     def delete(self, memory_id: str) -> dict[str, Any]:
-        """Delete one memory (its history stays readable). ``NotFound`` for an unknown id."""
-        scope = self.omoide.owner(memory_id)
+        """Delete one memory (its history stays readable). ``MemoryNotFound`` (a
+        ``ValueError``, as mem0's) for an unknown id."""
+        scope = self._owner(memory_id)
         self.omoide.delete(memory_id, user_id=scope.user_id, scope_id=scope.scope_id)
         return {"message": "Memory deleted successfully!"}
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
-        """What happened to a memory, oldest first: ADD, UPDATE (old and new text), DELETE."""
-        scope = self.omoide.owner(memory_id)
-        entries = self.omoide.history(memory_id, user_id=scope.user_id, scope_id=scope.scope_id)
-        return [history_dict(e) for e in entries]
+        """What happened to a memory, oldest first: ADD, UPDATE (old and new text), DELETE.
+        An unknown id has no history: ``[]``, as mem0's (it reads its history table)."""
+        try:
+            scope = self.omoide.owner(memory_id)
+        except NotFound:
+            return []
+        tenant = {"user_id": scope.user_id, "scope_id": scope.scope_id}
+        entries = self.omoide.history(memory_id, **tenant)
+        try:
+            role = self.omoide.get(memory_id, **tenant).metadata.get("role")
+        except NotFound:  # deleted: its role went with it
+            role = None
+        return [history_dict(e, role) for e in entries]
+
+    def _owner(self, memory_id: str) -> Scope:
+        try:
+            return self.omoide.owner(memory_id)
+        except NotFound as exc:
+            raise MemoryNotFound(exc.message, **exc.fields) from exc
 
     def delete_all(
         self,
@@ -257,6 +299,16 @@ class Memory:
     def reset(self) -> None:
         """Delete every tenant's memories. Irreversible."""
         self.omoide.reset()
+
+
+def _stored_raw(batch: str | list[dict[str, str]]) -> list[dict[str, str]]:
+    """What mem0's ``infer=False`` stores: every message but the system ones and those
+    without content, which it skips (with a warning) rather than refusing the batch."""
+    messages = [{"role": "user", "content": batch}] if isinstance(batch, str) else batch
+    kept = [m for m in messages if m["role"] != "system" and m["content"].strip()]
+    if skipped := sum(1 for m in messages if m["role"] != "system") - len(kept):
+        log.warning("add(infer=False): skipped %d message(s) without content, as mem0", skipped)
+    return kept
 
 
 def _messages(messages: Messages) -> str | list[dict[str, str]]:

@@ -103,15 +103,20 @@ def added_dict(item: MemoryItem) -> dict[str, Any]:
     return {**memory_dict(item), "event": "UPDATE" if item.supersedes else "ADD"}
 
 
-def history_dict(entry: HistoryEntry) -> dict[str, Any]:
-    """One history entry in mem0's words (``old_memory``, ``new_memory``, ``is_deleted``)."""
+def history_dict(entry: HistoryEntry, role: str | None = None) -> dict[str, Any]:
+    """One history entry in mem0's words and keys (``old_memory``, ``new_memory``,
+    ``is_deleted``, ...). mem0 sets ``updated_at`` on the entries that change a memory (UPDATE,
+    DELETE), not on its ADD; ``role`` is the memory's message role, when it has one."""
+    when = entry.created_at.isoformat()
     return {
         "id": entry.id,
         "memory_id": entry.memory_id,
         "old_memory": entry.old_text,
         "new_memory": entry.new_text,
         "event": entry.event.value,
-        "created_at": entry.created_at.isoformat(),
+        "created_at": when,
+        "updated_at": None if entry.event is HistoryEvent.ADD else when,
         "is_deleted": entry.event is HistoryEvent.DELETE,
         "actor_id": entry.actor,
+        "role": role,
     }
