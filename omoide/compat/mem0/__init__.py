@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from omoide.compat.mem0.config import settings_from_config
+from omoide.compat.mem0.errors import MemoryNotFound
 from omoide.compat.mem0.shape import (
     added_dict,
     history_dict,
@@ -42,11 +43,6 @@ __all__ = ["Memory", "MemoryNotFound"]
 log = logging.getLogger(__name__)
 
 Messages = str | Mapping[str, Any] | Sequence[Mapping[str, Any]]
-
-
-class MemoryNotFound(NotFound, ValueError):
-    """An unknown memory id: omoide's ``NotFound`` and, as mem0 raises for it, a ``ValueError``
-    (code written for mem0 catches ``ValueError``)."""
 
 
 class Memory:
