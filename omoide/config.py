@@ -574,7 +574,8 @@ class JobsSettings(_Group):
         4,
         ge=1,
         description="Requests of one tenant that may wait for their jobs at once (`wait: true`,"
-        " `/add_messages/`, MCP with infer): each holds a server thread; one more gets 429.",
+        " `/add_messages/`, MCP with infer): each holds a server thread; one more gets 429. A"
+        " key bound to a user counts as one tenant over all its scopes.",
         validation_alias=_env("OMOIDE_MAX_WAITING_PER_TENANT"),
     )
     max_waiting: int = Field(

@@ -36,6 +36,7 @@ from omoide.engine.projects import ProjectDeleted, ProjectService
 from omoide.engine.scopes import ScopeService
 from omoide.engine.search.service import SearchService
 from omoide.engine.sessions import SessionService
+from omoide.engine.shared.job_signal import WAITER
 from omoide.engine.summaries import SummaryService
 from omoide.engine.transfer.service import Progress, TransferReport, TransferService
 from omoide.engine.variables import VariableService
@@ -63,6 +64,7 @@ from omoide.wiring import build_engine
 __all__ = [
     "ADMIN",
     "USER_TASKS",
+    "WAITER",
     "DreamingStatus",
     "ExpiryProgress",
     "Memory",

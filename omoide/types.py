@@ -28,6 +28,8 @@ DEFAULT_ID = "default"
 # memories, as it does messages written without a session.
 UNNAMED_SESSION = "__default__"
 MetadataValue: TypeAlias = str | int | float | bool | None
+# A key is one clause of the statement: a thousand passed SQLite's expression depth (a 500).
+MAX_METADATA_FILTERS = 100
 Metadata: TypeAlias = dict[str, Any]
 
 
@@ -268,7 +270,12 @@ class SearchFilters(BaseModel):
     types: list[MemoryType] | None = None
     created_after: datetime | None = None
     created_before: datetime | None = None
-    metadata: dict[str, MetadataValue] | None = None
+    metadata: dict[str, MetadataValue] | None = Field(
+        None,
+        max_length=MAX_METADATA_FILTERS,
+        description=f"Memories whose metadata holds each of these keys with that value (at most "
+        f"{MAX_METADATA_FILTERS} keys).",
+    )
     as_of: datetime | None = Field(
         None, description="Return what was valid at this time instead of what is valid now."
     )

@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from omoide.api.docs import OPEN_PATHS as DOCS
 from omoide.api.errors import UNAUTHORIZED, error_response, request_id_of
 from omoide.config import Settings, TenantKey
+from omoide.memory import WAITER
 
 # The docs pages, their assets and the OpenAPI document are open so a browser can load them
 # and "Authorize" there (omoide.api.docs).
@@ -108,4 +109,14 @@ class AuthMiddleware:
                 )
                 await response(scope, receive, send)
                 return
-        await self.app(scope, receive, send)
+        tenant = state["tenant"]
+        if tenant is None or tenant.scope_id is not None:  # one tenant, or the full key
+            await self.app(scope, receive, send)
+            return
+        # A key bound to a user reaches each of its scopes: its requests that wait for jobs
+        # count as one tenant's (OMOIDE_MAX_WAITING_PER_TENANT), not one per scope.
+        token = WAITER.set(f"user {tenant.user_id}")
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            WAITER.reset(token)

@@ -31,6 +31,24 @@ def test_a_metadata_filter_on_any_key_finds_that_memory(
         assert [m["id"] for m in listed.json()["items"]] == [ids[key]], key
 
 
+@pytest.mark.parametrize("recipe", ["hybrid", "keyword", "vector"])
+def test_too_many_metadata_filter_keys_is_a_422_naming_the_limit(
+    server: Running, http: httpx.Client, recipe: str
+) -> None:
+    """One clause a key: a thousand keys passed SQLite's expression depth (a 500)."""
+    http.post("/v1/memories", json={"text": "green tea note", "metadata": {"k0": 0}})
+    many = {"metadata": {f"k{i}": i for i in range(1000)}}
+    found = http.post(
+        "/v1/memories/search", json={"query": "green tea", "recipe": recipe, "filters": many}
+    )
+    assert found.status_code == 422 and "100" in found.json()["detail"], found.text
+    listed = http.get("/v1/memories", params={"filters": json.dumps(many)})
+    assert listed.status_code == 422, listed.text
+    at_limit = {"metadata": {f"k{i}": i for i in range(100)}}
+    body = {"query": "green tea", "recipe": recipe, "filters": at_limit}
+    assert http.post("/v1/memories/search", json=body).json()["hits"] == []
+
+
 # Valid ISO 8601 with an offset, but a year 10000 or year 0 instant in UTC.
 EDGES = ["9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00"]
 

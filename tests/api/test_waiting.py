@@ -122,3 +122,34 @@ def test_a_tenant_waiting_on_a_slow_llm_does_not_stall_another(
         stored = admin.get("/v1/sessions", params={"user_id": "alice"})
     sessions = sorted(item["id"] for item in stored.json()["items"])
     assert sessions == sorted(f"s{n}" for n in waiting)  # nothing of the refused requests
+
+
+def test_a_key_bound_to_a_user_waits_as_one_tenant_over_all_its_scopes(
+    url: str, fake_llm: FakeLLMServer
+) -> None:
+    """Each request in a scope of its own: counted per scope, one user-bound key took every
+    slot of the server (OMOIDE_MAX_WAITING) and every other tenant's waiting add was a 429."""
+    for _ in range(10):
+        fake_llm.enqueue(json.dumps({"facts": []}))
+    replies: dict[int, httpx.Response] = {}
+
+    def add(n: int) -> None:
+        body = {"scope_id": f"app-{n}", **SEMANTIC_ONLY}
+        body["messages"] = [{"role": "user", "content": f"note number {n}"}]
+        headers = {"Authorization": "Bearer alice-key"}
+        replies[n] = httpx.post(f"{url}/add_messages/", json=body, headers=headers, timeout=120)
+
+    senders = [threading.Thread(target=add, args=(n,)) for n in range(POOL + 2)]
+    with fake_llm.hold():
+        for sender in senders:
+            sender.start()
+        refused = POOL + 2 - PER_TENANT
+        _until(lambda: len(replies) >= refused, "the requests over the key's bound to be refused")
+    for sender in senders:
+        sender.join(BOUND_S)
+    statuses = sorted(r.status_code for r in replies.values())
+    assert statuses == [200] * PER_TENANT + [429] * refused
+    for reply in replies.values():
+        if reply.status_code == 429:
+            assert "this API key" in reply.json()["detail"], reply.text
+            assert "OMOIDE_MAX_WAITING_PER_TENANT" in reply.json()["detail"]

@@ -7,6 +7,8 @@ back, and the LLM paths (chunk summaries, the rolling summary linked to its last
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,9 @@ from omoide.chunking import (
     message_hash,
     plan_chunks,
 )
+from omoide.config import Settings
+from omoide.embed.hashing import HashEmbedder
+from omoide.errors import OmoideError
 from omoide.llm.client import OpenAICompatLLM
 from omoide.retrieval.context import estimate_tokens
 from tests.fakes import FakeLLMServer
@@ -250,6 +255,38 @@ def test_a_deleted_session_finishes_its_chunk_job(tmp_path: Path) -> None:
         memory.delete_session("s", user_id="u")
         assert memory.run_jobs() == 1
         assert memory.list_jobs()[0].result == {"skipped": "the session was deleted"}
+
+
+def test_a_pass_whose_session_is_deleted_while_it_waits_is_not_found(tmp_path: Path) -> None:
+    """The waiting caller gets the session's 404, not a 503 'chunk job N is done: not finished'
+    that a client retries. A front process that runs no jobs waits; a worker process deletes
+    the session, then runs the queued pass, which finds no session."""
+    with open_memory(tmp_path / "m.db", **SMALL) as worker:
+        exchange(worker, 0)
+        front = Memory(
+            tmp_path / "m.db",
+            embedder=HashEmbedder(),
+            settings=Settings(llm_base_url=None, run_jobs=False),
+            workers=0,
+        )
+        outcome: list[object] = []
+
+        def update() -> None:
+            try:
+                outcome.append(front.update_chunks("s", user_id="u", timeout=60))
+            except OmoideError as exc:
+                outcome.append(exc)
+
+        waiting = threading.Thread(target=update)
+        waiting.start()
+        while not worker.job_counts()["pending"]:  # the pass is queued: the front now waits
+            time.sleep(0.01)
+        worker.delete_session("s", user_id="u")
+        assert worker.run_jobs() == 1
+        waiting.join()
+        front.close()
+    [error] = outcome
+    assert isinstance(error, NotFound) and "'s'" in str(error), error
 
 
 def test_llm_chunks_and_a_rolling_summary_linked_to_the_last_chunk(

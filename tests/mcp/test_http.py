@@ -195,6 +195,30 @@ def test_ids_are_cleaned_and_defaults_come_from_settings(serve: Callable[..., Ru
     assert server.engine.get_variables(None, user_id=cleaned, scope_id="desk") == {"b": "2"}
 
 
+def test_a_session_id_longer_than_the_rest_routes_take_is_refused(
+    serve: Callable[..., Running],
+) -> None:
+    """The tools take the session ids the REST routes take (512 characters at most): a longer
+    one made a session no route can name, and any length up to the body limit was stored."""
+    server = serve()
+    message = [{"role": "user", "content": "hello"}]
+
+    async def script() -> list[Any]:
+        async with http_client(server.url) as client:
+            out = []
+            for session in ("s" * 513, "s" * 512):
+                add = {"messages": message, "session_id": session, "infer": False}
+                out.append(await client.call_tool("add_messages", add))
+                context = {"query": "hello", "session_id": session}
+                out.append(await client.call_tool("get_context", context))
+            return out
+
+    long_add, long_context, add, context = run(script)
+    assert "512" in error(long_add) and "512" in error(long_context)
+    assert data(add)["status"] == "added" and "hello" in data(context)["text"]
+    assert [s.id for s in server.engine.list_sessions()[0]] == ["s" * 512]
+
+
 def test_context_graph_and_health(serve: Callable[..., Running]) -> None:
     server = serve()
     _semantic(server, "Mei lives in Shenzhen", user_id="mei")

@@ -4227,7 +4227,10 @@ export interface components {
             created_after?: string | null;
             /** Created Before */
             created_before?: string | null;
-            /** Metadata */
+            /**
+             * Metadata
+             * @description Memories whose metadata holds each of these keys with that value (at most 100 keys).
+             */
             metadata?: {
                 [key: string]: string | number | boolean | null;
             } | null;

@@ -43,6 +43,10 @@ UserId = Annotated[
     str | None, Field(description="The user; omitted: the server's default (or the key's user).")
 ]
 ScopeId = Annotated[str | None, Field(description="The scope; omitted: the server's default.")]
+# The REST routes' bound: a longer id named a session no route can reach.
+SessionId = Annotated[
+    str | None, Field(max_length=512, description="The session (conversation) id.")
+]
 Num = Annotated[int, Field(ge=1, le=1000, description="How many results at most.")]
 Threshold = Annotated[
     float | None,
@@ -100,7 +104,7 @@ class Tools:
         user_id: UserId = None,
         scope_id: ScopeId = None,
         infer: bool = True,
-        session_id: str | None = None,
+        session_id: SessionId = None,
     ) -> Result:
         """Store messages and extract long-term memories (profile, facts, episodes, summary)
         from them. infer=false stores them without extraction. Replies when extraction ended."""
@@ -225,7 +229,7 @@ class Tools:
         query: str,
         ctx: Context[Any, Any],
         token_budget: Annotated[int, Field(ge=100, le=200_000)] = 2000,
-        session_id: str | None = None,
+        session_id: SessionId = None,
         user_id: UserId = None,
         scope_id: ScopeId = None,
     ) -> Result:

@@ -108,6 +108,7 @@ NO_LLM = (
     "routes as episodic_memory, but nothing is extracted"
 )
 TYPE_WARNING = "X-Omoide-Warning"
+SHOWN_CHARS = 40  # of an unknown memory_type, in the warning
 
 
 @router.post("/add_messages/")
@@ -312,11 +313,12 @@ def _page(
 ) -> tuple[list[MemoryItem], list[tuple[str, str]], int]:
     """One page: the memories, then (for unknown and variable) the variables, by name."""
     if not is_recognised(body.memory_type):
-        log.warning("memory_type %r is not a JiuwenMemory type: listing all", body.memory_type)
-        # ascii(): a header is Latin-1 only; the value is the caller's ("记忆" was a 500)
+        # A prefix only: the whole value (up to the body limit) made a header no client or
+        # proxy reads. ascii(): a header is Latin-1 only ("记忆" was a 500).
+        shown = ascii(str(body.memory_type)[:SHOWN_CHARS])
+        log.warning("memory_type %s is not a JiuwenMemory type: listing all", shown)
         response.headers[TYPE_WARNING] = (
-            f"memory_type {body.memory_type!a} is not a JiuwenMemory type; "
-            "listed every type, as upstream does"
+            f"memory_type {shown} is not a JiuwenMemory type; listed every type, as upstream does"
         )
     scope = resolve_scope(tenancy, body.user_id, body.scope_id).model_dump()
     return page(engine, memory_type(body.memory_type), body.page_size, body.page_idx, scope)

@@ -142,6 +142,8 @@ class ChunkService:
                 job_id = enqueue(tx.jobs, scope, CHUNK, payload)
             self._signal.wait([job_id], timeout)
         job = self._jobs.get_job(job_id)
+        if job.result is not None and "skipped" in job.result:  # deleted while the pass waited
+            raise NotFound(f"session {session_id!r} not found", id=session_id)
         if job.result is None or "mode" not in job.result:
             raise BackendError(
                 f"chunk job {job_id} is {job.state.value}: {job.last_error or 'not finished'}"

@@ -7,7 +7,9 @@ thread, so a library user with ``workers=0`` still gets ``wait=True`` semantics.
 A caller that waits holds its thread for as long as the jobs take (an extraction behind a slow
 LLM: a minute). In a server those threads are shared by every tenant, so ``waiting(scope)``
 bounds them: at most ``per_tenant`` waiting callers of one tenant and ``total`` in all; one
-more is refused with ``Busy`` (HTTP 429 with ``Retry-After``) before it writes anything.
+more is refused with ``Busy`` (HTTP 429 with ``Retry-After``) before it writes anything. A
+caller that reaches several tenants (an API key bound to a user reaches every scope of it) names
+itself in ``WAITER``, and its waits count as one tenant's wherever they go.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 from omoide.errors import Busy
 from omoide.store.ports.jobs import JobQueue
@@ -25,6 +28,10 @@ from omoide.types import JobState, Scope
 _WAIT_POLL_S = 0.05
 _FINAL = (JobState.DONE, JobState.FAILED)
 
+# Set by the HTTP server for a key bound to a user: spread over that user's scopes, its waits
+# took OMOIDE_MAX_WAITING_PER_TENANT slots per scope, so one key filled OMOIDE_MAX_WAITING.
+WAITER: ContextVar[str | None] = ContextVar("omoide_waiter", default=None)
+
 
 class JobSignal:
     def __init__(
@@ -32,7 +39,7 @@ class JobSignal:
     ) -> None:
         self._jobs = jobs
         self._per_tenant, self._total = per_tenant, total
-        self._waiting: Counter[Scope] = Counter()
+        self._waiting: Counter[Scope | str] = Counter()
         self._guard = threading.Lock()
         self._wake: Callable[[], None] | None = None
         self._drain: Callable[[], int] | None = None
@@ -50,11 +57,13 @@ class JobSignal:
         """A slot for one caller of ``scope`` that will ``wait`` up to ``timeout`` seconds;
         ``Busy`` when none is free."""
         retry_after = min(timeout, 10.0)  # some waiter is done by then, or gave up waiting
+        who: Scope | str = WAITER.get() or scope
         with self._guard:
-            mine, everyone = self._waiting[scope], sum(self._waiting.values())
+            mine, everyone = self._waiting[who], sum(self._waiting.values())
             if self._per_tenant is not None and mine >= self._per_tenant:
+                whose = "this tenant" if who == scope else "this API key"
                 raise Busy(
-                    f"this tenant already has {mine} requests waiting for their jobs (the limit"
+                    f"{whose} already has {mine} requests waiting for their jobs (the limit"
                     " is OMOIDE_MAX_WAITING_PER_TENANT): retry later, or add without waiting",
                     retry_after=max(1, round(retry_after)),
                 )
@@ -64,14 +73,14 @@ class JobSignal:
                     " OMOIDE_MAX_WAITING): retry later, or add without waiting",
                     retry_after=max(1, round(retry_after)),
                 )
-            self._waiting[scope] += 1
+            self._waiting[who] += 1
         try:
             yield
         finally:
             with self._guard:
-                self._waiting[scope] -= 1
-                if not self._waiting[scope]:
-                    del self._waiting[scope]
+                self._waiting[who] -= 1
+                if not self._waiting[who]:
+                    del self._waiting[who]
 
     def wait(self, job_ids: Sequence[int], timeout: float) -> None:
         """Until every job is done or failed, or ``timeout`` seconds passed."""
