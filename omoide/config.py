@@ -585,6 +585,15 @@ class JobsSettings(_Group):
         " other threads stay free for requests that do not wait.",
         validation_alias=_env("OMOIDE_MAX_WAITING"),
     )
+    job_retention_days: float = Field(
+        30.0,
+        ge=0,
+        le=36_500,
+        description="Days a finished job (done or failed) is kept after it ended, for"
+        " /v1/jobs, task status and retries; then a job-running process deletes it. 0 keeps"
+        " every job. A pending or running job is never deleted.",
+        validation_alias=_env("OMOIDE_JOB_RETENTION_DAYS"),
+    )
 
 
 class CompatSettings(_Group):

@@ -124,6 +124,7 @@ def build_engine(
         observer=observer,
         llm_available=getattr(chosen, "available", None),
         outage_probe_s=settings.llm.outage_probe_s,
+        job_retention_s=settings.jobs.job_retention_days * 86_400,
     )
 
 

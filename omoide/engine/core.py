@@ -7,13 +7,16 @@ caller's thread, in ``run_jobs`` or a ``wait``; with ``run_jobs=False`` never: o
 service method that handles it, looked up when the job runs, so ``reconfigure`` (new
 services over the same store) takes effect for the next job. A process that runs jobs also runs
 the scheduler of dreaming schedules (``Ticker``): every ``poll_s`` it enqueues the due sweeps
-(claimed in the store, so several processes enqueue each once).
+(claimed in the store, so several processes enqueue each once), and now and then (hourly at
+most) it deletes the jobs that ended longer ago than ``job_retention_s`` (0: never), so the job
+table does not grow with every add for ever.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, TypeAlias, TypeVar
@@ -43,6 +46,7 @@ P = TypeVar("P")
 Handler: TypeAlias = Callable[[Sequence[tuple[Job, P]]], Mapping[int, BaseException]]
 
 log = logging.getLogger("omoide.jobs")
+PRUNE_EVERY_S = 3600.0  # the longest wait between two prunings of finished jobs
 
 
 class Engine:
@@ -69,6 +73,7 @@ class Engine:
         observer: Observer = NO_OBSERVER,
         llm_available: Callable[[], bool] | None = None,
         outage_probe_s: float = 5.0,
+        job_retention_s: float = 0.0,
     ) -> None:
         self.store = store
         self.embedding = embedding
@@ -91,7 +96,9 @@ class Engine:
             Worker(store, self._registered, poll_s, lease_ms, observer) for _ in range(count)
         ]
         self._unwatch: Callable[[], None] | None = None
-        self._ticker = Ticker(self._enqueue_due, poll_s) if self._workers else None
+        self._ticker = Ticker(self._tick, poll_s) if self._workers else None
+        self._job_retention_s = job_retention_s
+        self._next_prune = 0.0  # time.monotonic() of the next pruning of finished jobs
         self._started = False
 
     @property
@@ -161,6 +168,22 @@ class Engine:
         self.store.close()
         for close in self._on_close:
             close()
+
+    def _tick(self) -> None:
+        self._enqueue_due()
+        if self._job_retention_s and time.monotonic() >= self._next_prune:
+            self._prune_jobs()
+
+    def _prune_jobs(self) -> None:
+        try:
+            more = self.services.maintenance.prune_finished_jobs(self._job_retention_s)
+        except Exception:  # the next tick tries again
+            log.exception("job retention: deleting finished jobs failed")
+            more = False
+        # a tenth of the retention between two prunings (an hour at most): the jobs deleted
+        # late are a tenth of those kept at most
+        every = min(PRUNE_EVERY_S, self._job_retention_s / 10)
+        self._next_prune = time.monotonic() + (0.0 if more else every)
 
     def _enqueue_due(self) -> None:
         try:

@@ -8,6 +8,7 @@ working on the old vectors, and the next run resumes from what was staged.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,13 +27,17 @@ from omoide.store.ports.admin import AdminReads
 from omoide.store.ports.jobs import JobQueue
 from omoide.store.ports.memories import MemoryReads
 from omoide.store.protocol import Transactions, Tx
-from omoide.types import Job, JobState, MemoryItem, Scope
+from omoide.types import Job, JobState, MemoryItem, Scope, now_ms
 from omoide.validate import check_limit
 
 META_REBUILD = "rebuild_embedder"  # "model:dim" the staged vectors of a reindex belong to
 _JOB_IDS = 256  # memory ids per embed job queued by a reindex
 PROBE_CHECK_S = 10.0  # budget of the integrity check a probing health call runs
 _NONE = np.zeros((0, 0), dtype=np.float32)  # the vectors of a job whose memories are all gone
+PRUNE_BATCH = 1000  # finished jobs deleted per transaction
+PRUNE_BATCHES = 50  # per call: a large backlog goes over several of the ticker's calls
+
+log = logging.getLogger("omoide.jobs")
 
 
 class MaintenanceService:
@@ -64,6 +69,19 @@ class MaintenanceService:
         self._signal = signal
         self._llm_health = llm_health
         self._endpoint_health = embedder_health or EmbedderHealth(embedding)
+
+    def prune_finished_jobs(self, retention_s: float, batches: int = PRUNE_BATCHES) -> bool:
+        """Delete the jobs that ended (done or failed) over ``retention_s`` seconds ago, in
+        short transactions of ``PRUNE_BATCH`` jobs (a writer waits at most one of them);
+        whether some are left after ``batches`` of them, for the next call."""
+        before = now_ms() - round(retention_s * 1000)
+        for _ in range(batches):
+            deleted = self._jobs.prune_finished_jobs(before, PRUNE_BATCH)
+            if deleted:
+                log.info("jobs: deleted %d that ended over %.0f s ago", deleted, retention_s)
+            if deleted < PRUNE_BATCH:
+                return False
+        return True
 
     def run_embed_jobs(self, batch: Sequence[tuple[Job, EmbedPayload]]) -> dict[int, BaseException]:
         """The ``embed`` handler: vectors for memories written while the embedder was down.

@@ -66,6 +66,10 @@ EXCEPTIONS: dict[str, str] = {
         "the keyword caches' catch-up: one change log for every tenant (kw_log), read in id"
         " order by each process's posting lists (a multi-shard read on Citus)"
     ),
+    r"^DELETE FROM jobs WHERE id IN \(SELECT id FROM jobs WHERE state IN \('done', 'failed'\)": (
+        "job retention: a job-running process deletes every tenant's jobs that ended longer"
+        " ago than OMOIDE_JOB_RETENTION_DAYS, in batches"
+    ),
     r"\bFROM dreaming_schedules WHERE (enabled|true|1 = 1)\b": (
         "the dreaming scheduler's next due time and its status page: every tenant's schedule"
     ),

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from omoide.errors import Conflict, NotFound
 from omoide.store.ports.jobs import JobQueue, JobWrites
 from omoide.store.protocol import Store
-from omoide.types import JobState
+from omoide.types import JobState, now_ms
 from tests.store.contract import ALICE, ALICE_OTHER, BOB, covers, enqueue
 
 
@@ -224,3 +226,46 @@ def test_job_steps_keep_each_record_of_that_job(store: Store) -> None:
         "completion_tokens": 7,
     }
     assert (steps["profile"]["status"], steps["profile"]["calls"]) == ("skipped", 0)
+
+
+def _after(cutoff_ms: int) -> None:
+    """Until the clock is past ``cutoff_ms``: what ends next ends after it."""
+    while now_ms() <= cutoff_ms:
+        time.sleep(0.001)
+
+
+@covers(JobQueue.prune_finished_jobs)
+def test_pruning_deletes_the_jobs_that_ended_before_the_cutoff_and_no_other(store: Store) -> None:
+    done, failed, running, recent = (enqueue(store, scope) for scope in (ALICE, BOB, ALICE, BOB))
+    store.jobs.claim_jobs(10, 60_000)
+    pending = enqueue(store, ALICE)
+    with store.transaction() as tx:
+        tx.jobs.record_step(done, "facts", {"status": "done"})
+        tx.jobs.finish_job(done, {"mode": "x"})
+        tx.jobs.fail_job_now(failed, "boom")
+    cutoff = now_ms() + 1
+    _after(cutoff)
+    with store.transaction() as tx:
+        tx.jobs.finish_job(recent)
+    assert store.jobs.prune_finished_jobs(cutoff, 1000) == 2  # both tenants' ended jobs
+    for gone in (done, failed):
+        with pytest.raises(NotFound):
+            store.jobs.get_job(gone)
+    assert store.jobs.job_steps(done) == {}
+    assert store.jobs.get_job(running).state is JobState.RUNNING
+    assert store.jobs.get_job(pending).state is JobState.PENDING
+    assert store.jobs.get_job(recent).state is JobState.DONE
+    assert store.jobs.prune_finished_jobs(cutoff, 1000) == 0
+
+
+@covers(JobQueue.prune_finished_jobs)
+def test_pruning_takes_the_oldest_jobs_first_up_to_its_limit(store: Store) -> None:
+    ids = [enqueue(store, ALICE) for _ in range(3)]
+    store.jobs.claim_jobs(10, 60_000)
+    with store.transaction() as tx:
+        for job_id in ids:
+            tx.jobs.finish_job(job_id)
+    cutoff = now_ms() + 1
+    _after(cutoff)
+    assert store.jobs.prune_finished_jobs(cutoff, 2) == 2
+    assert [j.id for j in store.jobs.list_jobs(ALICE, None, 10, 0)] == [ids[2]]

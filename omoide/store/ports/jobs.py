@@ -107,6 +107,12 @@ class JobQueue(Protocol):
         """One job by id, of any tenant. ``NotFound`` if none."""
         ...
 
+    def prune_finished_jobs(self, ended_before_ms: int, limit: int) -> int:
+        """Delete up to ``limit`` jobs of any tenant that are ``done`` or ``failed`` and last
+        changed before ``ended_before_ms``, with their steps, oldest first; how many. A
+        ``pending`` or ``running`` job is never deleted."""
+        ...
+
     def job_steps(self, job_id: int) -> dict[str, dict[str, Any]]:
         """The job's recorded steps:
         ``{step: {status, detail, calls, prompt_tokens, completion_tokens}}``, ordered by the

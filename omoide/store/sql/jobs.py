@@ -209,6 +209,17 @@ class SQLJobQueue:
         with self._db.read() as conn:
             return _job(conn, self._d, job_id)
 
+    def prune_finished_jobs(self, ended_before_ms: int, limit: int) -> int:
+        with self._db.write() as conn:
+            cursor = conn.execute(
+                self._d.sql(
+                    "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs"
+                    " WHERE state IN ('done', 'failed') AND updated_at < ? ORDER BY id LIMIT ?)"
+                ),
+                (ended_before_ms, limit),
+            )
+            return cursor.rowcount
+
     def job_steps(self, job_id: int) -> dict[str, dict[str, Any]]:
         with self._db.read() as conn:
             cursor = conn.execute(
