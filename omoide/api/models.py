@@ -111,7 +111,12 @@ class JobQuery(PageQuery):
 
 
 class HealthQuery(_Strict):
-    probe: bool = Field(False, description="Embed a probe text to check the embedder for real.")
+    probe: bool = Field(
+        False,
+        description="Embed a probe text to check the embedder for real, and check the store's"
+        " file again (at most once a minute per server process; meanwhile the last check's"
+        " result).",
+    )
 
 
 # memories --------------------------------------------------------------------------------

@@ -9,6 +9,8 @@ working on the old vectors, and the next run resumes from what was staged.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -33,6 +35,9 @@ from omoide.validate import check_limit
 META_REBUILD = "rebuild_embedder"  # "model:dim" the staged vectors of a reindex belong to
 _JOB_IDS = 256  # memory ids per embed job queued by a reindex
 PROBE_CHECK_S = 10.0  # budget of the integrity check a probing health call runs
+# A probing health call re-runs the integrity check at most this often, one at a time (any
+# tenant's key may probe; each check reads the whole file): the others report the last one.
+PROBE_RECHECK_EVERY_S = 60.0
 _NONE = np.zeros((0, 0), dtype=np.float32)  # the vectors of a job whose memories are all gone
 PRUNE_BATCH = 1000  # finished jobs deleted per transaction
 PRUNE_BATCHES = 50  # per call: a large backlog goes over several of the ticker's calls
@@ -69,6 +74,8 @@ class MaintenanceService:
         self._signal = signal
         self._llm_health = llm_health
         self._endpoint_health = embedder_health or EmbedderHealth(embedding)
+        self._recheck = threading.Lock()
+        self._rechecked_at: float | None = None  # time.monotonic() of the last recheck
 
     def prune_finished_jobs(self, retention_s: float, batches: int = PRUNE_BATCHES) -> bool:
         """Delete the jobs that ended (done or failed) over ``retention_s`` seconds ago, in
@@ -203,7 +210,8 @@ class MaintenanceService:
         and counts. A remote embedder is asked whether it answers (cached briefly, see
         ``EmbedderHealth``); the bundled local model is ``not loaded`` until its first use.
         ``probe_embedder`` also checks for real: embeds a text through the embedder in use and
-        re-runs the store's integrity check (bounded; ``omoide doctor``)."""
+        re-runs the store's integrity check (bounded; ``omoide doctor``), at most once every
+        ``PROBE_RECHECK_EVERY_S`` and one at a time (the probes in between report the last)."""
         from omoide._version import __version__
 
         out: dict[str, Any] = {"version": __version__}
@@ -221,15 +229,23 @@ class MaintenanceService:
 
     def _store_health(self, *, recheck: bool) -> dict[str, Any]:
         admin = self._admin_reads
+        held = recheck and self._recheck.acquire(blocking=False)
         try:
+            last = self._rechecked_at
+            recheck = held and (last is None or time.monotonic() - last >= PROBE_RECHECK_EVERY_S)
             report: dict[str, Any] = {
                 "status": "ok",
                 "location": self._location,
                 "schema_version": admin.schema_version(),
             }
             problems = admin.integrity(recheck=recheck, max_seconds=PROBE_CHECK_S)
+            if recheck:
+                self._rechecked_at = time.monotonic()
         except Exception as exc:  # health reports failures instead of raising them
             return {"status": "down", "error": str(exc)}
+        finally:
+            if held:
+                self._recheck.release()
         report["integrity"] = (
             "unchecked" if problems is None else "ok" if not problems else "corrupt"
         )

@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -135,3 +136,26 @@ def test_a_full_filesystem_is_a_507_with_a_clear_message(tmp_path: Path) -> None
     refused, stored = (json.loads(line) for line in done.stdout.splitlines()[-2:])
     assert refused["status"] == 507 and "disk" in refused["body"]["detail"]
     assert stored["stored"] == refused["added"]  # the refused request stored nothing
+
+
+def test_probing_health_rechecks_the_file_at_most_once_a_minute(tmp_path: Path) -> None:
+    """Any tenant's key may probe (``/health?probe=true``) and a check reads the whole file: the
+    probes after the first, within a minute, report its result instead of reading it again."""
+    with Memory(tmp_path / "m.db", embedder=HashEmbedder(), workers=0) as memory:
+        memory.add("tea", user_id="alice")
+        service = memory.engine.services.maintenance
+        reads = service._admin_reads
+        rechecks: list[bool] = []
+
+        class Counting:
+            def __getattr__(self, name: str) -> Any:
+                return getattr(reads, name)
+
+            def integrity(self, *, recheck: bool, max_seconds: float) -> list[str] | None:
+                rechecks.append(recheck)
+                return reads.integrity(recheck=recheck, max_seconds=max_seconds)
+
+        service._admin_reads = Counting()  # type: ignore[assignment]  # the real reads, counted
+        reports = [memory.health(probe_embedder=True)["store"] for _ in range(3)]
+    assert rechecks == [True, False, False]
+    assert [r["integrity"] for r in reports] == ["ok", "ok", "ok"]

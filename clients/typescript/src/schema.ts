@@ -5065,7 +5065,7 @@ export interface operations {
     health_health_get: {
         parameters: {
             query?: {
-                /** @description Embed a probe text to check the embedder for real. */
+                /** @description Embed a probe text to check the embedder for real, and check the store's file again (at most once a minute per server process; meanwhile the last check's result). */
                 probe?: boolean;
             };
             header?: never;
