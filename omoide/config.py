@@ -585,6 +585,15 @@ class JobsSettings(_Group):
         " other threads stay free for requests that do not wait.",
         validation_alias=_env("OMOIDE_MAX_WAITING"),
     )
+    dreaming_min_interval_s: float = Field(
+        60.0,
+        ge=0,
+        le=86_400,
+        description="The shortest interval between two dreaming sweeps of one schedule: a"
+        " JiuwenMemory /start_dreaming asking for less sweeps this often (every sweep is a"
+        " job, and with an LLM it spends calls). 0: as asked.",
+        validation_alias=_env("OMOIDE_DREAMING_MIN_INTERVAL_S"),
+    )
     job_retention_days: float = Field(
         30.0,
         ge=0,

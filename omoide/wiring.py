@@ -106,6 +106,7 @@ def build_engine(
         models_dir=settings.store.models_dir,
         word_table_build=settings.search.word_table_build,
         implicit_conversations=settings.search.implicit_conversations,
+        dreaming_min_interval_s=settings.jobs.dreaming_min_interval_s,
     )
     on_close: list[Callable[[], None]] = [built.close] if built is not None else []
     health = LLMHealth(chosen, check=_endpoint_check(settings) if built is not None else None)
@@ -262,6 +263,7 @@ def build_services(
             consolidation,
             llm,
             signal,
+            min_interval_s=config.dreaming_min_interval_s,
         ),
         events=events,
         mirror=mirror,

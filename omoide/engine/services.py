@@ -84,3 +84,4 @@ class ServiceConfig:
     word_table_build: bool = True  # False: load a saved table, never embed one
     # chat messages without a session are linked into implicit conversations (memories.py)
     implicit_conversations: bool = True
+    dreaming_min_interval_s: float = 0.0  # a schedule sweeps at most this often

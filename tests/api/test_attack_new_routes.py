@@ -215,10 +215,12 @@ def test_no_id_writes_outside_the_mirror_root(tmp_path: Path, embedder: Embedder
 
 
 def test_a_short_interval_never_queues_a_sweep_behind_an_unfinished_one(
-    start_server: StartServer, tmp_path: Path, embedder: Embedder
+    start_server: StartServer, tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """interval_seconds=0.001 is valid; each scheduler poll enqueued another sweep whether or
-    not the last had run, so a bound key could grow the job queue without bound."""
+    not the last had run, so a bound key could grow the job queue without bound. (Without the
+    interval's floor, OMOIDE_DREAMING_MIN_INTERVAL_S, which would hide it.)"""
+    monkeypatch.setenv("OMOIDE_DREAMING_MIN_INTERVAL_S", "0")
     engine = Memory(tmp_path / "idle.db", embedder=embedder, workers=0)  # no scheduler thread
     server = start_server(api_key=KEY, tenant_keys=KEYS, engine=engine)
     store, services = server.engine.engine.store, server.engine.engine.services

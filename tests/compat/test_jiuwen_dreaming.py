@@ -8,10 +8,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from omoide import Memory
 from omoide.embed.protocol import Embedder
@@ -24,6 +26,14 @@ from tests.fakes import FakeLLMServer
 
 BOUND_S = 60  # a generous bound on a condition, never a delay
 TENANT = {"user_id": "u", "scope_id": "s"}
+
+
+@pytest.fixture(autouse=True)
+def no_floor(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    """These tests sweep every fraction of a second: no floor on the interval (the servers'
+    ``Memory`` reads it when built), but for the test of the floor itself."""
+    if request.node.name != "test_an_interval_under_the_floor_sweeps_at_the_floor":
+        monkeypatch.setenv("OMOIDE_DREAMING_MIN_INTERVAL_S", "0")
 
 
 def until(condition: Callable[[], Any], what: str) -> Any:
@@ -233,3 +243,18 @@ def test_root_lists_the_new_routes(http: httpx.Client) -> None:
         "POST /admin/mem_meta/batch_delete",
         "GET /admin/mem_meta/task_status",
     } <= listed
+
+
+def test_an_interval_under_the_floor_sweeps_at_the_floor(http: httpx.Client) -> None:
+    """A schedule asked to sweep every millisecond would enqueue a job after every sweep: it
+    sweeps every OMOIDE_DREAMING_MIN_INTERVAL_S (60 s by default), and the reply says so."""
+    before = time.time()
+    reply = http.post("/start_dreaming", json={**TENANT, "interval_seconds": 0.001})
+    assert reply.status_code == 200 and reply.json()["started"] is True
+    assert "under this server's minimum: sweeps every 60 s" in reply.headers["X-Omoide-Warning"]
+    [entry] = _status(http)
+    assert entry["interval_seconds"] == 60
+    next_run = datetime.fromisoformat(entry["next_run_ts"]).timestamp()
+    assert next_run >= before + 60
+    ok = http.post("/start_dreaming", json={**TENANT, "interval_seconds": 3600})
+    assert "X-Omoide-Warning" not in ok.headers

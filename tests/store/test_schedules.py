@@ -66,6 +66,19 @@ def test_claim_due_moves_the_next_run_and_claims_each_due_schedule_once(store: S
 
 
 @covers(ScheduleWrites.claim_due)
+def test_a_claim_moves_the_next_run_by_the_floor_when_the_interval_is_shorter(
+    store: Store,
+) -> None:
+    with store.transaction() as tx:
+        tx.schedules.put_schedule(_schedule(interval_ms=1), 1)
+        tx.schedules.put_schedule(_schedule(BOB, interval_ms=90_000), 1)
+    with store.transaction() as tx:
+        claimed = tx.schedules.claim_due(5_000, 10, min_interval_ms=60_000)
+    assert [(s.scope, s.next_run_ms) for s in claimed] == [(ALICE, 65_000), (BOB, 95_000)]
+    assert store.schedules.get_schedule(ALICE).interval_ms == 1  # type: ignore[union-attr]
+
+
+@covers(ScheduleWrites.claim_due)
 def test_a_rolled_back_claim_leaves_the_schedule_due(store: Store) -> None:
     with store.transaction() as tx:
         tx.schedules.put_schedule(_schedule(), 1)

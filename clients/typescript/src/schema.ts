@@ -1027,7 +1027,9 @@ export interface paths {
          * Start Dreaming
          * @description Sweep the tenant's sessions every `interval_seconds` (the first one interval from now):
          *     each sweep consolidates the sessions with at least `min_session_rounds` open episodes.
-         *     Durable: the schedule survives a restart. `enabled: false` stores it stopped.
+         *     Durable: the schedule survives a restart. `enabled: false` stores it stopped. An interval
+         *     under the server's `OMOIDE_DREAMING_MIN_INTERVAL_S` (60 s by default) is raised to it, and
+         *     the `X-Omoide-Warning` header says so.
          */
         post: operations["start_dreaming_start_dreaming_post"];
         delete?: never;

@@ -19,7 +19,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from omoide.api.deps import MemoryDep, TenancyDep
@@ -34,6 +34,8 @@ from omoide.compat.jiuwen.common import (
 from omoide.memory import DreamingStatus
 from omoide.types import JobState, Scope
 from omoide.validate import check_value
+
+WARNING = "X-Omoide-Warning"
 
 router = APIRouter(tags=["jiuwen"], route_class=JiuwenRoute)
 
@@ -126,16 +128,25 @@ def _entry(status: DreamingStatus) -> dict[str, Any]:
 
 @router.post("/start_dreaming")
 def start_dreaming(
-    body: StartDreamingRequest, memory: MemoryDep, tenancy: TenancyDep
+    body: StartDreamingRequest, memory: MemoryDep, tenancy: TenancyDep, response: Response
 ) -> dict[str, Any]:
     """Sweep the tenant's sessions every `interval_seconds` (the first one interval from now):
     each sweep consolidates the sessions with at least `min_session_rounds` open episodes.
-    Durable: the schedule survives a restart. `enabled: false` stores it stopped."""
+    Durable: the schedule survives a restart. `enabled: false` stores it stopped. An interval
+    under the server's `OMOIDE_DREAMING_MIN_INTERVAL_S` (60 s by default) is raised to it, and
+    the `X-Omoide-Warning` header says so."""
     with failing_as("Error starting dreaming"):
         scope = tenancy.scope(native(body.user_id), native(body.scope_id))
         settings = body.model_dump(exclude={"scope_id", "user_id", "enabled", "interval_seconds"})
         started = memory.start_dreaming(
             scope, enabled=body.enabled, interval_s=body.interval_seconds, settings=settings
+        )
+        [stored] = memory.dreaming_status(scope.user_id, scope.scope_id)
+    interval = stored.schedule.interval_ms / 1000
+    if interval > body.interval_seconds + 0.001:
+        response.headers[WARNING] = (
+            f"interval_seconds {body.interval_seconds:g} is under this server's minimum:"
+            f" sweeps every {interval:g} s (OMOIDE_DREAMING_MIN_INTERVAL_S)"
         )
     return {"started": started, "scope_id": wire(scope.scope_id), "user_id": wire(scope.user_id)}
 

@@ -56,6 +56,8 @@ class DreamingService:
         consolidation: ConsolidationService,
         llm: LLM | None,
         signal: JobSignal,
+        *,
+        min_interval_s: float = 0.0,
     ) -> None:
         self._session_reads = session_reads
         self._jobs = jobs
@@ -65,15 +67,17 @@ class DreamingService:
         self._consolidation = consolidation
         self._llm = llm
         self._signal = signal
+        self._min_interval_ms = round(min_interval_s * 1000)
 
     # schedules --------------------------------------------------------------------------
     def start(
         self, scope: Scope, *, enabled: bool, interval_s: float, settings: dict[str, Any]
     ) -> bool:
         """Create or replace the tenant's schedule; its first sweep is due one interval from
-        now. Whether it is running (``enabled``)."""
+        now. An interval under ``min_interval_s`` is raised to it (kept as the schedule's, so
+        its status says how often it sweeps). Whether it is running (``enabled``)."""
         now = now_ms()
-        interval = max(1, round(interval_s * 1000))
+        interval = max(1, round(interval_s * 1000), self._min_interval_ms)
         schedule = Schedule(scope, enabled, interval, now + interval, dict(settings))
         with self._transactions.transaction() as tx:
             tx.schedules.put_schedule(schedule, now)
@@ -106,7 +110,9 @@ class DreamingService:
             return 0
         enqueued = 0
         with self._transactions.transaction() as tx:
-            for schedule in tx.schedules.claim_due(now, CLAIM_BATCH):
+            # the floor again: a schedule stored before it (or under a lower one) keeps its own
+            # interval, but is not swept more often than the floor
+            for schedule in tx.schedules.claim_due(now, CLAIM_BATCH, self._min_interval_ms):
                 # a sweep still queued or running is not queued behind again: a short
                 # interval (1 ms is valid) would otherwise add a job every poll, unbounded
                 if self._unfinished(schedule.last_job_id):

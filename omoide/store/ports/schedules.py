@@ -71,10 +71,11 @@ class ScheduleWrites(Protocol):
         """Disable the enabled schedules matching (``None``: any); return how many changed."""
         ...
 
-    def claim_due(self, now_ms: int, limit: int) -> list[Schedule]:
+    def claim_due(self, now_ms: int, limit: int, min_interval_ms: int = 0) -> list[Schedule]:
         """Claim up to ``limit`` enabled schedules of any tenant with ``next_run_ms <= now_ms``
-        (earliest first): each gets ``next_run_ms = now_ms + interval_ms``, ``last_run_ms =
-        now_ms`` and one more ``sweeps``, and is returned as claimed. See the module doc."""
+        (earliest first): each gets ``next_run_ms = now_ms + max(interval_ms,
+        min_interval_ms)``, ``last_run_ms = now_ms`` and one more ``sweeps``, and is returned as
+        claimed. See the module doc."""
         ...
 
     def set_last_job(self, scope: Scope, job_id: int) -> None:

@@ -110,11 +110,12 @@ class SQLScheduleWrites:
         sql += f" WHERE enabled = {d.true}{where}"
         return int(self._conn.execute(d.sql(sql), [at_ms, *params]).rowcount)
 
-    def claim_due(self, now_ms: int, limit: int) -> list[Schedule]:
+    def claim_due(self, now_ms: int, limit: int, min_interval_ms: int = 0) -> list[Schedule]:
         d = self._d
         cursor = self._conn.execute(
             d.sql(
-                "UPDATE dreaming_schedules SET next_run_at = ? + interval_ms, last_run_at = ?,"
+                "UPDATE dreaming_schedules SET next_run_at = ?"
+                " + CASE WHEN interval_ms < ? THEN ? ELSE interval_ms END, last_run_at = ?,"
                 " sweeps = sweeps + 1 WHERE (user_id, scope_id) IN (SELECT user_id, scope_id"
                 f" FROM dreaming_schedules WHERE enabled = {d.true} AND next_run_at <= ?"
                 f" ORDER BY next_run_at, user_id{d.binary}, scope_id{d.binary}"
@@ -123,7 +124,7 @@ class SQLScheduleWrites:
                 # a transaction that committed meanwhile is skipped
                 f" AND enabled = {d.true} AND next_run_at <= ? RETURNING {_COLUMNS}"
             ),
-            (now_ms, now_ms, now_ms, limit, now_ms),
+            (now_ms, min_interval_ms, min_interval_ms, now_ms, now_ms, limit, now_ms),
         )
         claimed = [_schedule(r, d) for r in cursor.fetchall()]
         return sorted(claimed, key=lambda s: (s.scope.user_id, s.scope.scope_id))
