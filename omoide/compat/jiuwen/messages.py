@@ -268,9 +268,12 @@ def _csv(
         )
         if not page.items:
             return
-        for memory in reversed(page.items):
-            item = _item(memory)
-            yield _csv_line([getattr(item, column) for column in CSV_COLUMNS])
+        # a page per chunk: the server sends each chunk from a worker thread, and a line per
+        # chunk made an export of 20,000 turns take seconds
+        yield "".join(
+            _csv_line([getattr(item, column) for column in CSV_COLUMNS])
+            for item in map(_item, reversed(page.items))
+        )
         end = start
 
 
