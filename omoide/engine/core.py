@@ -124,7 +124,7 @@ class Engine:
         """Run due jobs in this thread until none is due (or ``limit``); return the count."""
         done = 0
         if self._runs_jobs:
-            self._enqueue_due()
+            self._tick()  # a library without worker threads has no ticker: this is its tick
         while done < limit:
             claimed = run_batch(
                 self.store,

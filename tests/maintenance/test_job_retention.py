@@ -37,3 +37,18 @@ def test_a_finished_job_is_deleted_after_its_retention(tmp_path: Path) -> None:
         while job_id in _job_ids(memory):  # done, then deleted: polling a state, bounded
             assert time.monotonic() < deadline, memory.list_jobs()
             time.sleep(0.02)
+
+
+def test_a_library_without_worker_threads_prunes_when_it_runs_jobs(tmp_path: Path) -> None:
+    settings = Settings(job_retention_days=1e-6)
+    with Memory(
+        tmp_path / "omoide.db", embedder=HashEmbedder(), settings=settings, workers=0
+    ) as memory:
+        job_id = _enqueue(memory)
+        memory.engine.run_jobs()  # what a wait runs in this thread
+        assert job_id in _job_ids(memory)  # done, within its retention
+        deadline = time.monotonic() + 60.0
+        while job_id in _job_ids(memory):
+            assert time.monotonic() < deadline, memory.list_jobs()
+            time.sleep(0.02)
+            memory.engine.run_jobs()
