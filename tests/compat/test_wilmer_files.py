@@ -319,3 +319,16 @@ def test_chunks_sharing_a_hash_are_all_imported_once(
     recent = http.get("/v1/discussions/rep/recent-memories", params={"n": 10, **ALICE}).json()
     assert "new one\nnew two" in [m["text"] for m in recent["memories"]]
     assert len(recent["memories"]) == 4
+
+
+def test_summary_text_is_the_first_record_and_its_hash_the_last(
+    server: Running, http: httpx.Client, tmp_path: Path
+) -> None:
+    """WilmerAI's summary reader: the text of the first record, the covered-up-to hash of the
+    last (``get_current_summary`` and ``find_how_many_new_memories_since_last_summary``)."""
+    root = tmp_path / "DiscussionIds"
+    write_chunks(root / "s" / "memories.json", [("One.", "h1"), ("Two.", "h2")])
+    write_chunks(root / "s" / "chat_summary.json", [("Current summary.", "h1"), ("Old.", "h2")])
+    assert Wilmer.of(server.engine).importer.import_wilmer(root, **ALICE).summaries == 1
+    summary = http.get("/v1/discussions/s/summary", params=ALICE).json()
+    assert (summary["summary"], summary["last_chunk_hash"]) == ("Current summary.", "h2")

@@ -211,7 +211,9 @@ class WilmerImporter:
         if not records:
             report.skipped.append(f"{path.name}: no summary in it")
             return
-        text, digest = records[0]  # WilmerAI reads the first record as the current summary
+        # WilmerAI reads the first record's text as the current summary, and the last record's
+        # hash as the chunk it covers up to
+        text, digest = records[0][0], records[-1][1]
         try:
             current = self._memory.session_memories(
                 discussion_id,
