@@ -332,3 +332,24 @@ def test_summary_text_is_the_first_record_and_its_hash_the_last(
     assert Wilmer.of(server.engine).importer.import_wilmer(root, **ALICE).summaries == 1
     summary = http.get("/v1/discussions/s/summary", params=ALICE).json()
     assert (summary["summary"], summary["last_chunk_hash"]) == ("Current summary.", "h2")
+
+
+def test_export_of_chunks_made_by_omoide_carries_wilmer_hashes(
+    server: Running, tmp_path: Path
+) -> None:
+    """Chunks omoide's own chunk job made (messages through /v1, not QualityMemory) are
+    exported with WilmerAI's hash of their last message, so WilmerAI finds where its memories
+    end instead of chunking the whole discussion again."""
+    memory = server.engine
+    turns = [
+        {"role": ("user", "assistant")[i % 2], "content": f"turn {i}" + " word" * 80}
+        for i in range(40)
+    ]
+    memory.add_messages(turns, session_id="eng", **ALICE)
+    made = memory.update_chunks("eng", **ALICE)
+    assert made.chunks
+    out = tmp_path / "DiscussionIds"
+    Wilmer.of(memory).exporter.export_wilmer(out, "eng", **ALICE)
+    records = json.loads((out / "eng" / "memories.json").read_text())
+    contents = {sha(t["content"]) for t in turns}
+    assert records and all(r["hash"] in contents for r in records)
