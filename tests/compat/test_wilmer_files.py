@@ -274,3 +274,82 @@ def test_vector_search_is_not_crowded_out_by_chunks(
     body = {"keywords": "Lisbon;hall", "limit": 5, **ALICE}
     hits = http.post("/v1/discussions/busy/search", json=body).json()["hits"]
     assert [h["memory"]["text"] for h in hits] == ["Offsite in Lisbon at the hall."]
+
+
+def test_chunks_sharing_a_hash_are_all_imported_once(
+    server: Running, http: httpx.Client, tmp_path: Path
+) -> None:
+    """WilmerAI hashes a chunk by its last message, so two chunks both ending in "ok" share a
+    hash; its memory file keeps both, and so must an import (and a re-import adds neither)."""
+    root = tmp_path / "DiscussionIds"
+    records = [("Trams in Lisbon.\nok", sha("ok")), ("Cafes in Porto.\nok", sha("ok"))]
+    write_chunks(root / "rep" / "memories.json", records)
+    importer = Wilmer.of(server.engine).importer
+    first = importer.import_wilmer(root, **ALICE)
+    assert (first.chunks, first.failed) == (2, 0)
+    again = importer.import_wilmer(root, **ALICE)
+    assert (again.chunks, again.discussions[0].already) == (0, 2)
+    write_chunks(root / "rep" / "memories.json", [*records, ("Trains to Faro.\nok", sha("ok"))])
+    grown = importer.import_wilmer(root, **ALICE)
+    assert (grown.chunks, grown.discussions[0].already) == (1, 2)
+    recent = http.get("/v1/discussions/rep/recent-memories", params={"n": 10, **ALICE}).json()
+    texts = sorted(m["text"] for m in recent["memories"])
+    assert texts == ["Cafes in Porto.\nok", "Trains to Faro.\nok", "Trams in Lisbon.\nok"]
+    out = tmp_path / "back"
+    Wilmer.of(server.engine).exporter.export_wilmer(out, "rep", **ALICE)
+    exported = json.loads((out / "rep" / "memories.json").read_text())
+    assert [(r["text_block"], r["hash"]) for r in exported] == [
+        *records,
+        ("Trains to Faro.\nok", sha("ok")),
+    ]
+    # QualityMemory continues after the last imported chunk's message
+    turns = ["Trams?", "ok", "Cafes?", "ok", "Faro?", "ok", "new one", "new two"]
+    body = {
+        "messages": [
+            {"role": ("user", "assistant")[i % 2], "content": c} for i, c in enumerate(turns)
+        ],
+        "options": {
+            "chunkEstimatedTokenSize": 10_000,
+            "maxMessagesBetweenChunks": 2,
+            "lookbackStartTurn": 0,
+        },
+        **ALICE,
+    }
+    assert http.post("/v1/discussions/rep/quality-memory", json=body).status_code == 200
+    recent = http.get("/v1/discussions/rep/recent-memories", params={"n": 10, **ALICE}).json()
+    assert "new one\nnew two" in [m["text"] for m in recent["memories"]]
+    assert len(recent["memories"]) == 4
+
+
+def test_summary_text_is_the_first_record_and_its_hash_the_last(
+    server: Running, http: httpx.Client, tmp_path: Path
+) -> None:
+    """WilmerAI's summary reader: the text of the first record, the covered-up-to hash of the
+    last (``get_current_summary`` and ``find_how_many_new_memories_since_last_summary``)."""
+    root = tmp_path / "DiscussionIds"
+    write_chunks(root / "s" / "memories.json", [("One.", "h1"), ("Two.", "h2")])
+    write_chunks(root / "s" / "chat_summary.json", [("Current summary.", "h1"), ("Old.", "h2")])
+    assert Wilmer.of(server.engine).importer.import_wilmer(root, **ALICE).summaries == 1
+    summary = http.get("/v1/discussions/s/summary", params=ALICE).json()
+    assert (summary["summary"], summary["last_chunk_hash"]) == ("Current summary.", "h2")
+
+
+def test_export_of_chunks_made_by_omoide_carries_wilmer_hashes(
+    server: Running, tmp_path: Path
+) -> None:
+    """Chunks omoide's own chunk job made (messages through /v1, not QualityMemory) are
+    exported with WilmerAI's hash of their last message, so WilmerAI finds where its memories
+    end instead of chunking the whole discussion again."""
+    memory = server.engine
+    turns = [
+        {"role": ("user", "assistant")[i % 2], "content": f"turn {i}" + " word" * 80}
+        for i in range(40)
+    ]
+    memory.add_messages(turns, session_id="eng", **ALICE)
+    made = memory.update_chunks("eng", **ALICE)
+    assert made.chunks
+    out = tmp_path / "DiscussionIds"
+    Wilmer.of(memory).exporter.export_wilmer(out, "eng", **ALICE)
+    records = json.loads((out / "eng" / "memories.json").read_text())
+    contents = {sha(t["content"]) for t in turns}
+    assert records and all(r["hash"] in contents for r in records)

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from omoide.chunking import chunk_messages
 from omoide.compat.wilmer.formats import TRACKER_KEY, iso, wilmer_hash, wilmer_metadata
 from omoide.compat.wilmer.vectordb import VectorRow, write_vector_db
 from omoide.errors import Conflict, InvalidInput
@@ -78,10 +79,11 @@ class WilmerExporter:
             raise Conflict(f"not overwriting {', '.join(taken)}")
         folder.mkdir(parents=True, exist_ok=True)
         result = WilmerExportResult(discussion_id=discussion_id, folder=str(folder))
-        _write_json(targets[0], [_chunk_record(c) for c in chunks])
+        wilmer = self._wilmer_hashes(discussion_id, owner)
+        _write_json(targets[0], [_chunk_record(c, wilmer) for c in chunks])
         result.chunks = len(chunks)
         if summaries:
-            _write_json(targets[1], [_summary_record(summaries[-1])])
+            _write_json(targets[1], [_summary_record(summaries[-1], wilmer)])
             result.summary = True
         if vectors or tracker:
             rows = [_vector_row(v) for v in vectors]
@@ -90,6 +92,13 @@ class WilmerExporter:
             result.vector_memories, result.tracker = len(rows), mark is not None
         result.files = [str(t) for t in targets]
         return result
+
+    def _wilmer_hashes(self, discussion_id: str, owner: tuple[str, str]) -> dict[str, str]:
+        """WilmerAI's hash of each stored message, by omoide's ledger hash: chunks omoide's
+        own chunk job made end at a ledger hash, which WilmerAI cannot match to a message."""
+        user_id, scope_id = owner
+        messages = self._memory.session_messages(discussion_id, user_id=user_id, scope_id=scope_id)
+        return {m.hash: wilmer_hash(m.content) for m in chunk_messages(messages)}
 
     def _list(
         self, discussion_id: str, type_: MemoryType, owner: tuple[str, str]
@@ -107,13 +116,15 @@ def _write_json(path: Path, data: list[dict[str, Any]]) -> None:
     path.write_text(json.dumps(data, indent=4), encoding="utf-8")
 
 
-def _chunk_record(item: MemoryItem) -> dict[str, Any]:
+def _chunk_record(item: MemoryItem, wilmer: dict[str, str]) -> dict[str, Any]:
     digest = item.metadata.get("wilmer_hash") or item.metadata.get("chunk_hash")
-    return {"text_block": item.text, "hash": str(digest or wilmer_hash(item.text))}
+    digest = wilmer.get(str(digest), digest) if digest else wilmer_hash(item.text)
+    return {"text_block": item.text, "hash": str(digest)}
 
 
-def _summary_record(item: MemoryItem) -> dict[str, Any]:
-    return {"text_block": item.text, "hash": str(item.metadata.get("last_chunk_hash") or "")}
+def _summary_record(item: MemoryItem, wilmer: dict[str, str]) -> dict[str, Any]:
+    digest = str(item.metadata.get("last_chunk_hash") or "")
+    return {"text_block": item.text, "hash": wilmer.get(digest, digest)}
 
 
 def _vector_row(item: MemoryItem) -> VectorRow:

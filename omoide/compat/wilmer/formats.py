@@ -57,13 +57,21 @@ def wilmer_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     return {**out, **(extra if isinstance(extra, dict) else {})}
 
 
+def ledger_hash(digest: str, earlier: int) -> str:
+    """The ledger key of an imported chunk: its WilmerAI hash, suffixed ``#n`` when ``n``
+    earlier chunks of the discussion end with the same content (the ledger keys are unique,
+    WilmerAI's hashes are not: two chunks may both end in "ok")."""
+    return digest if earlier == 0 else f"{digest}#{earlier}"
+
+
 def translate_ledger(messages: list[ChunkMessage], ledger: Ledger) -> Ledger:
     """An imported cursor holds a WilmerAI hash: place it on the message whose content hashes
     to it (the last such), so ``plan_chunks`` starts after it."""
     if ledger.last_hash is None or any(m.hash == ledger.last_hash for m in messages):
         return ledger
+    digest = ledger.last_hash.split("#", 1)[0]
     for message in reversed(messages):
-        if wilmer_hash(message.content) == ledger.last_hash:
+        if wilmer_hash(message.content) == digest:
             return Ledger(exists=ledger.exists, last_hash=message.hash, last_key=message.key)
     return ledger
 

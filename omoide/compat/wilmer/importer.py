@@ -5,12 +5,15 @@ Per discussion, in one transaction: the chunks (``chunk`` memories, in file orde
 chunk ledger with its WilmerAI hash), the summary (the rolling ``summary`` memory, its hash the
 last chunk it covers), the vector memories (``semantic`` memories with WilmerAI's metadata) and
 the vector tracker. A file that cannot be read fails its discussion only, naming the file and
-the problem; nothing of that discussion is written. Idempotent: chunks are known by hash,
-vector memories by their text and metadata, the summary by its text.
+the problem; nothing of that discussion is written. Idempotent: chunks are known by hash and
+text (counted: WilmerAI's hash is its last message's, so two chunks ending in the same reply,
+"ok", share it and both are kept), vector memories by their text and metadata, the summary by
+its text.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,7 @@ from pydantic import BaseModel, Field
 from omoide.compat.wilmer.formats import (
     TRACKER_KEY,
     Progress,
+    ledger_hash,
     to_ms,
     vector_key,
     vector_memory,
@@ -155,27 +159,49 @@ class WilmerImporter:
             return set()
         return {str(i.metadata[key]) for i in items if key in i.metadata}
 
+    def _stored_chunks(self, scope: Scope, discussion_id: str) -> Counter[tuple[str, str]]:
+        """How many chunks of each (WilmerAI hash, text) the discussion already holds."""
+        try:
+            items = self._memory.session_memories(
+                discussion_id,
+                user_id=scope.user_id,
+                scope_id=scope.scope_id,
+                types=[MemoryType.CHUNK],
+                include_invalid=True,
+            )
+        except OmoideError:
+            return Counter()
+        return Counter(
+            (str(i.metadata["wilmer_hash"]), i.text) for i in items if "wilmer_hash" in i.metadata
+        )
+
     def _chunks(
         self, scope: Scope, discussion_id: str, path: Path, report: DiscussionReport
     ) -> list[NewChunk]:
         records = read_records(path)
-        known = self._existing(scope, discussion_id, MemoryType.CHUNK, "wilmer_hash")
+        known = self._stored_chunks(scope, discussion_id)
+        ledgered = Counter(digest for digest, _ in known.elements())
         base = now_ms() - len(records)
         chunks = []
         for position, (text, digest) in enumerate(records):
             digest = digest or wilmer_hash(text)
-            if digest in known:
+            text = text[: self._max_text_chars]
+            if known[(digest, text)] > 0:
+                known[(digest, text)] -= 1
                 report.already += 1
                 continue
-            known.add(digest)
             memory = NewMemory(
-                text=text[: self._max_text_chars],
+                text=text,
                 type=MemoryType.CHUNK,
                 session_id=discussion_id,
                 metadata={"chunk_hash": digest, "wilmer_hash": digest, "wilmer": "file"},
                 created_at_ms=base + position,
             )
-            chunks.append(NewChunk(memory, ChunkCursor(digest, base + position, 0, position), 0, 0))
+            cursor = ChunkCursor(
+                ledger_hash(digest, ledgered[digest]), base + position, 0, position
+            )
+            ledgered[digest] += 1
+            chunks.append(NewChunk(memory, cursor, 0, 0))
         return chunks
 
     def _summary(
@@ -185,7 +211,9 @@ class WilmerImporter:
         if not records:
             report.skipped.append(f"{path.name}: no summary in it")
             return
-        text, digest = records[0]  # WilmerAI reads the first record as the current summary
+        # WilmerAI reads the first record's text as the current summary, and the last record's
+        # hash as the chunk it covers up to
+        text, digest = records[0][0], records[-1][1]
         try:
             current = self._memory.session_memories(
                 discussion_id,

@@ -15,9 +15,9 @@ WilmerAI, which reads the nested file when it exists), then legacy, then ``.json
 are reported as skipped. Nothing reached through a symlink that leaves ``dir`` is read.
 
 The memory and summary files are JSON arrays of ``{"text_block", "hash"}`` records (``[text,
-hash]`` pairs and JSON lines are read too); the summary is the first record. An encrypted file
-(WilmerAI's per-file ``encryption_key``: a Fernet token) is refused: decrypt it with WilmerAI
-first (turn encryption off and let it rewrite the files).
+hash]`` pairs and JSON lines are read too); the summary is the first record's text with the
+last record's hash. An encrypted file (WilmerAI's per-file ``encryption_key``: a Fernet token)
+is refused: decrypt it with WilmerAI first (turn encryption off and let it rewrite the files).
 """
 
 from __future__ import annotations
