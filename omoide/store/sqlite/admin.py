@@ -101,10 +101,10 @@ def backup_file(path: Path, dest: Path | str, key: str | None = None) -> None:
 
     SQLCipher's VACUUM INTO writes the copy encrypted with the same key and salt."""
     dest = Path(dest).expanduser()
-    if dest.exists():
+    if dest.exists() or dest.is_symlink():  # a dangling symlink too: never written through
         raise InvalidInput(f"{dest} already exists; choose a new path")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    files.create_private(dest)  # a snapshot holds every conversation: 0600 before it is filled
+    files.private_dir(dest.parent)
+    files.create_exclusive(dest)  # a snapshot holds every conversation: 0600 before it is filled
     conn = connect(path, key)
     try:
         conn.execute("VACUUM INTO ?", (str(dest),))
