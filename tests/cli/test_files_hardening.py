@@ -137,3 +137,18 @@ def test_backup_below_a_file_is_one_error_line(
 def test_serve_refuses_a_port_out_of_range(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     done = _cli(tmp_path, monkeypatch, "serve", "--port", "99999")
     assert done.exit_code == 2 and "--port" in done.output, done.output
+
+
+def test_a_backup_that_fails_midway_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A full disk did the same: a traceback, and an empty file where the backup should be.
+    for n in range(20):
+        assert _cli(tmp_path, monkeypatch, "add", f"memory number {n}").exit_code == 0
+    db = tmp_path / "cli.db"
+    data, page = bytearray(db.read_bytes()), 4096
+    data[-3 * page :] = b"\xab" * (3 * page)  # the last pages damaged, the schema intact
+    db.write_bytes(bytes(data))
+    dest = tmp_path / "backup.db"
+    _refused(_cli(tmp_path, monkeypatch, "backup", str(dest)), f"backup to {dest} failed")
+    assert not dest.exists()

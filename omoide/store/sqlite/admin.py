@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from omoide.errors import InvalidInput
+from omoide.errors import InvalidInput, StoreError
 from omoide.store import files
 from omoide.store.sql import migrate as sql_migrate
 from omoide.store.sql.dialect import Conn
@@ -108,6 +108,11 @@ def backup_file(path: Path, dest: Path | str, key: str | None = None) -> None:
     conn = connect(path, key)
     try:
         conn.execute("VACUUM INTO ?", (str(dest),))
+    except BaseException as exc:
+        dest.unlink(missing_ok=True)  # a failed copy (a full disk) must not look like a backup
+        if isinstance(exc, sqlite3.Error):
+            raise StoreError(f"backup to {dest} failed: {exc}", retryable=False) from exc
+        raise
     finally:
         conn.close()
 
