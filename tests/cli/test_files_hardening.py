@@ -152,3 +152,23 @@ def test_a_backup_that_fails_midway_leaves_no_file(
     dest = tmp_path / "backup.db"
     _refused(_cli(tmp_path, monkeypatch, "backup", str(dest)), f"backup to {dest} failed")
     assert not dest.exists()
+
+
+def test_migrate_status_takes_a_relative_database_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every relative --db was a traceback: a SQLite URI needs an absolute path.
+    assert _cli(tmp_path, monkeypatch, "add", "x").exit_code == 0
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(app, ["--db", "cli.db", "migrate", "--status", "--json"])
+    assert done.exit_code == 0 and json.loads(done.stdout)["pending"] == [], done.output
+
+
+@pytest.mark.parametrize("status", [[], ["--status"]])
+def test_migrate_on_a_directory_is_one_error_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, status: list[str]
+) -> None:
+    _cli(tmp_path, monkeypatch, "--help")  # the settings' environment, for the runs below
+    (tmp_path / "adir").mkdir()
+    done = CliRunner().invoke(app, ["--db", str(tmp_path / "adir"), "migrate", *status])
+    _refused(done, "cannot open")

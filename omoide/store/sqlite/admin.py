@@ -123,10 +123,16 @@ def migration_status(path: Path, key: str | None = None) -> dict[str, Any]:
     if not path.exists():
         return sql_migrate.report(str(path), 0, latest, pending=["schema.sql"])
     # Read-only and without WAL set-up: a status check must not convert or create anything.
-    conn = cipher.open_connection(f"{path.as_uri()}?mode=ro", key, uri=True)
+    # (A URI needs an absolute path: --db is relative to the working directory.)
+    try:
+        conn = cipher.open_connection(f"{path.absolute().as_uri()}?mode=ro", key, uri=True)
+    except cipher.Error as exc:
+        raise StoreError(f"cannot open {path}: {exc}", retryable=False) from exc
     try:
         pending = [m.name for m in migrate.pending(conn)]
         return sql_migrate.report(str(path), migrate.current_version(conn), latest, pending=pending)
+    except cipher.Error as exc:  # a directory, a file that is not SQLite
+        raise StoreError(f"cannot open {path}: {exc}", retryable=False) from exc
     finally:
         conn.close()
 
@@ -134,7 +140,10 @@ def migration_status(path: Path, key: str | None = None) -> dict[str, Any]:
 def apply_migrations(path: Path, key: str | None = None) -> dict[str, Any]:
     """Bring the database at ``path`` (created if missing) to the latest schema."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    conn = connect(path, key)
+    try:
+        conn = connect(path, key)
+    except cipher.Error as exc:  # a directory, a file that is not SQLite
+        raise StoreError(f"cannot open {path}: {exc}", retryable=False) from exc
     try:
         applied = migrate.migrate(conn)
         version, latest = migrate.current_version(conn), migrate.latest_version()
