@@ -943,6 +943,18 @@ def load_settings(home: Path | None = None, **overrides: Any) -> Settings:
         raise InvalidInput(_describe(exc, env_files)) from None
     except SettingsError as exc:
         raise InvalidInput(f"invalid setting: {exc}") from None
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{_undecodable(env_files)} is not UTF-8 text") from None
+
+
+def _undecodable(env_files: list[Path]) -> str:
+    """The first of ``env_files`` that is not UTF-8 (python-dotenv raises without naming it)."""
+    for path in env_files:
+        try:
+            path.read_text("utf-8")
+        except UnicodeDecodeError:
+            return str(path)
+    return "a .env file"
 
 
 def env_names(name: str) -> list[str]:

@@ -169,6 +169,15 @@ def test_an_invalid_value_in_a_dotenv_file_names_the_variable(home: Path) -> Non
         load_settings(home=home)
 
 
+def test_a_dotenv_file_that_is_not_utf8_is_named(home: Path) -> None:
+    # python-dotenv's UnicodeDecodeError was a traceback from every command and the server.
+    env = home / ".omoide" / ".env"
+    env.parent.mkdir(parents=True, exist_ok=True)
+    env.write_bytes(b"PORT=8080\n\xff\xfeIP=1\n")
+    with pytest.raises(InvalidInput, match=r"\.omoide/\.env is not UTF-8 text"):
+        load_settings(home=home)
+
+
 @pytest.mark.parametrize(
     ("host", "key", "refused"),
     [

@@ -135,6 +135,21 @@ def test_the_int8_file_is_made_once_and_reused(
     assert not list(int8_cache.glob("*.tmp"))
 
 
+def test_a_cache_whose_float_and_int8_files_are_damaged_is_made_again(
+    tmp_path: Path, int8_embedder: OnnxEmbedder, onnx_embedder: OnnxEmbedder
+) -> None:
+    # The int8 file was made again from the damaged float one: a failure until the cache was
+    # deleted by hand.
+    cache = _cache_with_float_export(tmp_path / "models", onnx_embedder)
+    assert int8_embedder.onnx_path is not None
+    shutil.copy2(int8_embedder.onnx_path, cache / int8_embedder.onnx_path.name)
+    for path in cache.glob("*.onnx"):
+        path.write_bytes(path.read_bytes()[:1000])  # a truncated copy of the cache
+    again = OnnxEmbedder(cache_dir=cache, int8=True)
+    assert cosines(again.embed(FACTS), int8_embedder.embed(FACTS)).min() >= 0.999
+    assert all(p.stat().st_size > 1000 for p in cache.glob("*.onnx"))
+
+
 def test_a_quantisation_too_far_from_the_float_model_is_refused(
     tmp_path: Path, onnx_embedder: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:

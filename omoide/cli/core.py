@@ -147,8 +147,12 @@ def _errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except OmoideError as exc:
-            err.print(f"error: {exc.message}", markup=False, highlight=False, soft_wrap=True)
-            raise typer.Exit(1) from None
+            message = exc.message
+        except OSError as exc:  # a path that is a file, a directory, unwritable, a full disk
+            where = f"{exc.filename}: " if exc.filename else ""
+            message = f"{where}{exc.strerror or exc}"
+        err.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(1) from None
 
     return wrapper  # type: ignore[return-value]
 

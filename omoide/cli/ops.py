@@ -126,7 +126,9 @@ def reindex(as_json: JsonOpt = False) -> None:
 @_errors
 def serve(
     host: Annotated[str | None, typer.Option(help="Bind address (IP / OMOIDE_HOST).")] = None,
-    port: Annotated[int | None, typer.Option(help="Port (PORT / OMOIDE_PORT).")] = None,
+    port: Annotated[
+        int | None, typer.Option(min=0, max=65535, help="Port (PORT / OMOIDE_PORT).")
+    ] = None,
     workers: Annotated[
         int | None,
         typer.Option(

@@ -39,7 +39,7 @@ from omoide.embed.batching import Coalescer
 from omoide.embed.file_lock import file_lock
 from omoide.embed.local import DEFAULT_MODEL, _model_path
 from omoide.embed.onnx_build import OPSET, OUTPUT, build_graph
-from omoide.embed.onnx_quantize import ensure_quantized
+from omoide.embed.onnx_quantize import ensure_quantized, quantized_file
 from omoide.embed.protocol import INT8_SUFFIX, normalize
 from omoide.errors import EmbedderError
 
@@ -152,18 +152,34 @@ class OnnxEmbedder:
             ) from exc
         spec = _read_model_dir(Path(_model_path(self.model_name)))
         tokenizer = _tokenizer(spec)
-        path = self._model_file(spec, tokenizer)
         threads = 1 if self.int8 else self.threads  # int8: a thread per text (_embed_each)
         try:
-            session = _session(path, threads)
-        except Exception:  # a damaged cache file: make it again, once
-            path.unlink(missing_ok=True)
             path = self._model_file(spec, tokenizer)
+            session = _session(path, threads)
+        except Exception:
+            if not self._drop_damaged(spec):
+                raise
+            path = self._model_file(spec, tokenizer)  # a damaged cache file: made again, once
             try:
                 session = _session(path, threads)
             except Exception as exc:
                 raise EmbedderError(f"cannot load {path}: {exc}", retryable=False) from exc
         self._spec, self._tokenizer, self.onnx_path, self._session = spec, tokenizer, path, session
+
+    def _drop_damaged(self, spec: _ModelDir) -> bool:
+        """Delete the cached graphs (int8: and the float one it is quantised from) that
+        onnxruntime cannot load; whether there was one."""
+        graph = onnx_file(spec, self.cache_dir.expanduser(), self.model_name)
+        dropped = False
+        for path in (graph, quantized_file(graph)) if self.int8 else (graph,):
+            try:
+                if path.is_file():
+                    _session(path, 1)
+            except Exception:
+                with contextlib.suppress(OSError):  # an unwritable cache fails after, named
+                    path.unlink()
+                dropped = True
+        return dropped
 
     def _model_file(self, spec: _ModelDir, tokenizer: Any) -> Path:
         path = ensure_exported(spec, self.cache_dir.expanduser(), self.model_name, tokenizer)

@@ -60,6 +60,12 @@ def create_new_private(path: Path) -> None:
     (a killed run's leftover, a planted symlink) is removed first and never followed."""
     private_dir(path.parent)
     path.unlink(missing_ok=True)  # removes a symlink itself, not what it points to
+    create_exclusive(path)
+
+
+def create_exclusive(path: Path) -> None:
+    """Create ``path`` as a new empty file only its owner can read; ``FileExistsError`` if
+    anything is there, a symlink too (even one pointing nowhere: never written through)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
     os.close(fd)
 

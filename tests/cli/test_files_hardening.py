@@ -51,3 +51,124 @@ def test_export_never_writes_through_a_planted_partial_symlink(
     assert victim.read_text("utf-8") == "precious"
     assert not dest.is_symlink() and "a memory to export" in dest.read_text("utf-8")
     assert not (tmp_path / "out.jsonl.partial").exists()
+
+
+def _refused(done: Any, words: str) -> None:
+    """Exit 1 with one ``error:`` line naming ``words`` (after any progress bar), not a
+    traceback."""
+    assert done.exit_code == 1 and isinstance(done.exception, SystemExit), done.output
+    lines = [line for line in done.stderr.strip().splitlines() if "━" not in line]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0], lines
+
+
+def _export(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], ...]:
+    """The header and the memory record of an export of one memory (the store then gone)."""
+    assert _cli(tmp_path, monkeypatch, "add", "I like green tea", "-u", "alice").exit_code == 0
+    out = tmp_path / "out.jsonl"
+    assert _cli(tmp_path, monkeypatch, "export", str(out)).exit_code == 0
+    (tmp_path / "cli.db").unlink()
+    records = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    return records[0], next(r for r in records if r["kind"] == "memory")
+
+
+def _import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, records: list[dict[str, Any]]) -> Any:
+    path = tmp_path / "edited.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    return _cli(tmp_path, monkeypatch, "import", str(path))
+
+
+def test_import_of_a_file_that_is_not_utf8_is_one_error_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_bytes(b"\xff\xfe\x00garbage\n")
+    _refused(_cli(tmp_path, monkeypatch, "import", str(damaged)), "not UTF-8")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "words"),
+    [
+        ("created_at", "yesterday", "'created_at' must be a whole number"),
+        ("access_count", 1.5, "'access_count' must be a whole number"),
+        ("user_id", 7, "'user_id' must be a string"),
+        ("vector", "AAAA", "'vector' holds 3 bytes"),
+    ],
+)
+def test_import_refuses_a_record_whose_values_would_break_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, field: str, value: Any, words: str
+) -> None:
+    # Such a record was written as is: SQLite keeps any value in any column, and then
+    # listing or searching the tenant failed with a traceback for good.
+    header, memory = _export(tmp_path, monkeypatch)
+    _refused(_import(tmp_path, monkeypatch, [header, {**memory, field: value}]), words)
+    assert _import(tmp_path, monkeypatch, [header, memory]).exit_code == 0
+    for command in (["list"], ["search", "green tea"]):
+        done = _cli(tmp_path, monkeypatch, *command, "-u", "alice", "--json")
+        assert done.exit_code == 0 and "I like green tea" in done.stdout, done.output
+
+
+def test_a_database_path_that_is_a_directory_is_one_error_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "adir").mkdir()
+    done = CliRunner().invoke(app, ["--db", str(tmp_path / "adir"), "add", "x"])
+    _refused(done, "Is a directory")
+
+
+def test_backup_never_writes_through_a_dangling_symlink(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _cli(tmp_path, monkeypatch, "add", "a secret conversation").exit_code == 0
+    target = tmp_path / "elsewhere.db"
+    (tmp_path / "backup.db").symlink_to(target)
+    _refused(_cli(tmp_path, monkeypatch, "backup", str(tmp_path / "backup.db")), "exists")
+    assert not target.exists()
+
+
+def test_backup_below_a_file_is_one_error_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _cli(tmp_path, monkeypatch, "add", "x").exit_code == 0
+    (tmp_path / "afile").write_text("", "utf-8")
+    done = _cli(tmp_path, monkeypatch, "backup", str(tmp_path / "afile" / "b.db"))
+    _refused(done, "afile")
+
+
+def test_serve_refuses_a_port_out_of_range(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    done = _cli(tmp_path, monkeypatch, "serve", "--port", "99999")
+    assert done.exit_code == 2 and "--port" in done.output, done.output
+
+
+def test_a_backup_that_fails_midway_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A full disk did the same: a traceback, and an empty file where the backup should be.
+    for n in range(20):
+        assert _cli(tmp_path, monkeypatch, "add", f"memory number {n}").exit_code == 0
+    db = tmp_path / "cli.db"
+    data, page = bytearray(db.read_bytes()), 4096
+    data[-3 * page :] = b"\xab" * (3 * page)  # the last pages damaged, the schema intact
+    db.write_bytes(bytes(data))
+    dest = tmp_path / "backup.db"
+    _refused(_cli(tmp_path, monkeypatch, "backup", str(dest)), f"backup to {dest} failed")
+    assert not dest.exists()
+
+
+def test_migrate_status_takes_a_relative_database_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every relative --db was a traceback: a SQLite URI needs an absolute path.
+    assert _cli(tmp_path, monkeypatch, "add", "x").exit_code == 0
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(app, ["--db", "cli.db", "migrate", "--status", "--json"])
+    assert done.exit_code == 0 and json.loads(done.stdout)["pending"] == [], done.output
+
+
+@pytest.mark.parametrize("status", [[], ["--status"]])
+def test_migrate_on_a_directory_is_one_error_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, status: list[str]
+) -> None:
+    _cli(tmp_path, monkeypatch, "--help")  # the settings' environment, for the runs below
+    (tmp_path / "adir").mkdir()
+    done = CliRunner().invoke(app, ["--db", str(tmp_path / "adir"), "migrate", *status])
+    _refused(done, "cannot open")

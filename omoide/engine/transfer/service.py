@@ -27,6 +27,7 @@ from typing import IO, Any
 from omoide.engine.shared.embedding import META_DIM, META_MODEL, Embedding
 from omoide.engine.shared.job_signal import JobSignal
 from omoide.engine.transfer import sealed
+from omoide.engine.transfer.records import check_record
 from omoide.errors import Conflict, InvalidInput
 from omoide.jobs.kinds import EMBED, EMBED_ENTITIES, EmbedEntitiesPayload, EmbedPayload
 from omoide.jobs.queue import enqueue
@@ -58,6 +59,16 @@ class TransferReport:
     @property
     def total(self) -> int:
         return sum(self.records.values())
+
+
+def _lines(source: IO[str]) -> Iterator[str]:
+    """``source``'s lines; bytes that are not UTF-8 are ``InvalidInput``, not a decode error."""
+    number = 1
+    try:
+        for number, text in enumerate(source, start=2):  # noqa: B007  # read in the except
+            yield text
+    except UnicodeDecodeError:
+        raise InvalidInput(f"after line {number}: not UTF-8 text (a damaged file?)") from None
 
 
 def _line(data: Record) -> str:
@@ -147,7 +158,10 @@ class TransferService:
         with self._open_input(source) as lines:
             header = self._read_header(lines)
             signature = self._check_model(header, reembed)
-            for kind, records, consumed in self._batches(lines, int(header["version"])):
+            embedding = header.get("embedding")
+            dim = None if reembed or not isinstance(embedding, dict) else embedding.get("dim")
+            batches = self._batches(lines, int(header["version"]), dim)
+            for kind, records, consumed in batches:
                 with self._transactions.transaction() as tx:
                     if signature is not None:
                         self._adopt(tx, signature)
@@ -175,9 +189,10 @@ class TransferService:
 
     @staticmethod
     def _read_header(lines: IO[str]) -> Record:
-        first = lines.readline()
         try:
-            header = json.loads(first)
+            header = json.loads(lines.readline())
+        except UnicodeDecodeError:
+            raise InvalidInput("not an omoide export: the file is not UTF-8 text") from None
         except json.JSONDecodeError:
             header = None
         if not isinstance(header, dict) or header.get("format") != FORMAT:
@@ -218,24 +233,30 @@ class TransferService:
         tx.admin.set_meta(META_MODEL, str(signature["model"]))
         tx.admin.set_meta(META_DIM, str(signature["dim"]))
 
-    def _batches(self, lines: IO[str], version: int) -> Iterator[tuple[str, list[Record], int]]:
+    def _batches(
+        self, lines: IO[str], version: int, dim: int | None
+    ) -> Iterator[tuple[str, list[Record], int]]:
         """Consecutive records of one kind, up to a batch at a time, in file order, with how
-        much of the file (characters) is read; a kind newer than the file's version is refused."""
+        much of the file (characters) is read; a kind newer than the file's version, or a
+        record whose fields hold values of the wrong type, is refused."""
         kind, consumed = "", 0
         batch: list[Record] = []
-        for number, text in enumerate(lines, start=2):
+        for number, text in enumerate(_lines(lines), start=2):
             consumed += len(text)
             if not text.strip():
                 continue
             try:
                 record = json.loads(text)
-                this = record.pop("kind")
-            except (json.JSONDecodeError, AttributeError, KeyError, TypeError) as exc:
+            except json.JSONDecodeError as exc:
                 raise InvalidInput(f"line {number}: not an export record ({exc})") from None
-            if this not in RECORD_KINDS:
+            if not isinstance(record, dict) or "kind" not in record:
+                raise InvalidInput(f"line {number}: not an export record (no kind)")
+            this = record.pop("kind")
+            if not isinstance(this, str) or this not in RECORD_KINDS:
                 raise InvalidInput(f"line {number}: unknown record kind {this!r}")
             if ADDED_IN.get(this, 1) > version:
                 raise InvalidInput(f"line {number}: no {this} records in format version {version}")
+            check_record(this, record, number, dim if isinstance(dim, int) else None)
             if batch and (this != kind or len(batch) >= self._batch):
                 yield kind, batch, consumed
                 batch = []

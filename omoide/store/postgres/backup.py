@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from omoide.errors import InvalidInput, MigrationError
+from omoide.store import files
 from omoide.store.postgres import migrate
 from omoide.store.postgres.db import Conn
 
@@ -37,10 +38,10 @@ _DERIVED = {"memories": ("tsv", "doc_len")}  # recomputed by trigger on restore
 def write(conn: Conn, dest: Path) -> None:
     """Write a backup of the database ``conn`` is on to ``dest`` (which must not exist)."""
     dest = dest.expanduser()
-    if dest.exists():
+    if dest.exists() or dest.is_symlink():
         raise InvalidInput(f"{dest} already exists; choose a new path")
-    dest.parent.mkdir(parents=True, exist_ok=True)
     partial = dest.with_name(dest.name + ".partial")
+    files.create_new_private(partial)  # a planted symlink there is removed, never followed
     with conn.transaction():
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         header = {"format": FORMAT, "version": migrate.current_version(conn)}

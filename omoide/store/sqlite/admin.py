@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from omoide.errors import InvalidInput
+from omoide.errors import InvalidInput, StoreError
 from omoide.store import files
 from omoide.store.sql import migrate as sql_migrate
 from omoide.store.sql.dialect import Conn
@@ -101,13 +101,18 @@ def backup_file(path: Path, dest: Path | str, key: str | None = None) -> None:
 
     SQLCipher's VACUUM INTO writes the copy encrypted with the same key and salt."""
     dest = Path(dest).expanduser()
-    if dest.exists():
+    if dest.exists() or dest.is_symlink():  # a dangling symlink too: never written through
         raise InvalidInput(f"{dest} already exists; choose a new path")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    files.create_private(dest)  # a snapshot holds every conversation: 0600 before it is filled
+    files.private_dir(dest.parent)
+    files.create_exclusive(dest)  # a snapshot holds every conversation: 0600 before it is filled
     conn = connect(path, key)
     try:
         conn.execute("VACUUM INTO ?", (str(dest),))
+    except BaseException as exc:
+        dest.unlink(missing_ok=True)  # a failed copy (a full disk) must not look like a backup
+        if isinstance(exc, sqlite3.Error):
+            raise StoreError(f"backup to {dest} failed: {exc}", retryable=False) from exc
+        raise
     finally:
         conn.close()
 
@@ -118,10 +123,16 @@ def migration_status(path: Path, key: str | None = None) -> dict[str, Any]:
     if not path.exists():
         return sql_migrate.report(str(path), 0, latest, pending=["schema.sql"])
     # Read-only and without WAL set-up: a status check must not convert or create anything.
-    conn = cipher.open_connection(f"{path.as_uri()}?mode=ro", key, uri=True)
+    # (A URI needs an absolute path: --db is relative to the working directory.)
+    try:
+        conn = cipher.open_connection(f"{path.absolute().as_uri()}?mode=ro", key, uri=True)
+    except cipher.Error as exc:
+        raise StoreError(f"cannot open {path}: {exc}", retryable=False) from exc
     try:
         pending = [m.name for m in migrate.pending(conn)]
         return sql_migrate.report(str(path), migrate.current_version(conn), latest, pending=pending)
+    except cipher.Error as exc:  # a directory, a file that is not SQLite
+        raise StoreError(f"cannot open {path}: {exc}", retryable=False) from exc
     finally:
         conn.close()
 
@@ -129,7 +140,10 @@ def migration_status(path: Path, key: str | None = None) -> dict[str, Any]:
 def apply_migrations(path: Path, key: str | None = None) -> dict[str, Any]:
     """Bring the database at ``path`` (created if missing) to the latest schema."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    conn = connect(path, key)
+    try:
+        conn = connect(path, key)
+    except cipher.Error as exc:  # a directory, a file that is not SQLite
+        raise StoreError(f"cannot open {path}: {exc}", retryable=False) from exc
     try:
         applied = migrate.migrate(conn)
         version, latest = migrate.current_version(conn), migrate.latest_version()

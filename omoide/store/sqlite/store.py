@@ -53,7 +53,12 @@ class SQLiteStore:
         self.path = Path(path).expanduser()
         self.location = str(self.path)
         # Conversations are private: the directory 0700 if new, the file (and WAL) 0600.
-        files.prepare_database(self.path)
+        try:
+            files.prepare_database(self.path)
+        except OSError as exc:  # a directory, a parent that is a file, no permission
+            raise StoreError(
+                f"cannot open {self.path}: {exc.strerror or exc}", retryable=False
+            ) from exc
         self._db = Database(self.path, key)  # key: SQLCipher's passphrase (see cipher.py)
         self._writes = 0
         self._tokenizer = keyword.Tokenizer()
