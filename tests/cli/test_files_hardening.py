@@ -107,6 +107,7 @@ def test_import_refuses_a_record_whose_values_would_break_the_store(
         assert done.exit_code == 0 and "I like green tea" in done.stdout, done.output
 
 
+@pytest.mark.sqlite_only("--db names a SQLite file's path (a PostgreSQL URL names no file)")
 def test_a_database_path_that_is_a_directory_is_one_error_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -139,6 +140,7 @@ def test_serve_refuses_a_port_out_of_range(tmp_path: Path, monkeypatch: pytest.M
     assert done.exit_code == 2 and "--port" in done.output, done.output
 
 
+@pytest.mark.sqlite_only("damages pages of the SQLite file the backup copies")
 def test_a_backup_that_fails_midway_leaves_no_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -164,6 +166,7 @@ def test_migrate_status_takes_a_relative_database_path(
     assert done.exit_code == 0 and json.loads(done.stdout)["pending"] == [], done.output
 
 
+@pytest.mark.sqlite_only("migrate --db names a SQLite file's path")
 @pytest.mark.parametrize("status", [[], ["--status"]])
 def test_migrate_on_a_directory_is_one_error_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, status: list[str]
