@@ -143,8 +143,12 @@ def test_hostile_strings_anywhere_are_422_and_store_nothing(
     live: Live, data: st.DataObject
 ) -> None:
     slot = data.draw(st.sampled_from(live.slots), label="slot")
-    bad = st.just("\x00") if slot.param else SURROGATE | st.just("\x00")
-    hostile = data.draw(_hostile_text(bad), label="hostile")
+    # One strategy whatever the slot (a strategy chosen by an earlier draw made hypothesis's
+    # replays draw differently: FlakyStrategyDefinition in a CI run); a parameter cannot carry
+    # a surrogate (a query string or path decodes with replacement), so there it is a NUL.
+    hostile = data.draw(_hostile_text(SURROGATE | st.just("\x00")), label="hostile")
+    if slot.param:
+        hostile = "".join("\x00" if "\ud800" <= c <= "\udfff" else c for c in hostile)
     assert _check(live, slot, hostile) is None
 
 
