@@ -36,6 +36,7 @@ from omoide.memory import Memory
 from omoide.types import (
     DEFAULT_ID,
     ChunkCursor,
+    MemoryItem,
     MemoryType,
     NewChunk,
     NewMemory,
@@ -146,9 +147,10 @@ class WilmerImporter:
             self._vectors(scope, discussion.id, files["vector"].path, plan, report)
         return plan
 
-    def _existing(self, scope: Scope, discussion_id: str, type_: MemoryType, key: str) -> set[str]:
+    def _stored(self, scope: Scope, discussion_id: str, type_: MemoryType) -> list[MemoryItem]:
+        """The discussion's memories of ``type_``, superseded ones too; none if it has none."""
         try:
-            items = self._memory.session_memories(
+            return self._memory.session_memories(
                 discussion_id,
                 user_id=scope.user_id,
                 scope_id=scope.scope_id,
@@ -156,21 +158,15 @@ class WilmerImporter:
                 include_invalid=True,
             )
         except OmoideError:
-            return set()
+            return []
+
+    def _existing(self, scope: Scope, discussion_id: str, type_: MemoryType, key: str) -> set[str]:
+        items = self._stored(scope, discussion_id, type_)
         return {str(i.metadata[key]) for i in items if key in i.metadata}
 
     def _stored_chunks(self, scope: Scope, discussion_id: str) -> Counter[tuple[str, str]]:
         """How many chunks of each (WilmerAI hash, text) the discussion already holds."""
-        try:
-            items = self._memory.session_memories(
-                discussion_id,
-                user_id=scope.user_id,
-                scope_id=scope.scope_id,
-                types=[MemoryType.CHUNK],
-                include_invalid=True,
-            )
-        except OmoideError:
-            return Counter()
+        items = self._stored(scope, discussion_id, MemoryType.CHUNK)
         return Counter(
             (str(i.metadata["wilmer_hash"]), i.text) for i in items if "wilmer_hash" in i.metadata
         )
