@@ -182,13 +182,24 @@ def http_calls(url: str) -> dict[str, Callable[[], Call]]:
 
 
 def measure(
-    mode: str, calls: dict[str, Callable[[], Call]], levels: list[int], seconds: float
+    mode: str,
+    calls: dict[str, Callable[[], Call]],
+    levels: list[int],
+    seconds: float,
+    cpu: Callable[[], dict[str, float]] | None = None,
 ) -> list[dict[str, Any]]:
+    """Each op at each client count; with ``cpu`` (CPU seconds by process group, read before
+    and after a cell), also each group's CPU milliseconds per call (``<group>_cpu_ms``)."""
     rows = []
     for op, make_call in calls.items():
         make_call()(random.Random(0))  # warm up: model loaded, tenant vectors cached
         for clients in levels:
+            before = cpu() if cpu else {}
             cell = run_cell(make_call, clients, seconds)
+            if cpu:
+                spent = {k: v - before[k] for k, v in cpu().items()}
+                calls_done = max(1, cell["ops"] + cell["errors"])
+                cell |= {f"{k}_cpu_ms": 1000 * v / calls_done for k, v in spent.items()}
             rows.append({"mode": mode, "op": op, "clients": clients} | cell)
             print(
                 f"  {mode:7} {op:6} x{clients:<3} {cell['ops_s']:7.1f} ops/s"

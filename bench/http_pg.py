@@ -13,6 +13,10 @@ the pre-filled tenant. SQLite: one ``omoide serve`` (its own job workers). Postg
 clients are spread round-robin over the two servers (as a load balancer would). With
 ``--pg-servers 1``: one ``omoide serve`` with its own job workers, as SQLite's. Both
 setups run in the same invocation, one after the other, on the same machine.
+
+Each cell also gives the CPU milliseconds per call of the omoide processes and, for the
+pgserver this script starts, of PostgreSQL's: on a machine where the database shares the cores
+with the server, what PostgreSQL spends is taken from the embedder and the server.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import http_bench as hb
 from lib.common import REPO_DIR, machine_note, table
+from lib.cpu import children, cpu_seconds, postmaster_pid
 from lib.pgserver import drop_schema, schema_url, start_server
 
 
@@ -101,12 +106,25 @@ def run_setup(name: str, db_url: str, servers: int, workers: int, args: argparse
         for url in urls:
             wait_healthy(url)
         print(f"[{name}] {servers} server(s), {max(workers, 0)} worker process(es)", flush=True)
-        return hb.measure(name, spread(urls), args.levels, args.seconds)
+        return hb.measure(name, spread(urls), args.levels, args.seconds, cpu_of(procs, args))
     finally:
         for proc in procs:
             proc.terminate()
         for proc in procs:
             proc.wait(60)
+
+
+def cpu_of(procs: list[Any], args: argparse.Namespace) -> Callable[[], dict[str, float]]:
+    """CPU seconds of the omoide processes and of the PostgreSQL server's processes (backends
+    come and go with connections: those alive at each reading; none for ``--db-url``)."""
+    postmaster = postmaster_pid(args.pgdata) if args.pgdata else None
+    pids = [p.pid for p in procs]
+
+    def read() -> dict[str, float]:
+        pg = [postmaster, *children(postmaster)] if postmaster else []
+        return {"omoide": cpu_seconds(pids), "postgres": cpu_seconds(pg)}
+
+    return read
 
 
 def main() -> None:
@@ -131,8 +149,10 @@ def main() -> None:
     args.levels = [int(x) for x in args.clients.split(",")]
     server = None
     base = args.db_url
+    args.pgdata = None
     if base is None or base == "pgserver":
         base, server = start_server()
+        args.pgdata = Path(server.pgdata)
     schema = f"http_{uuid.uuid4().hex[:12]}"
     workdir = Path(tempfile.mkdtemp(prefix="omoide-http-pg-"))
     try:
@@ -156,12 +176,14 @@ def main() -> None:
                     f"{s['ops_s']:.0f} ({s['p50_ms']:.0f}/{s['p95_ms']:.0f})",
                     f"{p['ops_s']:.0f} ({p['p50_ms']:.0f}/{p['p95_ms']:.0f})",
                     f"{p['ops_s'] / s['ops_s']:.2f}",
+                    f"{s['omoide_cpu_ms']:.1f} / {p['omoide_cpu_ms']:.1f}"
+                    + (f" + {p['postgres_cpu_ms']:.1f}" if args.pgdata else ""),
                     f"{s['errors']}/{p['errors']}",
                 ]
             )
     pg_setup = "PG 1 server" if args.pg_servers == 1 else f"PG {args.pg_servers}+2"
     headers = ["op", "clients", "SQLite 1 server ops/s (p50/p95 ms)", f"{pg_setup} ops/s"]
-    headers.append("PG/SQLite")
+    headers += ["PG/SQLite", "CPU ms/call: SQLite / PG omoide + PostgreSQL"]
     print("\n" + table([*headers, "errors S/P"], out))
     if args.json:
         payload = {"machine": machine_note(), "args": {k: str(v) for k, v in vars(args).items()}}
