@@ -24,7 +24,9 @@ from pydantic import Field
 
 from omoide.api.deps import Tenancy
 from omoide.api.errors import client_message, status_for
+from omoide.api.models import MAX_OFFSET
 from omoide.compat.jiuwen import tools
+from omoide.compat.jiuwen.models import MAX_PAGE
 from omoide.compat.jiuwen.tools import Caller, defaults
 from omoide.config import Settings
 from omoide.errors import OmoideError
@@ -144,7 +146,9 @@ class Tools:
         self,
         ctx: Context[Any, Any],
         page_size: Annotated[int, Field(ge=1, le=1000)] = 10,
-        page_idx: Annotated[int, Field(ge=1)] = 1,
+        # The REST routes' bounds: past them the offset left SQLite's 64-bit integers, an
+        # unexpected error without a word (stdio has no body guard to refuse it first).
+        page_idx: Annotated[int, Field(ge=1, le=MAX_PAGE)] = 1,
         memory_type: str = "unknown",
         user_id: UserId = None,
         scope_id: ScopeId = None,
@@ -254,7 +258,7 @@ class Tools:
         self,
         ctx: Context[Any, Any],
         limit: Annotated[int, Field(ge=1, le=1000)] = 20,
-        offset: Annotated[int, Field(ge=0)] = 0,
+        offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0,
         user_id: UserId = None,
         scope_id: ScopeId = None,
     ) -> Result:
