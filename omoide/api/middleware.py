@@ -19,7 +19,8 @@ import json
 import logging
 import re
 import uuid
-from urllib.parse import parse_qsl
+from collections.abc import Sequence
+from urllib.parse import parse_qsl, urlsplit
 
 import anyio
 from starlette.datastructures import Headers, MutableHeaders
@@ -194,32 +195,66 @@ def check_strings(scope: Scope, body: bytes) -> tuple[int, str, str] | None:
 
 
 class HostGuard:
-    """Answers only requests whose ``Host`` is on the allowed list (400 otherwise).
+    """Answers only requests whose ``Host`` is on the allowed list (400 otherwise), and refuses
+    a write whose ``Origin`` is another site's (403).
 
     It runs after authentication and the body checks: what they answer before it (401, 413,
     415, 422) reveals nothing to a page that rebinds its name to this server. A request without
     ``Host`` (HTTP/1.0) is answered: browsers always send one.
+
+    The ``Origin`` check: a JSON body needs a preflight no other site passes, but a POST with no
+    body (``/v1/jobs/{id}/retry``) is a "simple" request any page can send a keyless local
+    server. Browsers name the page's site in ``Origin`` on every POST, PUT, PATCH and DELETE;
+    one that is neither an allowed host nor an ``OMOIDE_CORS_ORIGINS`` entry is refused.
     """
 
-    def __init__(self, app: ASGIApp, allowed: frozenset[str] | None) -> None:
+    def __init__(
+        self, app: ASGIApp, allowed: frozenset[str] | None, origins: Sequence[str] = ()
+    ) -> None:
         self.app = app
         self.allowed = allowed
+        self.origins = {o.rstrip("/").lower() for o in origins}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or self.allowed is None:
             await self.app(scope, receive, send)
             return
-        header = Headers(scope=scope).get("host")
-        if header is None or host_name(header) in self.allowed:
-            await self.app(scope, receive, send)
+        headers = Headers(scope=scope)
+        header = headers.get("host")
+        if header is not None and host_name(header) not in self.allowed:
+            message = (
+                f"Host {header[:100]!r} is not one this server answers; allowed: "
+                f"{', '.join(sorted(self.allowed))} (any port). Set OMOIDE_ALLOWED_HOSTS to the "
+                "names clients use"
+            )
+            rid = request_id_of(scope.get("state"))
+            await error_response(400, "bad_host", message, rid)(scope, receive, send)
             return
-        message = (
-            f"Host {header[:100]!r} is not one this server answers; allowed: "
-            f"{', '.join(sorted(self.allowed))} (any port). Set OMOIDE_ALLOWED_HOSTS to the "
-            "names clients use"
-        )
-        response = error_response(400, "bad_host", message, request_id_of(scope.get("state")))
-        await response(scope, receive, send)
+        origin = headers.get("origin")
+        if origin is not None and scope["method"] not in SAFE and not self._ours(origin):
+            message = (
+                f"a request from the page at {origin[:100]!r} may not write here: only "
+                f"{', '.join(sorted(self.allowed))} (any port) and OMOIDE_CORS_ORIGINS may"
+            )
+            rid = request_id_of(scope.get("state"))
+            await error_response(403, "cross_site", message, rid)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def _ours(self, origin: str) -> bool:
+        value = origin.strip().rstrip("/").lower()
+        if "*" in self.origins or value in self.origins:
+            return True
+        try:
+            parts = urlsplit(value)
+            host = parts.hostname
+        except ValueError:
+            return False
+        allowed = self.allowed or frozenset()
+        return parts.scheme in ("http", "https") and host is not None and host in allowed
+
+
+SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class ResponseCap:

@@ -162,5 +162,11 @@ def _middleware(settings: Settings, metrics: Metrics | None) -> list[Middleware]
             timeout=settings.server.body_timeout,
         )
     )
-    stack.append(Middleware(HostGuard, allowed=settings.server.host_allowlist()))
+    stack.append(
+        Middleware(
+            HostGuard,
+            allowed=settings.server.host_allowlist(),
+            origins=settings.server.cors_origins,
+        )
+    )
     return stack

@@ -8,13 +8,15 @@ the answers. A Host that is not on the list is a 400 and reaches no route.
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Callable
 
 import httpx
 import pytest
 
 from omoide.config import Settings, host_name
-from tests.api.conftest import Running
+from omoide.types import Scope
+from tests.api.conftest import KEY, Running
 
 
 def _get(server: Running, host: str, path: str = "/v1/memories") -> httpx.Response:
@@ -89,3 +91,66 @@ def test_the_setting_reads_a_comma_separated_list(monkeypatch: pytest.MonkeyPatc
 )
 def test_host_name_drops_the_port(header: str, name: str) -> None:
     assert host_name(header) == name
+
+
+# cross-site writes ----------------------------------------------------------------------------
+def _failed_job(server: Running) -> int:
+    with server.engine.store.transaction() as tx:
+        job_id = tx.jobs.enqueue_job(Scope(), "no-such-kind", {}, max_attempts=1)
+    deadline = time.monotonic() + 10
+    while server.engine.job_counts()["failed"] == 0:
+        assert time.monotonic() < deadline, "the worker did not fail the job"
+        time.sleep(0.02)
+    return job_id
+
+
+def _retry(server: Running, job_id: int, origin: str) -> httpx.Response:
+    # What a page's ``fetch(url, {method: "POST", mode: "no-cors"})`` sends: no body, so no
+    # preflight, and the page's site in ``Origin``.
+    with server.http() as http:
+        return http.post(f"/v1/jobs/{job_id}/retry", headers={"Origin": origin})
+
+
+@pytest.mark.parametrize("origin", ["https://evil.example", "null", "http://127.0.0.1.nip.io"])
+def test_another_sites_page_cannot_post_to_a_keyless_loopback_server(
+    server: Running, origin: str
+) -> None:
+    job_id = _failed_job(server)
+    refused = _retry(server, job_id, origin)
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["error"]["code"] == "cross_site"
+    assert "OMOIDE_CORS_ORIGINS" in refused.json()["detail"]
+    assert server.engine.job_counts()["failed"] == 1  # the job was not queued again
+    with server.http() as http:  # reading is not refused: the page cannot read the answer
+        assert http.get("/v1/jobs/stats", headers={"Origin": origin}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "origin", ["http://localhost:5173", "http://127.0.0.1:8000", "http://[::1]"]
+)
+def test_a_loopback_page_may_post(server: Running, origin: str) -> None:
+    job_id = _failed_job(server)
+    retried = _retry(server, job_id, origin)
+    assert retried.status_code == 200, retried.text
+    assert retried.json()["state"] == "pending"
+
+
+def test_cors_origins_may_post(start_server: Callable[..., Running]) -> None:
+    server = start_server(cors_origins=["https://app.example"])
+    job_id = _failed_job(server)
+    assert _retry(server, job_id, "https://app.example").status_code == 200
+    with server.http() as http:
+        posted = http.post(
+            "/v1/memories", json={"text": "x"}, headers={"Origin": "https://other.example"}
+        )
+    assert posted.status_code == 403
+
+
+def test_a_keyed_server_leaves_origins_to_the_key(start_server: Callable[..., Running]) -> None:
+    # A page cannot send the key; a keyed server is often behind a proxy under another name.
+    server = start_server(api_key=KEY)
+    with server.http(KEY) as http:
+        posted = http.post(
+            "/v1/memories", json={"text": "x"}, headers={"Origin": "https://app.example"}
+        )
+    assert posted.status_code == 201
