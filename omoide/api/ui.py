@@ -26,7 +26,14 @@ CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
-HEADERS = {"Content-Security-Policy": CSP, "Cache-Control": "no-cache"}
+# X-Frame-Options as on the docs pages (omoide.api.docs): browsers without frame-ancestors also
+# refuse to frame the page (its Delete buttons); nosniff: an asset runs only as its own type.
+HEADERS = {
+    "Content-Security-Policy": CSP,
+    "Cache-Control": "no-cache",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+}
 
 router = APIRouter(include_in_schema=False)
 

@@ -36,6 +36,9 @@ def test_the_page_and_its_assets_need_no_key(anonymous: httpx.Client) -> None:
     for asset, kind in assets:
         reply = anonymous.get(f"/ui/{asset}")
         assert reply.status_code == 200 and reply.headers["content-type"].startswith(kind)
+    for reply in [page, *(anonymous.get(f"/ui/{asset}") for asset, _ in assets)]:
+        assert reply.headers["x-frame-options"] == "DENY"  # as the docs pages
+        assert reply.headers["x-content-type-options"] == "nosniff"
     assert "http" not in anonymous.get("/ui/app.css").text  # nothing fetched from elsewhere
     redirect = anonymous.get("/ui", follow_redirects=False)
     assert (redirect.status_code, redirect.headers["location"]) == (308, "/ui/")
