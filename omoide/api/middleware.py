@@ -195,33 +195,40 @@ def check_strings(scope: Scope, body: bytes) -> tuple[int, str, str] | None:
 
 
 class HostGuard:
-    """Answers only requests whose ``Host`` is on the allowed list (400 otherwise), and refuses
-    a write whose ``Origin`` is another site's (403).
+    """Answers only requests whose ``Host`` is on the allowed list (400 otherwise), and on a
+    keyless server refuses a write whose ``Origin`` is another site's (403).
 
     It runs after authentication and the body checks: what they answer before it (401, 413,
     415, 422) reveals nothing to a page that rebinds its name to this server. A request without
     ``Host`` (HTTP/1.0) is answered: browsers always send one.
 
     The ``Origin`` check: a JSON body needs a preflight no other site passes, but a POST with no
-    body (``/v1/jobs/{id}/retry``) is a "simple" request any page can send a keyless local
-    server. Browsers name the page's site in ``Origin`` on every POST, PUT, PATCH and DELETE;
-    one that is neither an allowed host nor an ``OMOIDE_CORS_ORIGINS`` entry is refused.
+    body (``/v1/jobs/{id}/retry``) is a "simple" request any page can send a keyless server.
+    Browsers name the page's site in ``Origin`` on every POST, PUT, PATCH and DELETE; one whose
+    host is neither the request's ``Host`` nor an allowed host, and that is not an
+    ``OMOIDE_CORS_ORIGINS`` entry, is refused. A keyed server needs no such check: a page
+    cannot send its key.
     """
 
     def __init__(
-        self, app: ASGIApp, allowed: frozenset[str] | None, origins: Sequence[str] = ()
+        self,
+        app: ASGIApp,
+        allowed: frozenset[str] | None,
+        origins: Sequence[str] = (),
+        check_origin: bool = False,
     ) -> None:
         self.app = app
         self.allowed = allowed
         self.origins = {o.rstrip("/").lower() for o in origins}
+        self.check_origin = check_origin
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self.allowed is None:
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
         header = headers.get("host")
-        if header is not None and host_name(header) not in self.allowed:
+        if self.allowed is not None and header is not None and not self._allowed(header):
             message = (
                 f"Host {header[:100]!r} is not one this server answers; allowed: "
                 f"{', '.join(sorted(self.allowed))} (any port). Set OMOIDE_ALLOWED_HOSTS to the "
@@ -231,27 +238,37 @@ class HostGuard:
             await error_response(400, "bad_host", message, rid)(scope, receive, send)
             return
         origin = headers.get("origin")
-        if origin is not None and scope["method"] not in SAFE and not self._ours(origin):
+        if (
+            self.check_origin
+            and origin is not None
+            and scope["method"] not in SAFE
+            and not self._ours(origin, header)
+        ):
             message = (
-                f"a request from the page at {origin[:100]!r} may not write here: only "
-                f"{', '.join(sorted(self.allowed))} (any port) and OMOIDE_CORS_ORIGINS may"
+                f"a page at {origin[:100]!r} may not write here: only pages of this server's "
+                "host names (any port) and of OMOIDE_CORS_ORIGINS may"
             )
             rid = request_id_of(scope.get("state"))
             await error_response(403, "cross_site", message, rid)(scope, receive, send)
             return
         await self.app(scope, receive, send)
 
-    def _ours(self, origin: str) -> bool:
+    def _allowed(self, header: str) -> bool:
+        return self.allowed is None or host_name(header) in self.allowed
+
+    def _ours(self, origin: str, host: str | None) -> bool:
         value = origin.strip().rstrip("/").lower()
         if "*" in self.origins or value in self.origins:
             return True
         try:
             parts = urlsplit(value)
-            host = parts.hostname
+            name = parts.hostname
         except ValueError:
             return False
-        allowed = self.allowed or frozenset()
-        return parts.scheme in ("http", "https") and host is not None and host in allowed
+        if parts.scheme not in ("http", "https") or name is None:
+            return False
+        same_host = host is not None and host_name(host) == name
+        return same_host or (self.allowed is not None and name in self.allowed)
 
 
 SAFE = frozenset({"GET", "HEAD", "OPTIONS"})

@@ -9,7 +9,8 @@ long job never stops the server from answering. Middlewares, outermost first: re
 the 500 handler, request metrics (``OMOIDE_METRICS``), CORS (``OMOIDE_CORS_ORIGINS``; answers
 preflights before authentication, which they cannot pass), authentication, response cap
 (``OMOIDE_MAX_RESPONSE_BYTES``), body guard (size,
-media type, every string of the request), Host check (DNS rebinding; keyless loopback servers).
+media type, every string of the request), Host check (DNS rebinding; keyless loopback servers)
+and Origin check (cross-site writes; keyless servers).
 
 Besides the REST routes: MCP over streamable HTTP at ``/mcp`` (``omoide.mcp.http``), Prometheus
 metrics at ``/metrics`` when enabled (``omoide.api.metrics``), and ``/docs`` and ``/redoc`` with
@@ -167,6 +168,7 @@ def _middleware(settings: Settings, metrics: Metrics | None) -> list[Middleware]
             HostGuard,
             allowed=settings.server.host_allowlist(),
             origins=settings.server.cors_origins,
+            check_origin=not (settings.server.api_key or settings.server.tenant_keys),
         )
     )
     return stack

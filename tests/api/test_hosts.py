@@ -154,3 +154,17 @@ def test_a_keyed_server_leaves_origins_to_the_key(start_server: Callable[..., Ru
             "/v1/memories", json={"text": "x"}, headers={"Origin": "https://app.example"}
         )
     assert posted.status_code == 201
+
+
+def test_with_any_host_allowed_a_page_may_post_only_to_its_own_host(
+    start_server: Callable[..., Running],
+) -> None:
+    server = start_server(allowed_hosts=["*"])
+    job_id = _failed_job(server)
+    assert _retry(server, job_id, "https://evil.example").status_code == 403
+    with server.http() as http:
+        retried = http.post(
+            f"/v1/jobs/{job_id}/retry",
+            headers={"Origin": "http://memory.internal:8080", "Host": "memory.internal"},
+        )
+    assert retried.status_code == 200, retried.text
