@@ -1,6 +1,6 @@
-"""A tool's integer arguments are bounded where the REST routes bound them: a page or an offset
-past SQLite's 64-bit integers was an unexpected exception, answered as a bare "Error executing
-tool get_memories" (and a traceback in the server's log) instead of naming the argument."""
+"""A tool's arguments are bounded where the REST routes bound them, and a refusal names the
+argument: a page or an offset past SQLite's 64-bit integers was an unexpected exception,
+answered as a bare "Error executing tool get_memories" (and a traceback in the server's log)."""
 
 from __future__ import annotations
 
@@ -47,3 +47,16 @@ def test_an_offset_past_64_bits_over_stdio_is_a_tool_error_naming_it(tmp_path: P
     assert "offset" in error(huge) and str(2**53 - 1) in error(huge)
     assert "page_idx" in error(page)
     assert data(fine)["results"] == []
+
+
+def test_an_entity_past_the_search_bound_is_named_as_the_entity(
+    serve: Callable[..., Running],
+) -> None:
+    server = serve()
+
+    async def script() -> Any:
+        async with http_client(server.url) as client:
+            return await client.call_tool("graph_neighborhood", {"entity": "x" * 10_001})
+
+    message = error(run(script))
+    assert "entity" in message and "10000" in message and "query" not in message

@@ -244,7 +244,11 @@ class Tools:
 
     def graph_neighborhood(
         self,
-        entity: Annotated[str, Field(description="An entity's name (any case) or id.")],
+        # The bound of the name search it goes through, named here: past it the error said
+        # "query", an argument this tool does not have.
+        entity: Annotated[
+            str, Field(max_length=10_000, description="An entity's name (any case) or id.")
+        ],
         ctx: Context[Any, Any],
         depth: Annotated[int, Field(ge=0, le=6)] = 1,
         user_id: UserId = None,
