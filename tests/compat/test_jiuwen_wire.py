@@ -73,16 +73,27 @@ def test_a_bound_key_still_fills_in_its_own_tenant(start_server: StartServer) ->
 
 
 # request bodies ----------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    "messages",
-    [[], [{"role": "user"}], [{"role": "assistant", "content": ""}], [{"content": "  "}]],
-)
-def test_messages_without_content_are_a_200_that_stores_nothing(
-    server: Running, http: httpx.Client, messages: list[dict[str, str]]
+def test_an_empty_message_list_is_a_200_that_stores_nothing(
+    server: Running, http: httpx.Client
 ) -> None:
-    reply = _ok(http.post("/add_messages/", json={"messages": messages, "user_id": "u"}))
+    reply = _ok(http.post("/add_messages/", json={"messages": [], "user_id": "u"}))
     assert reply["status"] == "success" and reply["message"] == "Messages added successfully"
     assert reply["extraction"]["state"] == "off"
+    assert server.engine.get_all(user_id="u", scope_id=STORED).total == 0
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [[{"role": "user"}], [{"role": "assistant", "content": ""}], [{"content": "  "}, {}]],
+)
+def test_messages_that_all_lack_content_are_a_422_that_stores_nothing(
+    server: Running, http: httpx.Client, messages: list[dict[str, str]]
+) -> None:
+    """Upstream drops the messages without content and refuses a batch left with none (its
+    own test: a lone ``{"role": "user"}`` is a 422 that never reaches the engine)."""
+    reply = http.post("/add_messages/", json={"messages": messages, "user_id": "u"})
+    assert reply.status_code == 422, reply.text
+    assert "content" in reply.json()["detail"]
     assert server.engine.get_all(user_id="u", scope_id=STORED).total == 0
 
 

@@ -78,9 +78,9 @@ class AddMessagesRequest(_Tenant):
 
     messages: list[dict[str, str]] = Field(
         description='Each {"role", "content"}: role defaults to "user", content to "" (a '
-        'message without content is not stored); an optional "timestamp" (ISO 8601, UTC '
-        "without an offset) says when it was said, and extraction reads relative dates from "
-        "it; other keys are ignored."
+        "message without content is skipped; messages of which none has content are a 422); "
+        'an optional "timestamp" (ISO 8601, UTC without an offset) says when it was said, and '
+        "extraction reads relative dates from it; other keys are ignored."
     )
     timestamp: datetime | None = Field(
         None,

@@ -125,8 +125,13 @@ def add_messages(body: AddMessagesRequest, memory: MemoryDep, tenancy: TenancyDe
         variables = body.variables()
         messages = [_message(index, m) for index, m in enumerate(body.messages)]
         messages = [m for m in messages if m.content.strip()]
-        if not messages:  # upstream accepts an empty list: nothing to store, nothing to do
-            status = ExtractionStatus(state="off", reason="no message has content")
+        if not messages:
+            if body.messages:  # as upstream: messages given, none with content, is a 422
+                raise InvalidInput(
+                    "no message has content: give each message a non-empty content",
+                    field="messages",
+                )
+            status = ExtractionStatus(state="off", reason="no messages given")
             return Added(message="Messages added successfully", extraction=status)
         result = memory.add_messages(
             messages,
