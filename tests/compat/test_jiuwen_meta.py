@@ -152,6 +152,14 @@ def test_task_status_404_and_the_newest(http: httpx.Client) -> None:
     }
 
 
+def test_an_unknown_task_is_named_in_upstreams_words_too(http: httpx.Client) -> None:
+    """Upstream's 404 detail is its manager's Chinese message (its own test looks for 不存在,
+    "does not exist"); a client showing or matching it finds the same words here."""
+    missing = http.get(f"{META}/task_status", params={"task_id": "nonexistent"})
+    assert missing.status_code == 404
+    assert "任务 nonexistent 不存在" in missing.json()["detail"]
+
+
 def test_refresh_is_a_job_then_skipped_in_its_cooldown(server: Running, http: httpx.Client) -> None:
     _world(server)
     accepted = http.post(f"{META}/refresh", json={})

@@ -98,6 +98,12 @@ def _time(value: datetime | None) -> str | None:
     return value.strftime("%Y-%m-%d %H:%M:%S") if value else None
 
 
+def _unknown_task(task_id: str) -> str:
+    """Also in upstream's words: its 404 detail is its manager's Chinese message, which
+    clients written against it may show or match."""
+    return f"task {task_id} not found (任务 {task_id} 不存在)"
+
+
 def task_view(progress: ExpiryProgress) -> dict[str, Any]:
     """Upstream's task row: its JSON columns as JSON text, times as UTC ``Y-m-d H:M:S``."""
     job = progress.job
@@ -228,6 +234,9 @@ def task_status(
             task_id = str(latest.id)
         # isdigit alone takes "²" (int() refuses it: a 500) and U+0661 (an Arabic-Indic 1)
         if not (task_id.isascii() and task_id.isdigit()) or len(task_id) > 18:
-            raise NotFound(f"task {task_id} not found", id=task_id)
-        progress = memory.expiry_progress(who, int(task_id))
+            raise NotFound(_unknown_task(task_id), id=task_id)
+        try:
+            progress = memory.expiry_progress(who, int(task_id))
+        except NotFound as exc:
+            raise NotFound(_unknown_task(task_id), id=task_id) from exc
     return {"status": "success", "task": task_view(progress)}
