@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -174,6 +175,7 @@ def test_delete_all_memories_refuses_without_confirm(serve: Callable[..., Runnin
 
     refused, count_before, done = run(script)
     assert refused["status"] == "aborted" and count_before == 1
+    assert "irreversible" in refused["reason"].lower()  # the word upstream's own test looks for
     assert done["status"] == "deleted" and done["deleted"] == 2  # every user of the scope
     assert server.engine.get_all(user_id="lin", scope_id="team").total == 0
 
@@ -360,3 +362,23 @@ def test_the_error_conversions_examples_hold() -> None:
 
     results = doctest.testmod(omoide.mcp.http)
     assert results.attempted >= 4 and results.failed == 0
+
+
+def test_a_failing_tool_says_so_in_upstreams_json_naming_the_tool(
+    serve: Callable[..., Running],
+) -> None:
+    """Upstream's tools answer a failure with ``{"error": "<tool> failed: ..."}`` as their text;
+    a client parsing that JSON still can, while ``is_error`` flags the failure."""
+    server = serve()
+
+    async def script() -> list[CallToolResult]:
+        async with http_client(server.url) as client:
+            return [
+                await client.call_tool("update_memory", {"mem_id": "nope", "memory": "x"}),
+                await client.call_tool("delete_memory", {"mem_id": "nope"}),
+            ]
+
+    for name, result in zip(("update_memory", "delete_memory"), run(script), strict=True):
+        reply = json.loads(error(result))
+        assert list(reply) == ["error"] and reply["error"].startswith(f"{name} failed: "), reply
+        assert "not found" in reply["error"]

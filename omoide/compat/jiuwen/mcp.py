@@ -7,19 +7,20 @@ call arrived in, after the API's own authentication, so a tenant-bound key's ten
 calls' tenant. The composition root (``omoide.serve``) hands this builder to both transports.
 
 A failure the caller can fix (unknown id, a user the key may not touch, a bad argument) comes
-back as a tool error (``is_error``) carrying omoide's message; anything else is logged and
-reported without internals.
+back as a tool error (``is_error``) whose text is upstream's ``{"error": "<tool> failed: ..."}``
+with omoide's message; anything else is logged and reported without internals.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, cast
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from omoide.api.deps import Tenancy
@@ -35,6 +36,7 @@ from omoide.memory import Memory
 Resolver = Callable[[Context[Any, Any]], Caller]
 Who = Callable[[Context[Any, Any]], tuple[Memory, Tenancy]]
 R = TypeVar("R")
+log = logging.getLogger("omoide.mcp")
 
 INSTRUCTIONS = """Long-term memory for this agent (omoide). Before answering about the user or
 past conversations, call search_memories and search_history_summaries (or get_context for one
@@ -95,7 +97,14 @@ class Tools:
         try:
             return fn(self._resolve(ctx), *args, **kwargs)
         except OmoideError as exc:
-            raise ToolError(client_message(exc, status_for(exc), None)) from exc
+            # Upstream's tools answer a failure with this JSON as their whole text; a ToolError
+            # would prefix it ("Error executing tool ..."), so the result is built here, still
+            # flagged is_error. The SDK passes a CallToolResult through whatever the annotation.
+            message = f"{fn.__name__} failed: {client_message(exc, status_for(exc), None)}"
+            log.info("MCP tool %s: %s", fn.__name__, message)
+            text = json.dumps({"error": message}, ensure_ascii=False)
+            failed = CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+            return cast(R, failed)
 
     def add_messages(
         self,
@@ -140,7 +149,7 @@ class Tools:
         """Search summaries of past conversations (topics and conclusions), most relevant
         first."""
         ids = {"user_id": user_id, "scope_id": scope_id}
-        return self._run(ctx, tools.search_summaries, query, num, threshold, recipe, **ids)
+        return self._run(ctx, tools.search_history_summaries, query, num, threshold, recipe, **ids)
 
     def get_memories(
         self,

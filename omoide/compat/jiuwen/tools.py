@@ -184,7 +184,7 @@ def search_memories(
     return search(caller, query, types, num, threshold, **ids, recipe=recipe)
 
 
-def search_summaries(
+def search_history_summaries(
     caller: Caller, query: str, num: int, threshold: float | None, recipe: str | None, **ids: Any
 ) -> Any:
     return search(caller, query, [MemoryType.SUMMARY], num, threshold, **ids, recipe=recipe)
@@ -234,7 +234,7 @@ def delete_all_memories(
         return {
             "status": "aborted",
             "reason": "confirm must be true to delete all memories in a scope "
-            "(this cannot be undone)",
+            "(this action is irreversible)",
             "scope_id": caller.scope(None, scope_id).scope_id,
         }
     if caller.tenancy.bound is None and clean_id(user_id) is None:
