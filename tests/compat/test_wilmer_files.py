@@ -353,3 +353,41 @@ def test_export_of_chunks_made_by_omoide_carries_wilmer_hashes(
     records = json.loads((out / "eng" / "memories.json").read_text())
     contents = {sha(t["content"]) for t in turns}
     assert records and all(r["hash"] in contents for r in records)
+
+
+@pytest.mark.parametrize("layout", ["current", "legacy"])
+def test_the_condensation_tracker_survives_import_and_export(
+    server: Running, tmp_path: Path, layout: str
+) -> None:
+    """WilmerAI's memory condensation (``condenseMemories``) keeps the hash of the last memory
+    it condensed in ``condensation_tracker.json``; without it, it treats every memory as new
+    and condenses the already-condensed ones again."""
+    root = tmp_path / "DiscussionIds"
+    records = [("Condensed: the first week.", "h3"), ("Booked the hall.", "h4")]
+    tracker = {"lastCondensationHash": "h3"}
+    if layout == "current":
+        write_chunks(root / "c" / "memories.json", records)
+        (root / "c" / "condensation_tracker.json").write_text(json.dumps(tracker, indent=4))
+    else:
+        write_chunks(root / "c_memories.json", records)
+        (root / "c_condensation_tracker.json").write_text(json.dumps(tracker))
+    imported = Wilmer.of(server.engine).importer.import_wilmer(root, **ALICE)
+    assert imported.discussions[0].condensation is True
+    again = Wilmer.of(server.engine).importer.import_wilmer(root, **ALICE)
+    assert again.discussions[0].condensation is False  # already there
+    out = tmp_path / "back"
+    exported = Wilmer.of(server.engine).exporter.export_wilmer(out, "c", **ALICE)
+    assert exported.condensation is True
+    assert json.loads((out / "c" / "condensation_tracker.json").read_text()) == tracker
+    assert json.loads((out / "c" / "memories.json").read_text())[0]["hash"] == "h3"
+
+
+def test_a_condensation_tracker_that_is_not_an_object_fails_its_discussion(
+    server: Running, tmp_path: Path
+) -> None:
+    root = tmp_path / "DiscussionIds"
+    write_chunks(root / "bad" / "memories.json", [("One.", "h1")])
+    (root / "bad" / "condensation_tracker.json").write_text('["h1"]')
+    report = Wilmer.of(server.engine).importer.import_wilmer(root, **ALICE).discussions[0]
+    assert report.error is not None and "condensation_tracker.json" in report.error
+    assert report.chunks == 0

@@ -6,7 +6,10 @@ go back to WilmerAI (``omoide export wilmer DIR --discussion ID``):
 - ``DIR/<id>/chat_summary.json``: ``[{"text_block": summary, "hash": last chunk's hash}]``
   when the discussion has a rolling summary;
 - ``DIR/<id>/vector_memory.db``: its vector memories and tracker (``vectordb``) when it has
-  either.
+  either;
+- ``DIR/<id>/condensation_tracker.json``: ``{"lastCondensationHash": hash}`` when an import
+  brought WilmerAI's (without it WilmerAI's ``condenseMemories`` would condense the condensed
+  memories again).
 
 Files are plain JSON (no WilmerAI encryption), indented as WilmerAI writes them. Existing
 files are never overwritten (``Conflict``). ``import_wilmer`` of the result brings back the
@@ -23,7 +26,13 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from omoide.chunking import chunk_messages
-from omoide.compat.wilmer.formats import TRACKER_KEY, iso, wilmer_hash, wilmer_metadata
+from omoide.compat.wilmer.formats import (
+    CONDENSATION_KEY,
+    TRACKER_KEY,
+    iso,
+    wilmer_hash,
+    wilmer_metadata,
+)
 from omoide.compat.wilmer.vectordb import VectorRow, write_vector_db
 from omoide.errors import Conflict, InvalidInput
 from omoide.memory import Memory
@@ -40,6 +49,7 @@ class WilmerExportResult(BaseModel):
     summary: bool = False
     vector_memories: int = 0
     tracker: bool = False
+    condensation: bool = False
 
 
 class WilmerExporter:
@@ -71,10 +81,13 @@ class WilmerExporter:
             if v.metadata.get("wilmer") == "vector"
         ]
         tracker = session.metadata.get(TRACKER_KEY)
+        condensed = session.metadata.get(CONDENSATION_KEY)
+        condensation = folder / "condensation_tracker.json"
         targets = [folder / "memories.json"]
         targets += [folder / "chat_summary.json"] if summaries else []
         targets += [folder / "vector_memory.db"] if vectors or tracker else []
-        taken = [str(t) for t in targets if t.exists() or t.is_symlink()]
+        every = targets + ([condensation] if condensed else [])
+        taken = [str(t) for t in every if t.exists() or t.is_symlink()]
         if taken:
             raise Conflict(f"not overwriting {', '.join(taken)}")
         folder.mkdir(parents=True, exist_ok=True)
@@ -90,7 +103,12 @@ class WilmerExporter:
             mark = _tracker(tracker)
             write_vector_db(targets[-1], discussion_id, rows, mark)
             result.vector_memories, result.tracker = len(rows), mark is not None
-        result.files = [str(t) for t in targets]
+        if condensed:
+            condensation.write_text(
+                json.dumps({"lastCondensationHash": str(condensed)}, indent=4), encoding="utf-8"
+            )
+            result.condensation = True
+        result.files = [str(t) for t in every]
         return result
 
     def _wilmer_hashes(self, discussion_id: str, owner: tuple[str, str]) -> dict[str, str]:

@@ -25,6 +25,8 @@ from omoide.types import MemoryType, NewMemory
 Progress = Callable[[int, int], None]
 
 TRACKER_KEY = "wilmer_vector_tracker"  # session metadata: the last message vector memory covered
+# session metadata: the last memory WilmerAI's condenseMemories condensed (its hash)
+CONDENSATION_KEY = "wilmer_condensation_hash"
 VECTOR_KIND = "vector"  # metadata "wilmer" of a vector memory
 _KNOWN = ("title", "summary", "entities", "key_phrases")
 

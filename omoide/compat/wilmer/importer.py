@@ -4,7 +4,8 @@ as omoide memories of session ``<discussionId>``.
 Per discussion, in one transaction: the chunks (``chunk`` memories, in file order, each in the
 chunk ledger with its WilmerAI hash), the summary (the rolling ``summary`` memory, its hash the
 last chunk it covers), the vector memories (``semantic`` memories with WilmerAI's metadata) and
-the vector tracker. A file that cannot be read fails its discussion only, naming the file and
+the vector tracker, and WilmerAI's condensation tracker (session metadata, written back by the
+exporter). A file that cannot be read fails its discussion only, naming the file and
 the problem; nothing of that discussion is written. Idempotent: chunks are known by hash and
 text (counted: WilmerAI's hash is its last message's, so two chunks ending in the same reply,
 "ok", share it and both are kept), vector memories by their text and metadata, the summary by
@@ -21,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from omoide.compat.wilmer.formats import (
+    CONDENSATION_KEY,
     TRACKER_KEY,
     Progress,
     ledger_hash,
@@ -29,7 +31,13 @@ from omoide.compat.wilmer.formats import (
     vector_memory,
     wilmer_hash,
 )
-from omoide.compat.wilmer.layout import Discussion, discover, read_records, rel
+from omoide.compat.wilmer.layout import (
+    Discussion,
+    discover,
+    read_condensation_hash,
+    read_records,
+    rel,
+)
 from omoide.compat.wilmer.vectordb import read_vector_db
 from omoide.errors import InvalidInput, OmoideError
 from omoide.memory import Memory
@@ -55,6 +63,9 @@ class DiscussionReport(BaseModel):
     summary: bool = False
     vector_memories: int = 0
     tracker: bool = False
+    condensation: bool = Field(
+        False, description="WilmerAI's condensation tracker (its last condensed memory) stored."
+    )
     already: int = Field(0, description="Records imported before (skipped).")
     skipped: list[str] = Field(default_factory=list, description="Files not read, and why.")
     error: str | None = Field(None, description="Why nothing of it was imported.")
@@ -77,6 +88,7 @@ class _Plan:
     summary: NewMemory | None = None
     vectors: list[NewMemory] = field(default_factory=list)
     tracker: str | None = None
+    condensation: str | None = None
 
 
 class WilmerImporter:
@@ -132,7 +144,7 @@ class WilmerImporter:
         except OmoideError as exc:
             report.error = exc.message
             report.chunks, report.vector_memories = 0, 0
-            report.summary = report.tracker = False
+            report.summary = report.tracker = report.condensation = False
         return report
 
     def _plan(self, scope: Scope, discussion: Discussion, report: DiscussionReport) -> _Plan:
@@ -145,6 +157,8 @@ class WilmerImporter:
             self._summary(scope, discussion.id, files["summary"].path, plan, report)
         if "vector" in files:
             self._vectors(scope, discussion.id, files["vector"].path, plan, report)
+        if "condensation" in files:
+            plan.condensation = read_condensation_hash(files["condensation"].path)
         return plan
 
     def _stored(self, scope: Scope, discussion_id: str, type_: MemoryType) -> list[MemoryItem]:
@@ -257,12 +271,18 @@ class WilmerImporter:
         self, scope: Scope, discussion_id: str, plan: _Plan, report: DiscussionReport
     ) -> None:
         def tracker(metadata: dict[str, Any]) -> dict[str, Any] | None:
+            updated = dict(metadata)
             current = metadata.get(TRACKER_KEY)
-            if plan.tracker is None or (current or {}).get("wilmer_hash") == plan.tracker:
-                return None
-            mark = {"hash": plan.tracker, "key": [now_ms(), 0, 0], "wilmer_hash": plan.tracker}
-            report.tracker = True
-            return {**metadata, TRACKER_KEY: mark}
+            if plan.tracker is not None and (current or {}).get("wilmer_hash") != plan.tracker:
+                mark = {"hash": plan.tracker, "key": [now_ms(), 0, 0], "wilmer_hash": plan.tracker}
+                updated[TRACKER_KEY] = mark
+                report.tracker = True
+            if plan.condensation is not None and (
+                metadata.get(CONDENSATION_KEY) != plan.condensation
+            ):
+                updated[CONDENSATION_KEY] = plan.condensation
+                report.condensation = True
+            return updated if updated != metadata else None
 
         self._memory.write_session(
             discussion_id,

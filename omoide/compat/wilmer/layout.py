@@ -4,10 +4,11 @@
 Layouts ``discover(dir)`` recognises, in each of ``dir``, ``dir/DiscussionIds``, ``dir/Public``
 and ``dir/Public/DiscussionIds``:
 
-- current: ``<id>/memories.json``, ``<id>/chat_summary.json``, ``<id>/vector_memory.db``, also
-  one level down under a per-API-key folder (16 hex characters: ``<keyhash>/<id>/...``);
-- legacy: ``<id>_memories.json``, ``<id>_chat_summary.json`` and ``<id>_vector_memory.db``
-  (WilmerAI's old ``Public/<id>_vector_memory.db``);
+- current: ``<id>/memories.json``, ``<id>/chat_summary.json``, ``<id>/vector_memory.db``,
+  ``<id>/condensation_tracker.json``, also one level down under a per-API-key folder (16 hex
+  characters: ``<keyhash>/<id>/...``);
+- legacy: ``<id>_memories.json``, ``<id>_chat_summary.json``, ``<id>_vector_memory.db``
+  (WilmerAI's old ``Public/<id>_vector_memory.db``) and ``<id>_condensation_tracker.json``;
 - the names some versions wrote: ``<id>_memories.jsonl``, ``<id>_summary.jsonl``.
 
 When one discussion has a file of one kind in several layouts, the current layout wins (as in
@@ -16,8 +17,10 @@ are reported as skipped. Nothing reached through a symlink that leaves ``dir`` i
 
 The memory and summary files are JSON arrays of ``{"text_block", "hash"}`` records (``[text,
 hash]`` pairs and JSON lines are read too); the summary is the first record's text with the
-last record's hash. An encrypted file (WilmerAI's per-file ``encryption_key``: a Fernet token)
-is refused: decrypt it with WilmerAI first (turn encryption off and let it rewrite the files).
+last record's hash. The condensation tracker is ``{"lastCondensationHash": hash}``: the last
+memory WilmerAI's ``condenseMemories`` folded into a condensed one. An encrypted file
+(WilmerAI's per-file ``encryption_key``: a Fernet token) is refused: decrypt it with WilmerAI
+first (turn encryption off and let it rewrite the files).
 """
 
 from __future__ import annotations
@@ -30,18 +33,20 @@ from typing import Any, Literal
 
 from omoide.errors import InvalidInput
 
-Kind = Literal["memories", "summary", "vector"]
+Kind = Literal["memories", "summary", "vector", "condensation"]
 Layout = Literal["current", "legacy", "jsonl"]
 _KEY_FOLDER = re.compile(r"^[0-9a-f]{16}$")
 _NESTED: dict[str, Kind] = {
     "memories.json": "memories",
     "chat_summary.json": "summary",
     "vector_memory.db": "vector",
+    "condensation_tracker.json": "condensation",
 }
 _FLAT: list[tuple[str, Kind, Layout]] = [
     ("_memories.json", "memories", "legacy"),
     ("_chat_summary.json", "summary", "legacy"),
     ("_vector_memory.db", "vector", "legacy"),
+    ("_condensation_tracker.json", "condensation", "legacy"),
     ("_memories.jsonl", "memories", "jsonl"),
     ("_summary.jsonl", "summary", "jsonl"),
 ]
@@ -159,8 +164,8 @@ def _get(found: dict[str, Discussion], discussion_id: str, key_folder: str | Non
 
 
 # reading ---------------------------------------------------------------------------------
-def read_records(path: Path) -> list[tuple[str, str | None]]:
-    """``(text, hash)`` records of a memory or summary file, in file order."""
+def _text(path: Path) -> str:
+    """A file's text, stripped; an unreadable, encrypted or non-UTF-8 file is refused."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -171,9 +176,14 @@ def read_records(path: Path) -> list[tuple[str, str | None]]:
             "WilmerAI files: turn WilmerAI's encryption off so it rewrites them in plain JSON"
         )
     try:
-        text = raw.decode("utf-8").strip()
+        return raw.decode("utf-8").strip()
     except UnicodeDecodeError as exc:
         raise WilmerFileError(f"{path.name}: not UTF-8 text ({exc.reason})") from None
+
+
+def read_records(path: Path) -> list[tuple[str, str | None]]:
+    """``(text, hash)`` records of a memory or summary file, in file order."""
+    text = _text(path)
     if not text:
         return []
     try:
@@ -184,6 +194,21 @@ def read_records(path: Path) -> list[tuple[str, str | None]]:
     if values and len(values) == 2 and all(isinstance(v, str) for v in values):
         values = [values]  # one bare [text, hash] pair
     return [r for r in (_record(path, n, v) for n, v in enumerate(values)) if r is not None]
+
+
+def read_condensation_hash(path: Path) -> str | None:
+    """The ``lastCondensationHash`` of a condensation tracker (None in an empty one)."""
+    text = _text(path)
+    try:
+        value = json.loads(text) if text else {}
+    except json.JSONDecodeError as exc:
+        raise WilmerFileError(f"{path.name}: not JSON ({exc.msg}, line {exc.lineno})") from None
+    if not isinstance(value, dict):
+        raise WilmerFileError(f'{path.name}: not a {{"lastCondensationHash": ...}} object')
+    digest = value.get("lastCondensationHash")
+    if digest is not None and not isinstance(digest, str):
+        raise WilmerFileError(f"{path.name}: lastCondensationHash is not a string")
+    return digest or None
 
 
 def _json_lines(path: Path, text: str, first: json.JSONDecodeError) -> list[Any]:
