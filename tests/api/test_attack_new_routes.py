@@ -83,7 +83,8 @@ def test_a_task_id_that_is_not_ascii_digits_is_not_found(server: Running, task_i
     with server.http("alice-key") as alice:
         reply = alice.get(f"{META}/task_status", params={"task_id": task_id})
         assert reply.status_code == 404, reply.text
-        assert reply.json()["detail"] == f"task {task_id} not found"
+        # omoide's words, then upstream's (its own test matches them)
+        assert reply.json()["detail"] == f"task {task_id} not found (任务 {task_id} 不存在)"
 
 
 def test_all_expired_naming_another_tenants_user_is_forbidden(server: Running) -> None:
@@ -112,7 +113,8 @@ def test_a_scope_bound_key_sees_no_task_of_its_users_other_scopes(server: Runnin
         task_id = wide.json()["task_id"]
         assert _done(alice, task_id)["request_params"]
         hidden = scoped.get(f"{META}/task_status", params={"task_id": task_id})
-        assert hidden.status_code == 404 and hidden.json()["detail"] == f"task {task_id} not found"
+        assert hidden.status_code == 404
+        assert hidden.json()["detail"] == f"task {task_id} not found (任务 {task_id} 不存在)"
         assert scoped.get(f"{META}/task_status").json()["task"] is None
         assert scoped.get("/v1/jobs").json()["items"] == []  # nor in its job list
         refreshed = alice.post(f"{META}/refresh", json={})
