@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -105,21 +106,20 @@ class Memory:
         who = owner(user_id, agent_id, run_id)
         batch = _messages(messages)
         if not infer:
-            batch = _stored_raw(batch)
-            if not batch:
-                return {"results": []}
-            items = self.omoide.add(
-                batch,
-                user_id=who.user_id,
-                scope_id=who.scope_id,
-                session_id=who.session_id,
-                metadata=metadata,
-                infer=False,
-                timestamp=timestamp,
-            )
+            items = []
+            for authored, group in _by_author(_stored_raw(batch), metadata):
+                items += self.omoide.add(
+                    group,
+                    user_id=who.user_id,
+                    scope_id=who.scope_id,
+                    session_id=who.session_id,
+                    metadata=authored,
+                    infer=False,
+                    timestamp=timestamp,
+                )
             return {"results": [added_dict(i) for i in items]}
         result = self.omoide.add_messages(
-            batch,
+            batch if isinstance(batch, str) else [_plain(m) for m in batch],
             user_id=who.user_id,
             scope_id=who.scope_id,
             session_id=who.session_id,
@@ -168,12 +168,15 @@ class Memory:
         if reference_date is not None:  # mem0's open-source Memory refuses it too
             raise InvalidInput("reference_date: not supported", field="reference_date")
         who, narrowing = split_filters(filters, user_id, agent_id, run_id)
+        count = limit if top_k is None else top_k
+        if _none_asked(count):
+            return {"results": []}
         found = self.omoide.search(
             query,
             user_id=who.user_id,
             scope_id=who.scope_id,
             filters=narrowing,
-            limit=limit if top_k is None else top_k,
+            limit=count,
             threshold=threshold,
         )
         return {"results": [memory_dict(h.memory, h.score) for h in found.hits]}
@@ -191,11 +194,14 @@ class Memory:
         """The owner's memories, newest first (at most ``top_k`` or ``limit``); at least one
         id is required, as in mem0."""
         who, narrowing = split_filters(filters, user_id, agent_id, run_id)
+        count = limit if top_k is None else top_k
+        if _none_asked(count):
+            return {"results": []}
         page = self.omoide.get_all(
             user_id=who.user_id,
             scope_id=who.scope_id,
             filters=narrowing,
-            limit=limit if top_k is None else top_k,
+            limit=count,
         )
         return {"results": [memory_dict(i) for i in page.items]}
 
@@ -228,16 +234,21 @@ class Memory:
         if new_text is None and metadata is None:
             raise InvalidInput("update: give text (or data) or metadata")
         scope = self._owner(memory_id)
-        self.omoide.update(
-            memory_id, new_text, metadata, user_id=scope.user_id, scope_id=scope.scope_id
-        )
+        tenant = {"user_id": scope.user_id, "scope_id": scope.scope_id}
+        with _not_found():
+            if metadata is not None:
+                # mem0 merges the given keys into the memory's metadata: the others (its role,
+                # its author, the caller's own keys) stay
+                metadata = {**self.omoide.get(memory_id, **tenant).metadata, **metadata}
+            self.omoide.update(memory_id, new_text, metadata, **tenant)
         return {"message": "Memory updated successfully!"}
 
     def delete(self, memory_id: str) -> dict[str, Any]:
         """Delete one memory (its history stays readable). ``MemoryNotFound`` (a
         ``ValueError``, as mem0's) for an unknown id."""
         scope = self._owner(memory_id)
-        self.omoide.delete(memory_id, user_id=scope.user_id, scope_id=scope.scope_id)
+        with _not_found():  # an id whose memory is already deleted: its tenant is known
+            self.omoide.delete(memory_id, user_id=scope.user_id, scope_id=scope.scope_id)
         return {"message": "Memory deleted successfully!"}
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
@@ -250,16 +261,15 @@ class Memory:
         tenant = {"user_id": scope.user_id, "scope_id": scope.scope_id}
         entries = self.omoide.history(memory_id, **tenant)
         try:
-            role = self.omoide.get(memory_id, **tenant).metadata.get("role")
-        except NotFound:  # deleted: its role went with it
-            role = None
-        return [history_dict(e, role) for e in entries]
+            metadata = self.omoide.get(memory_id, **tenant).metadata
+        except NotFound:  # deleted: its role and author went with it
+            metadata = {}
+        role, actor = metadata.get("role"), metadata.get("actor_id")
+        return [history_dict(e, role, actor) for e in entries]
 
     def _owner(self, memory_id: str) -> Scope:
-        try:
+        with _not_found():
             return self.omoide.owner(memory_id)
-        except NotFound as exc:
-            raise MemoryNotFound(exc.message, **exc.fields) from exc
 
     def delete_all(
         self,
@@ -297,6 +307,41 @@ class Memory:
         self.omoide.reset()
 
 
+@contextmanager
+def _not_found() -> Iterator[None]:
+    """omoide's ``NotFound`` for a memory id as mem0's ``ValueError`` (``MemoryNotFound``)."""
+    try:
+        yield
+    except NotFound as exc:
+        raise MemoryNotFound(exc.message, **exc.fields) from exc
+
+
+def _none_asked(count: object) -> bool:
+    """mem0 takes ``top_k=0`` (a non-negative count) and answers no results."""
+    return isinstance(count, int) and not isinstance(count, bool) and count == 0
+
+
+def _plain(message: Mapping[str, str]) -> dict[str, str]:
+    return {"role": message["role"], "content": message["content"]}
+
+
+def _by_author(
+    messages: list[dict[str, str]], metadata: dict[str, Any] | None
+) -> list[tuple[dict[str, Any] | None, list[dict[str, str]]]]:
+    """Runs of consecutive messages by the same author, each with the metadata to store:
+    mem0 keeps a message's ``name`` as its memory's ``actor_id``."""
+    runs: list[tuple[dict[str, Any] | None, list[dict[str, str]]]] = []
+    last: str | None = None
+    for message in messages:
+        name = message.get("name")
+        if not runs or name != last:
+            authored = metadata if name is None else {**(metadata or {}), "actor_id": name}
+            runs.append((authored, []))
+            last = name
+        runs[-1][1].append(_plain(message))
+    return runs
+
+
 def _stored_raw(batch: str | list[dict[str, str]]) -> list[dict[str, str]]:
     """What mem0's ``infer=False`` stores: every message but the system ones and those
     without content, which it skips (with a warning) rather than refusing the batch."""
@@ -324,5 +369,8 @@ def _messages(messages: Messages) -> str | list[dict[str, str]]:
                 f"messages[{n}].content: expected a string, got {type(content).__name__}",
                 field="messages",
             )
-        out.append({"role": str(message.get("role", "user")), "content": content})
+        kept = {"role": str(message.get("role", "user")), "content": content}
+        if isinstance(name := message.get("name"), str) and name:
+            kept["name"] = name
+        out.append(kept)
     return out

@@ -20,6 +20,11 @@ _ID_KEYS = ("user_id", "agent_id", "run_id")
 # mem0's filter operators (``{"AND": [...]}``, ``{"created_at": {"gte": ...}}``) have no
 # equivalent in omoide's equality filters; refusing them beats silently matching more.
 _OPERATORS = frozenset({"AND", "OR", "NOT"})
+# mem0's wildcard: a filter value of "*" matches any value of that key.
+WILDCARD = "*"
+# Keys mem0 keeps beside ``metadata`` in a memory's dict (not inside it): the message's role
+# and its author (``actor_id``, the message's ``name``).
+PROMOTED = ("role", "actor_id")
 
 
 @dataclass(frozen=True)
@@ -61,12 +66,16 @@ def split_filters(
         raise InvalidInput(f"filters: expected a dict, got {type(filters).__name__}")
     given = dict(filters or {})
     ids = {k: given.pop(k, None) for k in _ID_KEYS}
+    if ids["run_id"] == WILDCARD:  # mem0's wildcard: any run of the owner, no session narrowing
+        ids["run_id"] = None
     metadata: dict[str, Any] = {}
-    for key, value in given.items():
-        if key in _OPERATORS or isinstance(value, Mapping | list):
+    for key, value in [*given.items(), *((k, v) for k, v in ids.items() if v == WILDCARD)]:
+        # a wildcard on a metadata key (any value) or on the user or agent (every tenant's
+        # memories) has no omoide equivalent; refusing it beats matching nothing silently
+        if key in _OPERATORS or isinstance(value, Mapping | list) or value == WILDCARD:
             raise InvalidInput(
                 f"filters: {key!r} uses a filter operator; only equality on metadata keys"
-                " (and user_id, agent_id, run_id) is supported",
+                " (and user_id, agent_id, run_id, with run_id '*' for any run) is supported",
                 field="filters",
             )
         metadata[key] = value
@@ -81,7 +90,7 @@ def memory_dict(item: MemoryItem, score: float | None = None) -> dict[str, Any]:
         "memory": item.text,
         # mem0's hash: the MD5 of the text, which it keeps to notice an unchanged memory
         "hash": hashlib.md5(item.text.encode()).hexdigest(),
-        "metadata": dict(item.metadata),
+        "metadata": {k: v for k, v in item.metadata.items() if k not in PROMOTED},
         "created_at": item.created_at.isoformat(),
         "updated_at": item.updated_at.isoformat(),
         "user_id": item.user_id,
@@ -90,8 +99,9 @@ def memory_dict(item: MemoryItem, score: float | None = None) -> dict[str, Any]:
         out["agent_id"] = item.scope_id
     if item.session_id:
         out["run_id"] = item.session_id
-    if role := item.metadata.get("role"):
-        out["role"] = role
+    for key in PROMOTED:
+        if value := item.metadata.get(key):
+            out[key] = value
     if score is not None:
         out["score"] = score
     return out
@@ -103,13 +113,17 @@ def added_dict(item: MemoryItem) -> dict[str, Any]:
     return {**memory_dict(item), "event": "UPDATE" if item.supersedes else "ADD"}
 
 
-def history_dict(entry: HistoryEntry, role: str | None = None) -> dict[str, Any]:
+def history_dict(
+    entry: HistoryEntry, role: str | None = None, actor_id: str | None = None
+) -> dict[str, Any]:
     """One history entry in mem0's words and keys (``old_memory``, ``new_memory``,
     ``is_deleted``, ...). mem0 sets ``updated_at`` on the entries that change a memory (UPDATE,
-    DELETE), not on its ADD; ``role`` is the memory's message role, when it has one."""
+    DELETE), not on its ADD; ``role`` and ``actor_id`` are the memory's message role and
+    author, when it has them (omoide's own ``actor``, the door that wrote, means nothing to a
+    mem0 caller). mem0's entry ids are strings (uuids)."""
     when = entry.created_at.isoformat()
     return {
-        "id": entry.id,
+        "id": str(entry.id),
         "memory_id": entry.memory_id,
         "old_memory": entry.old_text,
         "new_memory": entry.new_text,
@@ -117,6 +131,6 @@ def history_dict(entry: HistoryEntry, role: str | None = None) -> dict[str, Any]
         "created_at": when,
         "updated_at": None if entry.event is HistoryEvent.ADD else when,
         "is_deleted": entry.event is HistoryEvent.DELETE,
-        "actor_id": entry.actor,
+        "actor_id": actor_id,
         "role": role,
     }

@@ -1,0 +1,98 @@
+"""A mem0 memory's payload as mem0 (``mem0/memory/main.py``, mem0ai/mem0) keeps and returns it:
+``update(metadata=...)`` merges into the stored metadata, ``role`` and ``actor_id`` (a
+message's ``name``) sit beside ``metadata`` rather than inside it, history entries name the
+message's author, and a deleted memory's id is mem0's ``ValueError`` to update or delete.
+Also mem0's search arguments at their edges: ``top_k=0`` and the ``run_id: "*"`` wildcard of
+mem0's search docs. Real SQLite in a tmp dir, the hash embedder through the environment."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from omoide.compat.mem0 import Memory
+from omoide.errors import InvalidInput
+
+
+@pytest.fixture(autouse=True)
+def _omoide_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OMOIDE_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("OMOIDE_EMBEDDER", "hash")
+    for name in ("OMOIDE_LLM_BASE_URL", "API_BASE", "OMOIDE_LLM_MODEL", "MODEL_NAME"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def m() -> Iterator[Memory]:
+    memory = Memory()
+    yield memory
+    memory.close()
+
+
+def test_update_metadata_merges_into_the_stored_metadata(m: Memory) -> None:
+    messages = [{"role": "user", "content": "I like jasmine tea"}]
+    [added] = m.add(messages, user_id="alice", metadata={"category": "drinks"}, infer=False)[
+        "results"
+    ]
+    m.update(added["id"], data="I like oolong tea", metadata={"mood": "calm"})
+
+    got = m.get(added["id"])
+    assert got is not None
+    assert got["metadata"] == {"category": "drinks", "mood": "calm"}
+    assert got["role"] == "user"
+    hits = m.search("tea", filters={"user_id": "alice", "category": "drinks"})["results"]
+    assert [h["memory"] for h in hits] == ["I like oolong tea"]
+
+
+def test_role_and_author_sit_beside_metadata(m: Memory) -> None:
+    messages = [
+        {"role": "user", "content": "I like jasmine tea", "name": "alice"},
+        {"role": "assistant", "content": "Noted: jasmine tea."},
+    ]
+    added = m.add(messages, user_id="alice", metadata={"category": "drinks"}, infer=False)
+    first, second = added["results"]
+    assert (first["role"], first["actor_id"]) == ("user", "alice")
+    assert second["role"] == "assistant" and "actor_id" not in second
+    for item in (m.get(first["id"]), *m.get_all(filters={"user_id": "alice"})["results"]):
+        assert item is not None and item["metadata"] == {"category": "drinks"}
+    assert m.get(first["id"])["actor_id"] == "alice"  # type: ignore[index]
+
+    entries = m.history(first["id"])
+    assert [(e["actor_id"], e["role"]) for e in entries] == [("alice", "user")]
+    assert all(isinstance(e["id"], str) for e in entries)  # mem0's history ids are uuids
+    [assistant_entry] = m.history(second["id"])
+    assert assistant_entry["actor_id"] is None  # no name: no author, as in mem0
+
+
+def test_a_deleted_memory_is_mem0s_value_error_to_update_or_delete(m: Memory) -> None:
+    [added] = m.add("I like tea", user_id="alice", infer=False)["results"]
+    m.delete(added["id"])
+    for call in (lambda: m.delete(added["id"]), lambda: m.update(added["id"], data="x")):
+        with pytest.raises(ValueError, match=added["id"]):
+            call()
+
+
+def test_top_k_zero_asks_for_nothing(m: Memory) -> None:
+    m.add("I like tea", user_id="alice", infer=False)
+    assert m.search("tea", filters={"user_id": "alice"}, top_k=0) == {"results": []}
+    assert m.get_all(filters={"user_id": "alice"}, top_k=0) == {"results": []}
+    with pytest.raises(InvalidInput, match="filters must contain"):
+        m.search("tea", top_k=0)  # the owner is still required
+
+
+def test_run_id_wildcard_matches_every_run(m: Memory) -> None:
+    m.add("tea in run one", user_id="alice", run_id="r1", infer=False)
+    m.add("tea in run two", user_id="alice", run_id="r2", infer=False)
+    m.add("tea in no run", user_id="alice", infer=False)
+
+    hits = m.search("tea", filters={"user_id": "alice", "run_id": "*"})["results"]
+    every = ["tea in no run", "tea in run one", "tea in run two"]
+    assert sorted(h["memory"] for h in hits) == every
+    listed = m.get_all(filters={"user_id": "alice", "run_id": "*"})["results"]
+    assert len(listed) == 3
+    # a wildcard omoide cannot honour is refused, not matched against the text "*"
+    for filters in ({"user_id": "alice", "category": "*"}, {"user_id": "*"}):
+        with pytest.raises(InvalidInput, match="filters"):
+            m.search("tea", filters=filters)
