@@ -96,3 +96,24 @@ def test_run_id_wildcard_matches_every_run(m: Memory) -> None:
     for filters in ({"user_id": "alice", "category": "*"}, {"user_id": "*"}):
         with pytest.raises(InvalidInput, match="filters"):
             m.search("tea", filters=filters)
+
+
+def test_ids_are_trimmed_as_mem0_trims_them(m: Memory) -> None:
+    [added] = m.add("I like tea", user_id=" alice ", infer=False)["results"]
+    assert added["user_id"] == "alice"
+    assert len(m.get_all(filters={"user_id": "alice"})["results"]) == 1
+    assert m.search("tea", filters={"user_id": "alice "})["results"]
+    m.delete_all(user_id="alice\n")
+    assert m.get_all(filters={"user_id": "alice"}) == {"results": []}
+
+
+def test_raw_add_skips_a_message_whose_content_is_none(m: Memory) -> None:
+    messages = [{"role": "user", "content": None}, {"role": "user", "content": "I like tea"}]
+    added = m.add(messages, user_id="alice", infer=False)["results"]
+    assert [r["memory"] for r in added] == ["I like tea"]
+
+
+def test_from_config_takes_mem0s_custom_instructions_with_a_warning() -> None:
+    with pytest.warns(UserWarning, match="custom_instructions"):
+        memory = Memory.from_config({"custom_instructions": "Only remember food preferences."})
+    memory.close()

@@ -104,7 +104,7 @@ class Memory:
         if prompt is not None:
             raise InvalidInput("prompt: custom extraction prompts are not supported")
         who = owner(user_id, agent_id, run_id)
-        batch = _messages(messages)
+        batch = _messages(messages, infer=infer)
         if not infer:
             items = []
             for authored, group in _by_author(_stored_raw(batch), metadata):
@@ -352,7 +352,7 @@ def _stored_raw(batch: str | list[dict[str, str]]) -> list[dict[str, str]]:
     return kept
 
 
-def _messages(messages: Messages) -> str | list[dict[str, str]]:
+def _messages(messages: Messages, *, infer: bool) -> str | list[dict[str, str]]:
     if isinstance(messages, str):
         return messages
     batch = [messages] if isinstance(messages, Mapping) else list(messages)
@@ -364,6 +364,8 @@ def _messages(messages: Messages) -> str | list[dict[str, str]]:
     out = []
     for n, message in enumerate(batch):
         content = message.get("content")
+        if content is None and not infer:
+            content = ""  # no content: mem0's raw add skips the message, not the batch
         if not isinstance(content, str):
             raise InvalidInput(
                 f"messages[{n}].content: expected a string, got {type(content).__name__}",

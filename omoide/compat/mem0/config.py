@@ -30,6 +30,7 @@ UNUSED = frozenset(
         "custom_fact_extraction_prompt",
         "custom_update_memory_prompt",
         "custom_prompt",
+        "custom_instructions",
     }
 )
 # Where each provider's OpenAI-compatible endpoint is when the config names none (mem0's own

@@ -51,6 +51,8 @@ def owner(user_id: str | None, agent_id: str | None, run_id: str | None) -> Owne
     for name, value in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise InvalidInput(f"{name}: expected a non-empty string, got {value!r}", field=name)
+    # mem0 trims the ids: " alice " is alice, not another tenant with spaces in its name
+    user_id, agent_id, run_id = (v.strip() if v else v for v in (user_id, agent_id, run_id))
     return Owner(user_id or DEFAULT_ID, agent_id or DEFAULT_ID, run_id)
 
 
