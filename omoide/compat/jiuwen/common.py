@@ -111,6 +111,19 @@ def is_recognised(name: str | None) -> bool:
     return key in NAMES or key in ALIASES
 
 
+SHOWN_CHARS = 40  # of an unknown memory_type, in the warning
+
+
+def type_warning(name: str | None) -> str | None:
+    """What a page of a ``memory_type`` upstream does not know says: it lists every type, as
+    upstream does, and the caller hears why. A prefix of the name only, in ASCII (the REST
+    routes send it in a header, which is Latin-1 only)."""
+    if is_recognised(name):
+        return None
+    shown = ascii(str(name)[:SHOWN_CHARS])
+    return f"memory_type {shown} is not a JiuwenMemory type; listed every type, as upstream does"
+
+
 def stored_types(kind: str, llm_off: bool) -> list[MemoryType]:
     """The omoide types a Jiuwen type name lists; ``unknown`` is every one of them."""
     episodic = [MemoryType.EPISODIC, MemoryType.RAW] if llm_off else [MemoryType.EPISODIC]

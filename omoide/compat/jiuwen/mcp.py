@@ -27,6 +27,7 @@ from omoide.api.deps import Tenancy
 from omoide.api.errors import client_message, status_for
 from omoide.api.models import MAX_OFFSET
 from omoide.compat.jiuwen import tools
+from omoide.compat.jiuwen.mcp_protocol import Server
 from omoide.compat.jiuwen.models import MAX_PAGE
 from omoide.compat.jiuwen.tools import Caller, defaults
 from omoide.config import Settings
@@ -291,7 +292,7 @@ def build_server(who: Who, settings: Settings, log_level: str = "WARNING") -> MC
     root, placeholder = logging.getLogger(), logging.NullHandler()
     root.addHandler(placeholder)
     try:
-        server: MCPServer[Any] = MCPServer(
+        server: MCPServer[Any] = Server(
             "omoide",
             version=__version__,
             instructions=INSTRUCTIONS,

@@ -50,7 +50,6 @@ from omoide.compat.jiuwen.common import (
     default_threshold,
     delete_by_id,
     failing_as,
-    is_recognised,
     llm_off,
     long_term,
     memory_type,
@@ -58,6 +57,7 @@ from omoide.compat.jiuwen.common import (
     page,
     resolve_scope,
     search_recipe,
+    type_warning,
     update_by_id,
     wire_type,
 )
@@ -108,7 +108,6 @@ NO_LLM = (
     "routes as episodic_memory, but nothing is extracted"
 )
 TYPE_WARNING = "X-Omoide-Warning"
-SHOWN_CHARS = 40  # of an unknown memory_type, in the warning
 
 
 @router.post("/add_messages/")
@@ -317,14 +316,11 @@ def _page(
     body: PageRequest, engine: Memory, tenancy: TenancyDep, response: Response
 ) -> tuple[list[MemoryItem], list[tuple[str, str]], int]:
     """One page: the memories, then (for unknown and variable) the variables, by name."""
-    if not is_recognised(body.memory_type):
+    if warning := type_warning(body.memory_type):
         # A prefix only: the whole value (up to the body limit) made a header no client or
         # proxy reads. ascii(): a header is Latin-1 only ("记忆" was a 500).
-        shown = ascii(str(body.memory_type)[:SHOWN_CHARS])
-        log.warning("memory_type %s is not a JiuwenMemory type: listing all", shown)
-        response.headers[TYPE_WARNING] = (
-            f"memory_type {shown} is not a JiuwenMemory type; listed every type, as upstream does"
-        )
+        log.warning("%s", warning)
+        response.headers[TYPE_WARNING] = warning
     scope = resolve_scope(tenancy, body.user_id, body.scope_id).model_dump()
     return page(engine, memory_type(body.memory_type), body.page_size, body.page_idx, scope)
 

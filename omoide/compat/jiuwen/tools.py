@@ -31,6 +31,7 @@ from omoide.compat.jiuwen.common import (
     memory_type,
     page,
     search_recipe,
+    type_warning,
     update_by_id,
     wire_type,
 )
@@ -212,7 +213,11 @@ def get_memories(
         _hit(f"{VAR_PREFIX}{name}", f"{name}: {text}", VARIABLE, timestamp=None)
         for name, text in variables
     ]
-    return {"results": items, "count": len(items), "total": total, "page_idx": page_idx}
+    # a type upstream does not know lists every type, as upstream's; the REST route says so
+    # in a header, the tool in its reply (as a search's warnings)
+    warnings = [warning] if (warning := type_warning(kind_name)) else []
+    reply = {"results": items, "count": len(items), "total": total, "page_idx": page_idx}
+    return {**reply, "warnings": warnings}
 
 
 def update_memory(caller: Caller, mem_id: str, memory: str, **ids: Any) -> dict[str, Any]:
