@@ -4,6 +4,7 @@ answered as a bare "Error executing tool get_memories" (and a traceback in the s
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -60,3 +61,24 @@ def test_an_entity_past_the_search_bound_is_named_as_the_entity(
 
     message = error(run(script))
     assert "entity" in message and "10000" in message and "query" not in message
+
+
+def test_an_empty_or_long_memory_is_named_as_the_memory(serve: Callable[..., Running]) -> None:
+    """update_memory's text is its ``memory`` argument; the refusal said ``text``."""
+    server = serve(max_body_bytes=1_000_000)  # the text's own limit, not the body's, refuses
+    [item] = server.engine.add("Mei drinks jasmine tea")
+    limit = server.engine.max_text_chars
+
+    async def script() -> list[Any]:
+        async with http_client(server.url) as client:
+            empty = await client.call_tool("update_memory", {"mem_id": item.id, "memory": " "})
+            long = await client.call_tool(
+                "update_memory", {"mem_id": item.id, "memory": "x" * (limit + 1)}
+            )
+            return [empty, long]
+
+    empty, long = run(script)
+    assert json.loads(error(empty)) == {"error": "update_memory failed: memory must not be empty"}
+    assert json.loads(error(long))["error"].endswith(
+        f"failed: memory is {limit + 1} characters; the limit is {limit}"
+    )

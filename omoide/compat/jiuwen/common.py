@@ -29,6 +29,7 @@ from omoide.config import Settings
 from omoide.errors import NotFound, OmoideError
 from omoide.memory import Memory
 from omoide.types import DEFAULT_ID, MemoryItem, MemoryType, Scope, SearchFilters
+from omoide.validate import check_text
 
 log = logging.getLogger("omoide.api")
 
@@ -163,7 +164,9 @@ def update_by_id(memory: Memory, mem_id: str, text: str, tenant: dict[str, Any])
             raise NotFound(f"variable {name!r} not found", id=mem_id)
         memory.update_variables({name: text}, **tenant)
     else:
-        memory.update(mem_id, text, **tenant)
+        # checked here to name the argument the caller sent (``memory``; the engine's word
+        # is ``text``, which neither the route nor the tool has)
+        memory.update(mem_id, check_text(text, memory.max_text_chars, what="memory"), **tenant)
 
 
 def delete_by_id(memory: Memory, mem_id: str, tenant: dict[str, Any]) -> None:
