@@ -69,6 +69,23 @@ Recipe = Annotated[
     ),
 ]
 Result = dict[str, Any]
+# What the tools accept, in their schemas: a client (a model) writes arguments from these, and
+# the SDK's schema of ``list[dict[str, Any]]`` / ``dict[str, Any]`` said any object would do.
+MESSAGES_SCHEMA: dict[str, Any] = {
+    "minItems": 1,
+    "items": {
+        "type": "object",
+        "properties": {
+            "role": {"type": "string", "description": "user, assistant, ...; omitted: user"},
+            "content": {"type": "string"},
+        },
+        "required": ["content"],
+    },
+}
+VARIABLES_SCHEMA: dict[str, Any] = {
+    "additionalProperties": {"type": ["string", "number", "integer", "boolean"]},
+    "propertyNames": {"minLength": 1},
+}
 
 TOOL_NAMES = (
     "add_messages",
@@ -110,7 +127,11 @@ class Tools:
     def add_messages(
         self,
         messages: Annotated[
-            list[dict[str, Any]], Field(description='[{"role": "user", "content": "..."}, ...]')
+            list[dict[str, Any]],
+            Field(
+                description='[{"role": "user", "content": "..."}, ...]',
+                json_schema_extra=MESSAGES_SCHEMA,
+            ),
         ],
         ctx: Context[Any, Any],
         user_id: UserId = None,
@@ -214,7 +235,10 @@ class Tools:
 
     def update_variables(
         self,
-        variables: Annotated[dict[str, Any], Field(description='{"city": "Shenzhen", ...}')],
+        variables: Annotated[
+            dict[str, Any],
+            Field(description='{"city": "Shenzhen", ...}', json_schema_extra=VARIABLES_SCHEMA),
+        ],
         ctx: Context[Any, Any],
         user_id: UserId = None,
         scope_id: ScopeId = None,
