@@ -108,3 +108,23 @@ def test_a_page_of_an_unknown_type_says_it_listed_every_type(
 def test_the_argument_wording_examples_run() -> None:
     results = doctest.testmod(omoide.compat.jiuwen.mcp_protocol)
     assert results.attempted and not results.failed
+
+
+def test_delete_all_takes_only_the_json_true_as_confirmation(
+    serve: Callable[..., Running],
+) -> None:
+    server = serve()
+    server.engine.add("Mei drinks jasmine tea")
+
+    async def script() -> list[Any]:
+        async with http_client(server.url) as client:
+            said = [
+                await client.call_tool("delete_all_memories", {"confirm": word})
+                for word in ("yes", "true", 1)
+            ]
+            return [*said, await client.call_tool("get_memories", {})]
+
+    *said, left = run(script)
+    for refused in said:
+        assert error(refused).endswith("confirm: Input should be a valid boolean")
+    assert [m["content"] for m in data(left)["results"]] == ["Mei drinks jasmine tea"]

@@ -213,7 +213,9 @@ class Tools:
         self,
         ctx: Context[Any, Any],
         scope_id: ScopeId = None,
-        confirm: bool = False,
+        # strict: the JSON true the description asks for; lax validation took the strings
+        # "yes", "on", "1" and "true" as true and deleted the scope
+        confirm: Annotated[bool, Field(strict=True)] = False,
         user_id: Annotated[
             str | None, Field(description="Only this user's; omitted: every user's in the scope.")
         ] = None,
