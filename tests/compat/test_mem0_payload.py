@@ -117,3 +117,20 @@ def test_from_config_takes_mem0s_custom_instructions_with_a_warning() -> None:
     with pytest.warns(UserWarning, match="custom_instructions"):
         memory = Memory.from_config({"custom_instructions": "Only remember food preferences."})
     memory.close()
+
+
+def test_filters_name_metadata_keys_as_mem0s_docs_do(m: Memory) -> None:
+    """mem0's "Working with Metadata" writes ``"metadata.category"`` for ``category``."""
+    stated = {"I prefer tea over coffee": "preferences", "I live in Seattle": "places"}
+    for text, category in stated.items():
+        m.add(text, user_id="u", metadata={"category": category}, infer=False)
+
+    filters = {"user_id": "u", "metadata.category": "preferences"}
+    assert [h["memory"] for h in m.search("tea", filters=filters)["results"]] == [
+        "I prefer tea over coffee"
+    ]
+    assert [r["memory"] for r in m.get_all(filters=filters)["results"]] == [
+        "I prefer tea over coffee"
+    ]
+    with pytest.raises(InvalidInput, match="nested metadata path"):
+        m.search("Paris", filters={"user_id": "u", "metadata.details.location.city": "Paris"})

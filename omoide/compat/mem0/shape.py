@@ -25,6 +25,7 @@ WILDCARD = "*"
 # Keys mem0 keeps beside ``metadata`` in a memory's dict (not inside it): the message's role
 # and its author (``actor_id``, the message's ``name``).
 PROMOTED = ("role", "actor_id")
+_METADATA_PREFIX = "metadata."
 
 
 @dataclass(frozen=True)
@@ -80,9 +81,25 @@ def split_filters(
                 " (and user_id, agent_id, run_id, with run_id '*' for any run) is supported",
                 field="filters",
             )
-        metadata[key] = value
+        metadata[_metadata_key(key)] = value
     who = owner(user_id or ids["user_id"], agent_id or ids["agent_id"], run_id or ids["run_id"])
     return who, SearchFilters(session_id=who.session_id, metadata=metadata or None)
+
+
+def _metadata_key(key: str) -> str:
+    """A filter key as a metadata key: mem0's docs ("Working with Metadata") also write
+    ``"metadata.category"`` for ``category``. A longer path reaches into a nested value, which
+    omoide's equality filters cannot; refused rather than matched against nothing."""
+    if not isinstance(key, str) or not key.startswith(_METADATA_PREFIX):
+        return key
+    inner = key.removeprefix(_METADATA_PREFIX)
+    if not inner or "." in inner:
+        raise InvalidInput(
+            f"filters: {key!r} is a nested metadata path; only top-level metadata keys"
+            " ('category' or 'metadata.category') are supported",
+            field="filters",
+        )
+    return inner
 
 
 def memory_dict(item: MemoryItem, score: float | None = None) -> dict[str, Any]:
