@@ -134,3 +134,30 @@ def test_filters_name_metadata_keys_as_mem0s_docs_do(m: Memory) -> None:
     ]
     with pytest.raises(InvalidInput, match="nested metadata path"):
         m.search("Paris", filters={"user_id": "u", "metadata.details.location.city": "Paris"})
+
+
+def test_explain_adds_score_details_as_mem0s_search_docs_print_them(
+    m: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs.mem0.ai "Search Memory", "Explain OSS search scores": it was an InvalidInput."""
+    m.add("I love sushi and ramen", user_id="alice", metadata={"kind": "food"}, infer=False)
+    m.add("I hike on weekends", user_id="alice", infer=False)
+
+    # fmt: off
+    results = m.search(
+        "food preferences",
+        filters={"user_id": "alice"},
+        explain=True,
+    )
+
+    print(results["results"][0]["score_details"])  # noqa: T201 (mem0's docs, verbatim)
+    # fmt: on
+
+    assert "final_score" in capsys.readouterr().out
+    for hit in results["results"]:
+        details = hit["score_details"]
+        assert details["final_score"] == hit["score"] and details["threshold"] is None
+        assert details["semantic_score"] is not None  # every hit here was seen by the vectors
+        assert set(details["signals"]) >= {"vector"}
+    plain = m.search("food preferences", filters={"user_id": "alice"})["results"]
+    assert all("score_details" not in h for h in plain)  # mem0's shape unchanged without it

@@ -17,6 +17,7 @@ from omoide.compat.mem0.shape import (
     history_dict,
     memory_dict,
     owner,
+    score_details,
     split_filters,
 )
 from omoide.config import Settings, load_settings
@@ -149,9 +150,7 @@ class Memory:
         its ``score``, the one every omoide door gives; ``threshold`` drops hits scored lower.
         ``filters``: the owner ids and metadata equality; at least one id is required, as in
         mem0. ``top_k`` (mem0's newer name) or ``limit``. ``rerank`` is accepted; omoide has no
-        reranker."""
-        if explain:
-            raise InvalidInput("explain: score details are not supported", field="explain")
+        reranker. ``explain=True`` adds each hit's ``score_details`` (see ``shape``)."""
         if reference_date is not None:  # mem0's open-source Memory refuses it too
             raise InvalidInput("reference_date: not supported", field="reference_date")
         who, narrowing = split_filters(filters, user_id, agent_id, run_id)
@@ -166,7 +165,11 @@ class Memory:
             limit=count,
             threshold=threshold,
         )
-        return {"results": [memory_dict(h.memory, h.score) for h in found.hits]}
+        results = [memory_dict(h.memory, h.score) for h in found.hits]
+        if explain:
+            for result, hit in zip(results, found.hits, strict=True):
+                result["score_details"] = score_details(hit, threshold)
+        return {"results": results}
 
     def get_all(
         self,

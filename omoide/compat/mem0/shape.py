@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from omoide.errors import InvalidInput
-from omoide.types import DEFAULT_ID, HistoryEntry, HistoryEvent, MemoryItem, SearchFilters
+from omoide.types import (
+    DEFAULT_ID,
+    HistoryEntry,
+    HistoryEvent,
+    MemoryItem,
+    SearchFilters,
+    SearchHit,
+)
 
 _ID_KEYS = ("user_id", "agent_id", "run_id")
 # mem0's filter operators (``{"AND": [...]}``, ``{"created_at": {"gte": ...}}``) have no
@@ -124,6 +131,24 @@ def memory_dict(item: MemoryItem, score: float | None = None) -> dict[str, Any]:
     if score is not None:
         out["score"] = score
     return out
+
+
+def score_details(hit: SearchHit, threshold: float | None) -> dict[str, Any]:
+    """mem0's ``explain=True`` details of a hit's score, under mem0's names where omoide has the
+    same evidence: ``semantic_score`` (the cosine), ``bm25_score`` (the keyword signal's raw
+    score), ``final_score`` and ``threshold``; ``None`` for a signal that did not see the hit.
+    omoide's score is no sum of those (a calibrated estimate from the hit's own evidence), so
+    mem0's ``raw_score`` and ``max_possible_score`` have no counterpart; ``signals`` is every
+    signal the scorer read, by name (``SearchHit.signals``)."""
+    semantic = hit.signals.get("vector") or hit.signals.get("cosine")
+    keyword = hit.signals.get("keyword")
+    return {
+        "semantic_score": semantic.score if semantic else None,
+        "bm25_score": keyword.score if keyword else None,
+        "final_score": hit.score,
+        "threshold": threshold,
+        "signals": {name: s.model_dump() for name, s in hit.signals.items()},
+    }
 
 
 def added_dict(item: MemoryItem) -> dict[str, Any]:
