@@ -161,3 +161,13 @@ def test_explain_adds_score_details_as_mem0s_search_docs_print_them(
         assert set(details["signals"]) >= {"vector"}
     plain = m.search("food preferences", filters={"user_id": "alice"})["results"]
     assert all("score_details" not in h for h in plain)  # mem0's shape unchanged without it
+
+
+def test_delete_all_of_a_wildcard_id_is_refused_not_a_silent_no_op(m: Memory) -> None:
+    """mem0's platform deletes every user's memories for ``user_id="*"``; the shim's id "*"
+    named a user nobody is and deleted nothing, saying it had."""
+    m.add("I like tea", user_id="alice", infer=False)
+    for ids in ({"user_id": "*"}, {"agent_id": "*"}, {"user_id": "alice", "run_id": "*"}):
+        with pytest.raises(InvalidInput, match=r"reset\(\)"):
+            m.delete_all(**ids)
+    assert len(m.get_all(filters={"user_id": "alice"})["results"]) == 1

@@ -13,6 +13,7 @@ from typing import Any
 from omoide.compat.mem0.config import settings_from_config
 from omoide.compat.mem0.errors import MemoryNotFound
 from omoide.compat.mem0.shape import (
+    WILDCARD,
     added_dict,
     history_dict,
     memory_dict,
@@ -277,6 +278,15 @@ class Memory:
                 "delete_all: give at least one of user_id, agent_id or run_id "
                 "(reset() deletes everything)"
             )
+        for name, value in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
+            # mem0's platform reads "*" as every user (agent, run); here it would name one
+            # called "*" and delete nothing without a word
+            if value == WILDCARD:
+                raise InvalidInput(
+                    f"delete_all: {name}='*' (all of them) is not supported; give the id, or"
+                    " call reset() to delete everything",
+                    field=name,
+                )
         who = owner(user_id, agent_id, run_id)
         if user_id is None and run_id is None:
             self.omoide.delete_scope_id(who.scope_id)  # the agent, for every user
