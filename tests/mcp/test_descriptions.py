@@ -58,4 +58,11 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("update_variables", {"variables": {"city": None}}),
     ("update_variables", {"variables": {"city": {"name": "Lisbon"}}}),
     ("update_variables", {"variables": {"": "x"}}),
+    ("search_memories", {"query": "tea"}),
+    ("search_memories", {"query": ""}),
+    ("search_memories", {"query": "  "}),
+    ("search_history_summaries", {"query": " "}),
+    ("get_context", {"query": ""}),
+    ("graph_neighborhood", {"entity": " "}),
+    ("update_memory", {"mem_id": "var:city", "memory": " "}),  # a variable may be blank
 ]

@@ -82,6 +82,9 @@ MESSAGES_SCHEMA: dict[str, Any] = {
         "required": ["content"],
     },
 }
+# Text a tool refuses when empty or blank ("query must not be empty").
+NOT_BLANK: dict[str, Any] = {"minLength": 1, "pattern": r"\S"}
+Text = Annotated[str, Field(json_schema_extra=NOT_BLANK)]
 VARIABLES_SCHEMA: dict[str, Any] = {
     "additionalProperties": {"type": ["string", "number", "integer", "boolean"]},
     "propertyNames": {"minLength": 1},
@@ -145,7 +148,7 @@ class Tools:
 
     def search_memories(
         self,
-        query: str,
+        query: Text,
         ctx: Context[Any, Any],
         num: Num = 5,
         threshold: Threshold = None,
@@ -160,7 +163,7 @@ class Tools:
 
     def search_history_summaries(
         self,
-        query: str,
+        query: Text,
         ctx: Context[Any, Any],
         num: Num = 3,
         threshold: Threshold = None,
@@ -266,7 +269,7 @@ class Tools:
 
     def get_context(
         self,
-        query: str,
+        query: Text,
         ctx: Context[Any, Any],
         token_budget: Annotated[int, Field(ge=100, le=200_000)] = 2000,
         session_id: SessionId = None,
@@ -283,7 +286,12 @@ class Tools:
         # The bound of the name search it goes through, named here: past it the error said
         # "query", an argument this tool does not have.
         entity: Annotated[
-            str, Field(max_length=10_000, description="An entity's name (any case) or id.")
+            str,
+            Field(
+                max_length=10_000,
+                description="An entity's name (any case) or id.",
+                json_schema_extra=NOT_BLANK,
+            ),
         ],
         ctx: Context[Any, Any],
         depth: Annotated[int, Field(ge=0, le=6)] = 1,
