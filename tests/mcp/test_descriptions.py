@@ -66,3 +66,27 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("graph_neighborhood", {"entity": " "}),
     ("update_memory", {"mem_id": "var:city", "memory": " "}),  # a variable may be blank
 ]
+
+
+def test_annotations_say_which_tools_change_memory(serve: Callable[..., Running]) -> None:
+    """Without annotations a client must take every tool as destructive (the specification's
+    default), searches and health_check included, and could not tell delete_all_memories from
+    them either."""
+    server = serve()
+
+    async def script() -> dict[str, Any]:
+        async with http_client(server.url) as client:
+            return {t.name: t.annotations for t in (await client.list_tools()).tools}
+
+    annotated = run(script)
+    assert all(a is not None and a.open_world_hint is False for a in annotated.values())
+    reads = {n for n, a in annotated.items() if a.read_only_hint}
+    assert reads == {"get_memories", "get_variables", "health_check", "graph_neighborhood"} | {
+        "list_sessions"
+    }
+    destructive = {n for n, a in annotated.items() if not a.read_only_hint and a.destructive_hint}
+    assert destructive == {"update_memory", "delete_memory", "delete_all_memories"} | {
+        "update_variables",
+        "delete_variables",
+    }
+    assert annotated["search_memories"].destructive_hint is False  # it records uses, no more

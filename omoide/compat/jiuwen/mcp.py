@@ -21,6 +21,7 @@ from typing import Annotated, Any, TypeVar, cast
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent
+from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from omoide.api.deps import Tenancy
@@ -106,6 +107,31 @@ TOOL_NAMES = (
     "graph_neighborhood",
     "list_sessions",
 )
+
+# What each tool does to the memory, for clients that ask before a call that changes it (the
+# specification's default for a tool without annotations: it may destroy). The searches and
+# get_context record their hits as uses (the expiry reads them): additive, not read-only.
+_READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+_ADDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+_CHANGES = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
+ANNOTATIONS: dict[str, ToolAnnotations] = {
+    "add_messages": _ADDS,
+    "search_memories": _ADDS,
+    "search_history_summaries": _ADDS,
+    "get_memories": _READS,
+    "update_memory": _CHANGES,
+    "delete_memory": _CHANGES,
+    "delete_all_memories": _CHANGES,
+    "get_variables": _READS,
+    "update_variables": _CHANGES,
+    "delete_variables": _CHANGES,
+    "health_check": _READS,
+    "get_context": _ADDS,
+    "graph_neighborhood": _READS,
+    "list_sessions": _READS,
+}
 
 
 class Tools:
@@ -346,7 +372,13 @@ def build_server(who: Who, settings: Settings, log_level: str = "WARNING") -> MC
         # A docstring's continuation lines carry the method's indentation; a client shows the
         # description as written, so it gets the text without it.
         description = inspect.cleandoc(handler.__doc__ or "")
-        server.add_tool(handler, name=name, description=description, structured_output=True)
+        server.add_tool(
+            handler,
+            name=name,
+            description=description,
+            annotations=ANNOTATIONS[name],
+            structured_output=True,
+        )
     return server
 
 
