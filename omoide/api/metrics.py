@@ -194,10 +194,16 @@ class RequestMetrics:
         if isinstance(path, str):
             return path
         # FastAPI records only its own routes in the scope; a plain route (/mcp) and a request
-        # refused before routing (401) are known by their path when it is a fixed one.
+        # refused before routing (401) are known by their path when it is a fixed one. An
+        # included router's routes are not in ``app.routes`` (FastAPI keeps the router whole),
+        # so the OpenAPI paths name them.
         if self._exact is None:
-            routes: list[BaseRoute] = getattr(scope.get("app"), "routes", [])
-            paths = (getattr(route, "path", None) for route in routes)
+            app = scope.get("app")
+            routes: list[BaseRoute] = getattr(app, "routes", [])
+            paths = {getattr(route, "path", None) for route in routes}
+            openapi = getattr(app, "openapi", None)
+            if callable(openapi):
+                paths |= set(openapi().get("paths", {}))
             self._exact = frozenset(p for p in paths if isinstance(p, str) and "{" not in p)
         return str(scope["path"]) if scope["path"] in self._exact else "unmatched"
 

@@ -42,6 +42,20 @@ def test_metrics_need_the_key(start_server: Callable[..., Running]) -> None:
     assert _value(_samples(scrape.text), "omoide_http_requests_total", **refused) == 1
 
 
+def test_a_refused_request_counts_under_its_route(start_server: Callable[..., Running]) -> None:
+    # The /v1 routes come from included routers: refused before routing, a fixed path of
+    # theirs is still known by its path, not lumped with scans of unknown paths.
+    keyed = start_server(api_key=KEY, metrics=True)
+    with keyed.http() as anonymous, keyed.http(KEY) as admin:
+        assert anonymous.post("/v1/memories/search", json={"query": "tea"}).status_code == 401
+        assert anonymous.get("/v1/memories/some-id").status_code == 401
+        samples = _samples(admin.get("/metrics").text)
+    search = {"method": "POST", "route": "/v1/memories/search", "status": "401"}
+    assert _value(samples, "omoide_http_requests_total", **search) == 1
+    unknown = {"method": "GET", "route": "unmatched", "status": "401"}  # parameterised: no label
+    assert _value(samples, "omoide_http_requests_total", **unknown) == 1
+
+
 def test_scrape_counts_requests_by_route_template_and_status(
     start_server: Callable[..., Running], tmp_path: Path, embedder: Embedder
 ) -> None:
