@@ -1,4 +1,5 @@
-"""``Client``: the omoide HTTP API with the same methods and return types as ``Memory``.
+"""``Client``: the omoide HTTP API with ``Memory``'s methods of ``MemoryAPI`` (memories,
+sessions, context, jobs, health), the same arguments and return types.
 
 Moving from the embedded library to a server is a one-line change::
 
