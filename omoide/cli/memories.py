@@ -68,7 +68,7 @@ def search(
     scope: ScopeOpt = "default",
     limit: Annotated[int, typer.Option(help="How many hits.")] = 10,
     recipe: Annotated[
-        str | None, typer.Option(help="hybrid, hybrid_weighted, keyword, vector.")
+        str | None, typer.Option(help="hybrid, hybrid_rrf, hybrid_weighted, keyword, vector.")
     ] = None,
     threshold: Annotated[
         float | None,
