@@ -79,7 +79,8 @@ def mount(import_app: typer.Typer, export_app: typer.Typer, shell: Shell) -> Non
         as_json: Json = False,
     ) -> None:
         """Write one discussion back in WilmerAI's current layout: DIRECTORY/<id>/memories.json,
-        chat_summary.json and vector_memory.db (plain JSON; existing files are not overwritten).
+        and chat_summary.json and vector_memory.db when it has a summary or vector memories
+        (plain JSON; existing files are not overwritten).
 
         \b
         Example: omoide export wilmer ~/WilmerAI/Public/DiscussionIds --discussion disc-1
