@@ -157,7 +157,7 @@ def change_encryption(location: Path | str, old_key: str | None, new_key: str | 
     if _is_postgres(location):
         raise InvalidInput(
             "a PostgreSQL database is not encrypted by omoide: use the server's disk or"
-            " tablespace encryption and TLS (see the README)"
+            " tablespace encryption and TLS (see docs/operations.md, Encryption at rest)"
         )
     from omoide.store.sqlite import rekey
 
