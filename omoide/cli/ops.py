@@ -204,7 +204,9 @@ def worker(
 def mcp_() -> None:
     """Serve the MCP tools over stdin/stdout, for an agent that starts omoide itself.
 
-    Example (Claude Code): claude mcp add omoide -- omoide mcp
+    \b
+    Example (Claude Code; the full path, as the agent starts it without your venv):
+      claude mcp add omoide -- /path/to/omoide/.venv/bin/omoide mcp
     """
     _require("mcp", "mcp")
     from omoide.mcp.stdio import run_stdio
