@@ -1,4 +1,4 @@
-# omoide's HTTP server (MCP at /mcp, web UI at /ui) in one image. See README "Docker".
+# omoide's HTTP server (MCP at /mcp, web UI at /ui) in one image. See docs/quickstart.md, "Docker".
 FROM python:3.11-slim
 
 # No torch: the bundled model's ONNX graph is written from its weights on first use.
