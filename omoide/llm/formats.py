@@ -1,6 +1,6 @@
 """Structured-output negotiation: which ``response_format`` an endpoint takes, and the fallback.
 
-Servers differ (sources in the README's LLM section):
+Servers differ (sources in docs/llm.md):
 
 - ``json_schema`` (OpenAI's form) is taken by OpenAI, vLLM, llama.cpp's llama-server (recent
   builds) and Ollama >= 0.5; llama-cpp-python's server answers it with HTTP 500, its request

@@ -61,9 +61,9 @@ TAGS = [
     {"name": "summaries", "description": "Rolling session summaries and chunk memories."},
     {"name": "context", "description": "Token-budgeted context blocks and access tracking."},
     {"name": "consolidation", "description": "Merging low-value old episodes into summaries."},
-    {"name": "jiuwen", "description": "JiuwenMemory memory_server compatibility (README)."},
-    {"name": "nexusAI", "description": "nexusAI memory-service compatibility (README)."},
-    {"name": "wilmer", "description": "WilmerAI discussion memory compatibility (README)."},
+    {"name": "jiuwen", "description": "JiuwenMemory's memory_server (docs/compat/jiuwen.md)."},
+    {"name": "nexusAI", "description": "nexusAI's memory-service (docs/compat/nexus.md)."},
+    {"name": "wilmer", "description": "WilmerAI's discussion memory (docs/compat/wilmer.md)."},
 ]
 
 
