@@ -35,7 +35,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--llm-url", default="http://localhost:11434/v1")
     parser.add_argument("--model", default="qwen2.5:3b")
-    parser.add_argument("--db", default=None, help="omoide database (default ~/.omoide)")
+    parser.add_argument(
+        "--db", default=None, help="omoide database file (default ~/.omoide/omoide.db)"
+    )
     parser.add_argument("--user", default="mei")
     args = parser.parse_args()
 

@@ -127,7 +127,7 @@ def test_cli_reads_every_layout_and_reports_each_discussion(
     assert old["files"]["vector"] == "Public/old_vector_memory.db"
     again = cli(tmp_path, monkeypatch, "import", "wilmer", str(root), "--user", "alice")
     assert again.exit_code == 0, again.output
-    assert "trip: 0 chunks, 0 summary, 0 vector memories, tracker kept, 3 already" in again.stdout
+    assert "trip: 0 chunks, 0 summary, 0 vector memories, tracker unchanged, 3 already" in again.stdout
 
 
 def test_nothing_recognisable_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

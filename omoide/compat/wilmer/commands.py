@@ -101,7 +101,8 @@ def _show_import(result: WilmerImportResult, out: Console) -> None:
         else:
             out.print(
                 f"{d.discussion_id}: {d.chunks} chunks, {int(d.summary)} summary, "
-                f"{d.vector_memories} vector memories, tracker {'set' if d.tracker else 'kept'}, "
+                f"{d.vector_memories} vector memories, "
+                + ("tracker set, " if d.tracker else "tracker unchanged, ")
                 + ("condensation tracker set, " if d.condensation else "")
                 + f"{d.already} already imported",
                 markup=False,
