@@ -31,6 +31,37 @@ def test_a_metadata_filter_on_any_key_finds_that_memory(
         assert [m["id"] for m in listed.json()["items"]] == [ids[key]], key
 
 
+# A filter value means that JSON value: SQLite's json_extract gave an object as its JSON text
+# and true as 1, so the string '{"b":1}' found the object {"b": 1} (PostgreSQL: nothing).
+# "類" is a key a JSON path cannot name (looked up through json_each).
+TYPED = {"obj": {"b": 1}, "arr": [1, 2], "yes": True, "one": 1, "text": "1", "類": {"b": 1}}
+NOT_MATCHED = [
+    {"obj": '{"b":1}'},
+    {"arr": "[1,2]"},
+    {"yes": 1},
+    {"yes": "true"},
+    {"one": "1"},
+    {"text": 1},
+    {"類": '{"b":1}'},
+]
+MATCHED = [{"yes": True}, {"one": 1}, {"one": 1.0}, {"one": True}, {"text": "1", "one": 1}]
+
+
+@pytest.mark.parametrize("recipe", ["hybrid", "keyword"])
+def test_a_metadata_filter_matches_only_a_value_of_its_json_type(
+    http: httpx.Client, recipe: str
+) -> None:
+    added = http.post("/v1/memories", json={"text": "green tea note", "metadata": TYPED})
+    mine = [added.json()["items"][0]["id"]]
+    cases = [(wanted, []) for wanted in NOT_MATCHED] + [(wanted, mine) for wanted in MATCHED]
+    for wanted, expected in cases:  # not `wanted in MATCHED`: Python has {"a": 1} == {"a": True}
+        body = {"query": "green tea", "recipe": recipe, "filters": {"metadata": wanted}}
+        hits = http.post("/v1/memories/search", json=body).json()["hits"]
+        assert [h["memory"]["id"] for h in hits] == expected, wanted
+        listed = http.get("/v1/memories", params={"filters": json.dumps({"metadata": wanted})})
+        assert [m["id"] for m in listed.json()["items"]] == expected, wanted
+
+
 @pytest.mark.parametrize("recipe", ["hybrid", "keyword", "vector"])
 def test_too_many_metadata_filter_keys_is_a_422_naming_the_limit(
     server: Running, http: httpx.Client, recipe: str

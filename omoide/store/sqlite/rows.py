@@ -70,13 +70,17 @@ def memory_filter(
         clauses.append("m.created_at < ?")
         params.append(dt_to_ms(filters.created_before))
     for key, value in (filters.metadata or {}).items():
-        found, param = _metadata_value(key)
+        found, kind, param = _metadata_value(key)
         if value is None:
             clauses.append(f"{found} IS NULL")
             params.append(param)
         else:
-            clauses.append(f"{found} = ?")
-            params += [param, int(value) if isinstance(value, bool) else value]
+            # json_extract gives an object or array as its JSON text and true as 1: without
+            # the type, "{\"b\":1}" matched the object {"b": 1} and 1 matched true, which
+            # PostgreSQL's jsonb equality (the filter's meaning) never does.
+            kinds = ",".join(f"'{k}'" for k in _KINDS[_kind_of(value)])
+            clauses.append(f"{kind} IN ({kinds}) AND {found} = ?")
+            params += [param, param, int(value) if isinstance(value, bool) else value]
     if filters.as_of is not None:
         at = dt_to_ms(filters.as_of)
         clauses.append("m.valid_from <= ? AND (m.invalid_at IS NULL OR m.invalid_at > ?)")
@@ -86,15 +90,32 @@ def memory_filter(
     return " AND ".join(clauses), params
 
 
-def _metadata_value(key: str) -> tuple[str, str]:
+# The JSON types (SQLite's json_type names) a filter value of each kind matches: a boolean
+# also matches 1, as on PostgreSQL (filters.py there), where SQLite cannot tell them apart.
+_KINDS = {
+    "text": ("text",),
+    "number": ("integer", "real"),
+    "bool": ("true", "false", "integer", "real"),
+}
+
+
+def _kind_of(value: str | int | float | bool) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    return "text" if isinstance(value, str) else "number"
+
+
+def _metadata_value(key: str) -> tuple[str, str, str]:
     """SQL for the value of metadata ``key`` in ``m.metadata`` (NULL if absent), and its
     parameter. A JSON path names the key only while the key is printable ASCII without a
     quote or backslash: SQLite compares a path's label with the key as stored (escaped by
     ``json.dumps``: non-ASCII and control characters never matched) and cannot quote a quote
-    (some keys were a path error, a 500). Any other key is looked up by its decoded name."""
+    (some keys were a path error, a 500). Any other key is looked up by its decoded name.
+    The second SQL is the value's JSON type (NULL if absent), with the same parameter."""
     if key.isascii() and key.isprintable() and '"' not in key and "\\" not in key:
-        return "json_extract(m.metadata, ?)", f'$."{key}"'
-    return "(SELECT j.value FROM json_each(m.metadata) j WHERE j.key = ?)", key
+        return "json_extract(m.metadata, ?)", "json_type(m.metadata, ?)", f'$."{key}"'
+    each = "FROM json_each(m.metadata) j WHERE j.key = ?)"
+    return f"(SELECT j.value {each}", f"(SELECT j.type {each}", key
 
 
 def _project_clause(
