@@ -113,7 +113,7 @@ def _scalar_problem(value: Any) -> str | None:
     return None
 
 
-def find_invalid(value: Any) -> tuple[Location, str] | None:
+def find_invalid(value: Any, max_depth: int = MAX_DEPTH) -> tuple[Location, str] | None:
     """The first string, key or number in a JSON value that cannot be stored, with its place.
 
     Iterative, so a deeply nested value cannot exhaust the stack; nesting deeper than
@@ -122,8 +122,8 @@ def find_invalid(value: Any) -> tuple[Location, str] | None:
     stack: list[tuple[Location, Any]] = [((), value)]
     while stack:
         where, item = stack.pop()
-        if len(where) > MAX_DEPTH:
-            return where[:MAX_DEPTH], f"nested more than {MAX_DEPTH} levels deep"
+        if len(where) > max_depth:
+            return where[:max_depth], f"nested more than {max_depth} levels deep"
         if isinstance(item, dict):
             for key, child in reversed(item.items()):
                 problem = _scalar_problem(key)

@@ -92,6 +92,13 @@ def test_import_of_a_file_that_is_not_utf8_is_one_error_line(
         ("access_count", 1.5, "'access_count' must be a whole number"),
         ("user_id", 7, "'user_id' must be a string"),
         ("vector", "AAAA", "'vector' holds 3 bytes"),
+        ("access_count", 2**70, "integer out of range"),
+        ("text", 5, "'text' must be a string"),
+        ("type", "bogus", "'type' must be one of"),
+        ("metadata", [1, 2], "'metadata' must be an object"),
+        ("metadata", {"note": "a\x00b"}, "metadata.note: must not contain NUL"),
+        ("metadata", {"k\x00": 1}, "key must not contain NUL"),
+        ("metadata", {"deep": json.loads("[" * 100 + "]" * 100)}, "nested more than 64"),
     ],
 )
 def test_import_refuses_a_record_whose_values_would_break_the_store(
@@ -105,6 +112,15 @@ def test_import_refuses_a_record_whose_values_would_break_the_store(
     for command in (["list"], ["search", "green tea"]):
         done = _cli(tmp_path, monkeypatch, *command, "-u", "alice", "--json")
         assert done.exit_code == 0 and "I like green tea" in done.stdout, done.output
+
+
+def test_import_of_a_line_nested_past_the_parser_is_one_error_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    header, _ = _export(tmp_path, monkeypatch)
+    path = tmp_path / "deep.jsonl"
+    path.write_text(json.dumps(header) + "\n" + "[" * 100_000 + "]" * 100_000 + "\n", "utf-8")
+    _refused(_cli(tmp_path, monkeypatch, "import", str(path)), "(nested too deeply)")
 
 
 @pytest.mark.sqlite_only("--db names a SQLite file's path (a PostgreSQL URL names no file)")

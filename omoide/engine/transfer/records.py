@@ -11,8 +11,11 @@ import base64
 import binascii
 from typing import Any
 
+from pydantic import ValidationError
+
 from omoide.errors import InvalidInput
-from omoide.validate import check_ids
+from omoide.types import MemoryType, Message
+from omoide.validate import MAX_DEPTH, check_ids, describe_location, find_invalid
 
 # Whole numbers wherever they appear (``messages`` is a count only in a chunk record).
 _INTEGERS = frozenset(
@@ -26,9 +29,23 @@ _STRINGS = frozenset({"user_id", "scope_id"})
 _STRING_IDS = frozenset({"memory", "entity", "episode", "consolidation", "relationship"})
 
 
+# A record nests deeper than what it holds (a consolidation's snapshot holds rows holding
+# metadata), so the whole record may go deeper than one request; metadata may not.
+_RECORD_DEPTH = 4 * MAX_DEPTH
+_METADATA = frozenset({"memory", "session"})
+
+
 def check_record(kind: str, record: dict[str, Any], line: int, dim: int | None) -> None:
-    """``InvalidInput`` naming ``line`` if a field holds a value of the wrong type, or a vector
-    is not ``dim`` float32 values (when the file names its embedding)."""
+    """``InvalidInput`` naming ``line`` if a field holds a value of the wrong type, a string no
+    request could store (NUL, a lone surrogate) or a number outside SQLite's, or a vector is
+    not ``dim`` float32 values (when the file names its embedding). What a read turns back
+    into a memory, session or episode has that model's types: written as they were, they
+    broke every later listing and search of the tenant."""
+    found = find_invalid(record, max_depth=_RECORD_DEPTH)
+    if found is not None:
+        where, unstorable = found
+        at = describe_location("", where)
+        raise InvalidInput(f"line {line}: {kind} field {at}: {unstorable}")
     for name, value in record.items():
         problem = _problem(kind, name, value, dim)
         if problem is not None:
@@ -39,6 +56,15 @@ def check_record(kind: str, record: dict[str, Any], line: int, dim: int | None) 
 def _problem(kind: str, name: str, value: Any, dim: int | None) -> str | None:
     if name in _STRINGS or (name == "id" and kind in _STRING_IDS):
         return None if isinstance(value, str) else "must be a string"
+    if name == "metadata" and kind in _METADATA:
+        return _metadata_problem(value)
+    if kind == "memory" and name == "text":
+        return None if isinstance(value, str) else "must be a string"
+    if kind == "memory" and name == "type":
+        kinds = [t.value for t in MemoryType]
+        return None if value in kinds else f"must be one of {', '.join(kinds)}"
+    if kind == "episode" and name == "messages":
+        return _messages_problem(value)
     if value is None:
         return None  # whether a field may be null is the store's NOT NULL constraints' call
     whole = name in _INTEGERS or name.endswith("_at") or (kind == "chunk" and name == "messages")
@@ -60,4 +86,22 @@ def _vector_problem(value: Any, dim: int | None) -> str | None:
         return "is not base64"
     if dim is not None and size != 4 * dim:
         return f"holds {size} bytes, not {dim} float32 values"
+    return None
+
+
+def _metadata_problem(value: Any) -> str | None:
+    if not isinstance(value, dict):
+        return "must be an object"
+    found = find_invalid(value)
+    return None if found is None else f"{describe_location('', found[0])}: {found[1]}"
+
+
+def _messages_problem(value: Any) -> str | None:
+    if not isinstance(value, list):
+        return "must be a list of messages"
+    for index, message in enumerate(value):
+        try:
+            Message.model_validate(message)
+        except ValidationError as exc:
+            return f"message {index} is invalid: {exc.errors()[0]['msg']}"
     return None

@@ -249,6 +249,10 @@ class TransferService:
                 record = json.loads(text)
             except json.JSONDecodeError as exc:
                 raise InvalidInput(f"line {number}: not an export record ({exc})") from None
+            except RecursionError:
+                raise InvalidInput(
+                    f"line {number}: not an export record (nested too deeply)"
+                ) from None
             if not isinstance(record, dict) or "kind" not in record:
                 raise InvalidInput(f"line {number}: not an export record (no kind)")
             this = record.pop("kind")
