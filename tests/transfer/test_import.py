@@ -107,3 +107,19 @@ def test_importing_into_the_source_store_changes_nothing(tmp_path: Path) -> None
         stats = source.store.admin.stats()
         report = source.import_file(tmp_path / "out.jsonl")
         assert report.total == 0 and source.store.admin.stats() == stats
+
+
+@pytest.mark.parametrize("messages", [[1], [{"role": "user"}], "hello"])
+def test_an_episode_whose_messages_are_not_messages_is_refused(
+    exported: Path, tmp_path: Path, messages: object
+) -> None:
+    """Written as they were, every later read of the session's episodes failed."""
+    records = [json.loads(line) for line in exported.read_text("utf-8").splitlines()]
+    episode = next(r for r in records if r["kind"] == "episode")
+    episode["messages"] = messages
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    with Memory(tmp_path / "target.db", embedder=HashEmbedder(), workers=0) as target:
+        with pytest.raises(InvalidInput, match="episode field 'messages'"):
+            target.import_file(edited)
+        assert target.store.admin.stats()["memories"] == 0
