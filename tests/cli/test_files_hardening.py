@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from omoide.cli import app, state
-from tests.compat.test_wilmer_files import sha, write_chunks
+from tests.compat.test_wilmer_files import VENUE, sha, write_chunks, write_vector_db
 
 
 def _cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> Any:
@@ -121,6 +121,44 @@ def test_import_of_a_line_nested_past_the_parser_is_one_error_line(
     path = tmp_path / "deep.jsonl"
     path.write_text(json.dumps(header) + "\n" + "[" * 100_000 + "]" * 100_000 + "\n", "utf-8")
     _refused(_cli(tmp_path, monkeypatch, "import", str(path)), "(nested too deeply)")
+
+
+DEEP = json.loads("[" * 100 + "]" * 100)
+
+
+@pytest.mark.parametrize(
+    ("chunks", "vector_meta", "words"),
+    [
+        ("[" * 100_000 + "]" * 100_000, None, "memories.json: JSON nested too deeply"),
+        ('[{"text_block": "a\\ud800b"}]', None, "memories.json: record 1: text: contains a lone"),
+        ('[{"text_block": "a\\u0000b"}]', None, "record 1: text: must not contain NUL"),
+        (None, {"nan": float("nan")}, "memory 1: metadata_json.nan: must be a finite number"),
+        (None, {"deep": DEEP}, "memory 1: metadata_json.deep.0.0"),
+    ],
+    ids=["parser-deep", "surrogate", "nul", "nan", "deep"],
+)
+def test_import_wilmer_refuses_values_no_request_could_store(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    chunks: str | None,
+    vector_meta: dict[str, Any] | None,
+    words: str,
+) -> None:
+    # Imported as they were, the nested metadata made every listing and search of the
+    # tenant a 500 (JSON serialization depth), NaN every search (SQLite: malformed JSON); the
+    # others were a traceback.
+    root = tmp_path / "WilmerAI"
+    if chunks is not None:
+        (root / "trip").mkdir(parents=True)
+        (root / "trip" / "memories.json").write_text(chunks, "utf-8")
+    if vector_meta is not None:
+        write_vector_db(root / "trip" / "vector_memory.db", "trip", [VENUE | vector_meta], "x")
+    done = _cli(tmp_path, monkeypatch, "import", "wilmer", str(root))
+    assert done.exit_code == 1 and isinstance(done.exception, SystemExit), done.output
+    said = " ".join(done.stdout.split())  # rich wraps long lines
+    assert "trip: not imported: " in said and words in said, said
+    listed = _cli(tmp_path, monkeypatch, "list", "--json")
+    assert listed.exit_code == 0 and json.loads(listed.stdout)["total"] == 0, listed.output
 
 
 @pytest.mark.sqlite_only("--db names a SQLite file's path (a PostgreSQL URL names no file)")

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from omoide.errors import InvalidInput
+from omoide.validate import describe_location, find_invalid
 
 Kind = Literal["memories", "summary", "vector", "condensation"]
 Layout = Literal["current", "legacy", "jsonl"]
@@ -181,13 +182,32 @@ def _text(path: Path) -> str:
         raise WilmerFileError(f"{path.name}: not UTF-8 text ({exc.reason})") from None
 
 
+def loads(path: Path, text: str) -> Any:
+    """``json.loads``, with JSON nested past the parser (a ``RecursionError``, a traceback
+    before) refused as a ``WilmerFileError`` naming the file."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise WilmerFileError(f"{path.name}: JSON nested too deeply") from None
+
+
+def check_storable(path: Path, what: str, value: Any) -> None:
+    """Refuse what no request could store: NUL, a lone surrogate, a number outside SQLite's
+    or not finite, nesting deeper than a request's. Imported as it was, a NaN or a deep
+    metadata value made every later search or listing of the tenant a 500."""
+    found = find_invalid(value)
+    if found is not None:
+        where, problem = found
+        raise WilmerFileError(f"{path.name}: {what}: {describe_location('', where)}: {problem}")
+
+
 def read_records(path: Path) -> list[tuple[str, str | None]]:
     """``(text, hash)`` records of a memory or summary file, in file order."""
     text = _text(path)
     if not text:
         return []
     try:
-        values = json.loads(text)
+        values = loads(path, text)
         values = values if isinstance(values, list) else [values]
     except json.JSONDecodeError as exc:
         values = _json_lines(path, text, exc)
@@ -200,7 +220,7 @@ def read_condensation_hash(path: Path) -> str | None:
     """The ``lastCondensationHash`` of a condensation tracker (None in an empty one)."""
     text = _text(path)
     try:
-        value = json.loads(text) if text else {}
+        value = loads(path, text) if text else {}
     except json.JSONDecodeError as exc:
         raise WilmerFileError(f"{path.name}: not JSON ({exc.msg}, line {exc.lineno})") from None
     if not isinstance(value, dict):
@@ -208,6 +228,7 @@ def read_condensation_hash(path: Path) -> str | None:
     digest = value.get("lastCondensationHash")
     if digest is not None and not isinstance(digest, str):
         raise WilmerFileError(f"{path.name}: lastCondensationHash is not a string")
+    check_storable(path, "condensation tracker", {"lastCondensationHash": digest})
     return digest or None
 
 
@@ -217,7 +238,7 @@ def _json_lines(path: Path, text: str, first: json.JSONDecodeError) -> list[Any]
         if not line.strip():
             continue
         try:
-            values.append(json.loads(line))
+            values.append(loads(path, line))
         except json.JSONDecodeError:
             raise WilmerFileError(
                 f"{path.name}: not JSON (line {first.lineno}, column {first.colno}: {first.msg})"
@@ -240,4 +261,6 @@ def _record(path: Path, number: int, value: Any) -> tuple[str, str | None] | Non
         return None
     if not isinstance(text, str):
         raise WilmerFileError(f"{path.name}: record {number + 1} has a text that is not a string")
-    return text, str(digest) if digest is not None else None
+    digest = str(digest) if digest is not None else None
+    check_storable(path, f"record {number + 1}", {"text": text, "hash": digest})
+    return text, digest

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from omoide.compat.wilmer.layout import WilmerFileError
+from omoide.compat.wilmer.layout import WilmerFileError, check_storable, loads
 
 
 @dataclass
@@ -68,7 +68,7 @@ def _tracker(conn: sqlite3.Connection, tables: set[str]) -> str | None:
 def _vector_row(path: Path, row: dict[str, Any]) -> VectorRow:
     raw = row.get("metadata_json")
     try:
-        metadata = json.loads(raw) if raw else {}
+        metadata = loads(path, raw) if raw else {}
     except json.JSONDecodeError as exc:
         raise WilmerFileError(
             f"{path.name}: memory {row.get('id')} has metadata_json that is not JSON ({exc.msg})"
@@ -76,7 +76,11 @@ def _vector_row(path: Path, row: dict[str, Any]) -> VectorRow:
     if not isinstance(metadata, dict):
         raise WilmerFileError(f"{path.name}: memory {row.get('id')}: metadata_json not an object")
     date = next((row[k] for k in ("date_added", "created_at", "timestamp") if row.get(k)), None)
-    return VectorRow(str(row.get("memory_text") or "").strip(), metadata, date)
+    text = str(row.get("memory_text") or "").strip()
+    check_storable(
+        path, f"memory {row.get('id')}", {"memory_text": text, "metadata_json": metadata}
+    )
+    return VectorRow(text, metadata, date)
 
 
 _SCHEMA = """
