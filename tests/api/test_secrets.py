@@ -84,3 +84,28 @@ def test_doctor_shows_no_secret(
             _clean(result.stdout + result.stderr)
     finally:
         state.settings, state.db = None, None
+
+
+# urlsplit cannot read an unclosed IPv6 bracket: the password's masking itself raised, so every
+# command (and `omoide serve`) ended in a traceback quoting the driver's error, URL and all.
+UNREADABLE_DB_URL = "postgresql://admin:hunter2@[::1/db"
+
+
+@pytest.mark.parametrize("args", [["list"], ["doctor"], ["doctor", "--json"]])
+def test_an_unreadable_database_url_is_an_error_without_its_password(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    monkeypatch.setenv("OMOIDE_EMBEDDER", "hash")
+    monkeypatch.setenv("OMOIDE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("OMOIDE_DB_URL", UNREADABLE_DB_URL)
+    monkeypatch.chdir(tmp_path)
+    state.settings, state.db = None, None
+    try:
+        result = CliRunner().invoke(app, args)
+    finally:
+        state.settings, state.db = None, None
+    said = result.stdout + result.stderr
+    assert result.exception is None or isinstance(result.exception, SystemExit), said
+    assert "::1" in said
+    _clean(said + repr(result.exception))

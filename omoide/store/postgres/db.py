@@ -38,6 +38,7 @@ from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from omoide.errors import InvalidInput, StoreError
+from omoide.redact import redact
 
 Conn = psycopg.Connection[DictRow]
 
@@ -56,7 +57,10 @@ def conninfo(url: str) -> str:
 
 def redacted(url: str) -> str:
     """``url`` without its password, for ``Store.location`` and messages."""
-    parts = urlsplit(conninfo(url))
+    try:
+        parts = urlsplit(conninfo(url))
+    except ValueError:  # unreadable (an unclosed IPv6 "["): the masking must not fail too
+        return redact(conninfo(url))
     netloc = parts.netloc
     if "@" in netloc:
         auth, host = netloc.rsplit("@", 1)
