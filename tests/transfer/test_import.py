@@ -123,3 +123,21 @@ def test_an_episode_whose_messages_are_not_messages_is_refused(
         with pytest.raises(InvalidInput, match="episode field 'messages'"):
             target.import_file(edited)
         assert target.store.admin.stats()["memories"] == 0
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("value", {"deep": [1]}), ("value", None), ("type", "list"), ("name", 3)]
+)
+def test_a_variable_a_read_cannot_return_is_refused(
+    exported: Path, tmp_path: Path, field: str, value: object
+) -> None:
+    """Written as it was, every later read of the tenant's variables failed."""
+    records = [json.loads(line) for line in exported.read_text("utf-8").splitlines()]
+    variable = next(r for r in records if r["kind"] == "variable")
+    variable[field] = value
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    with Memory(tmp_path / "target.db", embedder=HashEmbedder(), workers=0) as target:
+        with pytest.raises(InvalidInput, match=f"variable field '{field}'"):
+            target.import_file(edited)
+        assert target.get_variables(None, user_id=ALICE.user_id, scope_id=ALICE.scope_id) == {}

@@ -65,6 +65,8 @@ def _problem(kind: str, name: str, value: Any, dim: int | None) -> str | None:
         return None if value in kinds else f"must be one of {', '.join(kinds)}"
     if kind == "episode" and name == "messages":
         return _messages_problem(value)
+    if kind == "variable" and (problem := _variable_problem(name, value)) is not None:
+        return problem
     if value is None:
         return None  # whether a field may be null is the store's NOT NULL constraints' call
     whole = name in _INTEGERS or name.endswith("_at") or (kind == "chunk" and name == "messages")
@@ -86,6 +88,19 @@ def _vector_problem(value: Any, dim: int | None) -> str | None:
         return "is not base64"
     if dim is not None and size != 4 * dim:
         return f"holds {size} bytes, not {dim} float32 values"
+    return None
+
+
+_VARIABLE_TYPES = ("string", "boolean", "integer", "number")
+
+
+def _variable_problem(name: str, value: Any) -> str | None:
+    if name == "name" and not isinstance(value, str):
+        return "must be a string"
+    if name == "value" and (value is None or isinstance(value, dict | list)):
+        return "must be a string, a number or a boolean"
+    if name == "type" and value not in _VARIABLE_TYPES:
+        return f"must be one of {', '.join(_VARIABLE_TYPES)}"
     return None
 
 
