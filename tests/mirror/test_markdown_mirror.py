@@ -222,10 +222,12 @@ def test_extracted_memories_reach_the_files(
 
 
 def test_a_tenant_whose_files_cannot_be_written_is_reported(
-    open_mirrored: Callable[..., Memory],
+    open_mirrored: Callable[..., Memory], root: Path
 ) -> None:
     memory = open_mirrored(watch=False)
-    user = "字" * 100  # its escaped folder name is longer than a file name may be
+    user = "carol"
+    (root / "memories").mkdir(parents=True, exist_ok=True)
+    (root / "memories" / user).write_text("a file where her folder would go", "utf-8")
     [item] = memory.add_many(
         [NewMemory(text="kept anyway", type=MemoryType.SEMANTIC)], user_id=user
     )
@@ -233,3 +235,39 @@ def test_a_tenant_whose_files_cannot_be_written_is_reported(
     status = memory.engine.services.mirror.status()  # type: ignore[union-attr]
     assert status["status"] == "degraded"
     assert any("could not be written" in p["reason"] for p in status["problems"])
+
+
+@pytest.mark.parametrize("watch", [False, True], ids=["dirty-check", "watcher"])
+@pytest.mark.parametrize("user", ["é" * 200, "!" * 256], ids=["long-letters", "long-escapes"])
+def test_an_id_too_long_for_a_folder_name_is_mirrored_and_read_back(
+    open_mirrored: Open, root: Path, watch: bool, user: str
+) -> None:
+    # A valid id can escape to more bytes than a filesystem name holds (255): its writes then
+    # failed to mirror, each logged a traceback, and /health said degraded for every tenant.
+    memory = open_mirrored(watch=watch)
+    [item] = memory.add_many(
+        [NewMemory(text="I like jasmine tea", type=MemoryType.SEMANTIC)], user_id=user
+    )
+    mirror = memory.engine.services.mirror
+    assert mirror is not None and mirror.status()["status"] == "ok"
+    [path] = (root / "memories").glob("*/default/semantic_memory.md")
+    assert all(len(part.encode()) <= 255 for part in path.parts)
+    assert _items(path) == {item.id: "I like jasmine tea"}
+    assert mirror.scope_of(path) == Scope(user_id=user)
+    edited = path.with_name("edited.tmp")  # replaced whole, as an editor saves
+    edited.write_text(path.read_text("utf-8").replace("jasmine", "green"), "utf-8")
+    edited.replace(path)
+
+    def picked_up() -> bool:
+        found = memory.store.memories.get_memories(Scope(user_id=user), [item.id])
+        return [m.text for m in found] == ["I like green tea"]
+
+    if watch:
+        until(picked_up, "the watcher to ingest the edit")
+    else:
+        memory.get_all(user_id=user)  # the dirty check before the listing
+        assert picked_up()
+    other = memory.add_many(
+        [NewMemory(text="My cat is Mochi", type=MemoryType.SEMANTIC)], user_id="bob"
+    )
+    assert _items(type_file(root, user="bob")) == {other[0].id: "My cat is Mochi"}

@@ -22,6 +22,7 @@ under a marker, and is reported: logged, and listed by ``status()`` (``/health``
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import threading
@@ -64,14 +65,28 @@ PAGE = 10_000
 RETRIES = 5  # rewrites given up after the file changed under us this many times in a row
 
 
+# A directory name's bytes at most (filesystems refuse names over 255): a longer escaped id
+# keeps a readable head and ends in ``~`` and a digest of the id, and its tenant is named in
+# ``TENANT`` (``~`` is escaped in every other name, so it marks these alone).
+NAME_MAX_BYTES = 200
+TENANT = ".omoide-tenant.json"
+
+
 def dir_part(value: str) -> str:
     """An id as one safe directory name: letters and digits (any script) stay readable,
     anything else (``/``, ``.``, spaces) is %-escaped, so no id can leave the root."""
     keep = "-_@"
-    return "".join(
+    name = "".join(
         ch if ch.isalnum() or ch in keep else "".join(f"%{b:02X}" for b in ch.encode())
         for ch in value
     )
+    if len(name.encode()) <= NAME_MAX_BYTES:
+        return name
+    digest = "~" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    head = name.encode()[: NAME_MAX_BYTES - len(digest)].decode(errors="ignore")
+    if "%" in head[-2:]:  # an escape cut in two
+        head = head[: head.rindex("%")]
+    return head + digest
 
 
 def canonical(text: str) -> str:
@@ -142,6 +157,14 @@ class MarkdownMirror:
             return None
         if len(parts) < 2:
             return None
+        if "~" in parts[0] or "~" in parts[1]:  # a long id: the folder says whose it is
+            try:
+                named = json.loads(
+                    (self.root / "memories" / parts[0] / parts[1] / TENANT).read_text("utf-8")
+                )
+                return Scope(user_id=named["user_id"], scope_id=named["scope_id"])
+            except (OSError, ValueError, KeyError, TypeError):
+                return None
         return Scope(user_id=unquote(parts[0]), scope_id=unquote(parts[1]))
 
     # hooks -------------------------------------------------------------------------------
@@ -181,6 +204,10 @@ class MarkdownMirror:
         """Ingest what was edited, then write the files the database now implies."""
         where = self.tenant_dir(scope)
         where.mkdir(parents=True, exist_ok=True)
+        if "~" in where.name or "~" in where.parent.name:
+            named = {"user_id": scope.user_id, "scope_id": scope.scope_id}
+            if not (where / TENANT).is_file():
+                atomic_write(where / TENANT, json.dumps(named).encode())
         with self._locked(where):
             remove_stale_temps(where)
             for _ in range(RETRIES):
