@@ -271,3 +271,35 @@ def test_an_id_too_long_for_a_folder_name_is_mirrored_and_read_back(
         [NewMemory(text="My cat is Mochi", type=MemoryType.SEMANTIC)], user_id="bob"
     )
     assert _items(type_file(root, user="bob")) == {other[0].id: "My cat is Mochi"}
+
+
+def test_a_file_still_being_written_is_not_taken_for_half_its_memories(
+    open_mirrored: Open, root: Path
+) -> None:
+    # An editor saving in place truncates the file, then writes it: a sync that runs between
+    # (a read's dirty check, another write's mirroring) read the missing items as deleted and
+    # the cut one as edited; the memories came back under new ids once the file was whole.
+    memory = open_mirrored(watch=False)
+    tea, city = _add(memory, "I like jasmine tea"), _add(memory, "I live in Kyoto")
+    path = type_file(root)
+    whole = path.read_text("utf-8").replace("jasmine", "green")
+    cut = whole.index("green") + 2  # inside the first item: the rest not written yet
+    with path.open("w", encoding="utf-8") as writer:
+        writer.write(whole[:cut])
+        writer.flush()
+        memory.get_all(user_id=USER)  # the dirty check, with the file half written
+        cat = _add(memory, "My cat is Mochi")  # a write's mirroring, likewise
+        assert _stored(memory) == {
+            tea: "I like jasmine tea",
+            city: "I live in Kyoto",
+            cat: "My cat is Mochi",
+        }
+        writer.write(whole[cut:])
+    memory.get_all(user_id=USER)  # whole now: ingested
+    assert _stored(memory) == {
+        tea: "I like green tea",
+        city: "I live in Kyoto",
+        cat: "My cat is Mochi",
+    }
+    assert [h.event for h in memory.history(city, user_id=USER)] == ["ADD"]
+    assert _items(path) == _stored(memory)

@@ -7,15 +7,22 @@ fsynced), so any reader, and the next process after a crash, sees the old file o
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import signal
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from omoide.types import MemoryType
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
 
 STATE = ".omoide-mirror.json"  # per tenant dir: the hashes and texts last mirrored
 
@@ -54,6 +61,34 @@ def read_files(where: Path, names: dict[MemoryType, str]) -> Files:
         except UnicodeDecodeError:
             files.text[kind] = None
     return files
+
+
+def being_written(path: Path) -> bool:
+    """Whether a process holds ``path`` open for writing (an editor saving in place, which
+    truncates first): its bytes are then half a file, whose missing items are no deletion.
+
+    Linux refuses a read lease on a file open for writing anywhere (``EAGAIN``); the lease is
+    dropped at once. Where leases do not exist or are not ours to take (another user's file,
+    a filesystem without them) this cannot tell, and says no."""
+    lease = getattr(fcntl, "F_SETLEASE", None) if fcntl is not None else None
+    if lease is None:
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        # A writer opening the file while the lease is held would signal this process: SIGIO
+        # by default, which ends it; SIGURG is ignored unless handled.
+        fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGURG)
+        fcntl.fcntl(fd, lease, fcntl.F_RDLCK)
+    except OSError as exc:
+        return exc.errno == errno.EAGAIN
+    else:
+        fcntl.fcntl(fd, lease, fcntl.F_UNLCK)
+        return False
+    finally:
+        os.close(fd)
 
 
 def read_bytes(path: Path) -> bytes | None:

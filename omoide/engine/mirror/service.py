@@ -37,6 +37,7 @@ from omoide.engine.mirror.files import (
     STATE,
     Files,
     atomic_write,
+    being_written,
     load_state,
     read_bytes,
     read_files,
@@ -215,6 +216,10 @@ class MarkdownMirror:
                 files = read_files(where, FILES)
                 edited = [k for k in files.raw if sha(files.raw[k]) != _seen(state, k)]
                 if not edited and not render_always:
+                    return
+                if any(being_written(where / FILES[k]) for k in edited):
+                    # half a file: its writer's close (the watcher) or the next read's dirty
+                    # check ingests it whole, and renders what the database gained meanwhile
                     return
                 kept = self._ingest(scope, files, state, edited) if edited else {}
                 if self._write(scope, where, files, state, kept):
