@@ -9,6 +9,7 @@ import hashlib
 import json
 import sqlite3
 from contextlib import closing
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from typer.testing import CliRunner
 
 from omoide.cli import app, state
 from omoide.compat.wilmer import Wilmer
+from omoide.types import MemoryType
 from tests.api.conftest import Running
 from tests.compat.conftest import StartServer
 
@@ -127,7 +129,8 @@ def test_cli_reads_every_layout_and_reports_each_discussion(
     assert old["files"]["vector"] == "Public/old_vector_memory.db"
     again = cli(tmp_path, monkeypatch, "import", "wilmer", str(root), "--user", "alice")
     assert again.exit_code == 0, again.output
-    assert "trip: 0 chunks, 0 summary, 0 vector memories, tracker unchanged, 3 already" in again.stdout
+    unchanged = "trip: 0 chunks, 0 summary, 0 vector memories, tracker unchanged, 3 already"
+    assert unchanged in again.stdout
 
 
 def test_nothing_recognisable_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -391,3 +394,99 @@ def test_a_condensation_tracker_that_is_not_an_object_fails_its_discussion(
     report = Wilmer.of(server.engine).importer.import_wilmer(root, **ALICE).discussions[0]
     assert report.error is not None and "condensation_tracker.json" in report.error
     assert report.chunks == 0
+
+
+def said(when: str) -> str:
+    """A time as WilmerAI's timestamps file holds it."""
+    return datetime.strptime(when, "%Y-%m-%d %H:%M:%S").strftime("(%A, %Y-%m-%d %H:%M:%S)")
+
+
+def local_ms(when: str) -> int:
+    """WilmerAI writes its host's local time with no zone; the import reads it in its own."""
+    return int(datetime.strptime(when, "%Y-%m-%d %H:%M:%S").timestamp() * 1000)
+
+
+@pytest.mark.parametrize("layout", ["current", "keyed", "legacy"])
+def test_the_timestamps_file_survives_import_and_export(
+    server: Running, tmp_path: Path, layout: str
+) -> None:
+    """WilmerAI keeps when each message was said in ``timestamps.json`` (by the SHA-256 of its
+    content) and prefixes messages with it; without the file it dates the whole history anew.
+    A chunk takes the time of its last message, its hash."""
+    root = tmp_path / "DiscussionIds"
+    first, second = sha("I booked the hall."), sha("Great, what date?")
+    records = [("We talked about the venue.", first), ("We talked about the date.", second)]
+    stamps = {
+        sha("Hello!"): said("2025-08-04 18:29:00"),
+        first: said("2025-08-04 18:30:00"),
+        second: said("2025-08-04 18:31:10"),
+        "PLACEHOLDER_TIMESTAMP_HASH_0000": said("2025-08-04 18:32:00"),
+    }
+    if layout != "legacy":
+        folder = root / ("0123456789abcdef" if layout == "keyed" else "") / "t"
+        write_chunks(folder / "memories.json", records)
+        (folder / "timestamps.json").write_text(json.dumps(stamps, indent=4))
+    else:
+        write_chunks(root / "t_memories.json", records)
+        (root / "t_timestamps.json").write_text(json.dumps(stamps))
+    wilmer = Wilmer.of(server.engine)
+    imported = wilmer.importer.import_wilmer(root, **ALICE).discussions[0]
+    assert (imported.timestamps, imported.dated, imported.error) == (True, 2, None)
+    chunks = server.engine.session_memories("t", types=[MemoryType.CHUNK], **ALICE)
+    assert sorted(int(c.created_at.timestamp() * 1000) for c in chunks) == [
+        local_ms("2025-08-04 18:30:00"),
+        local_ms("2025-08-04 18:31:10"),
+    ]
+    again = wilmer.importer.import_wilmer(root, **ALICE).discussions[0]
+    assert (again.timestamps, again.chunks, again.already) == (False, 0, 2)
+    out = tmp_path / "back"
+    exported = wilmer.exporter.export_wilmer(out, "t", **ALICE)
+    assert exported.timestamps is True
+    assert json.loads((out / "t" / "timestamps.json").read_text()) == stamps
+    back = json.loads((out / "t" / "memories.json").read_text())
+    assert [(r["text_block"], r["hash"]) for r in back] == records
+
+
+def test_chunks_keep_the_import_time_when_wilmer_times_would_reorder_them(
+    server: Running, tmp_path: Path
+) -> None:
+    """Times that fall in file order would reorder the chunks WilmerAI reads in file order:
+    none is dated, and the file is still kept for the export."""
+    root = tmp_path / "DiscussionIds"
+    records = [("Venue.", sha("a")), ("Date.", sha("b"))]
+    write_chunks(root / "r" / "memories.json", records)
+    stamps = {sha("a"): said("2025-08-04 18:31:00"), sha("b"): said("2025-08-04 18:30:00")}
+    (root / "r" / "timestamps.json").write_text(json.dumps(stamps))
+    report = Wilmer.of(server.engine).importer.import_wilmer(root, **ALICE).discussions[0]
+    assert (report.timestamps, report.dated, report.chunks) == (True, 0, 2)
+    out = tmp_path / "back"
+    Wilmer.of(server.engine).exporter.export_wilmer(out, "r", **ALICE)
+    back = json.loads((out / "r" / "memories.json").read_text())
+    assert [r["hash"] for r in back] == [sha("a"), sha("b")]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '["(Monday, 2025-08-04 18:30:00)"]',
+        '{"h1": 5}',
+        '{"h1": "(Monday, 2025-08-04 18:30:00)", "h2": ',
+        '{"h\\u0000": "(Monday, 2025-08-04 18:30:00)"}',
+        '{"h1": "\\ud800"}',
+        '{"h1": ' + "[" * 100 + "]" * 100 + "}",
+    ],
+    ids=["array", "number", "truncated", "nul", "surrogate", "nested"],
+)
+def test_a_bad_timestamps_file_fails_its_discussion_only(
+    server: Running, tmp_path: Path, content: str
+) -> None:
+    root = tmp_path / "DiscussionIds"
+    write_chunks(root / "bad" / "memories.json", [("One.", "h1")])
+    (root / "bad" / "timestamps.json").write_text(content)
+    write_chunks(root / "good" / "memories.json", [("Two.", "h2")])
+    (root / "good" / "timestamps.json").write_text(json.dumps({"h2": said("2025-08-04 18:30:00")}))
+    result = Wilmer.of(server.engine).importer.import_wilmer(root, **ALICE)
+    bad, good = result.discussions
+    assert bad.error is not None and "timestamps.json" in bad.error
+    assert (bad.chunks, bad.timestamps, result.failed) == (0, False, 1)
+    assert (good.error, good.chunks, good.timestamps) == (None, 1, True)

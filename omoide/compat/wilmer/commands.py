@@ -104,6 +104,7 @@ def _show_import(result: WilmerImportResult, out: Console) -> None:
                 f"{d.vector_memories} vector memories, "
                 + ("tracker set, " if d.tracker else "tracker unchanged, ")
                 + ("condensation tracker set, " if d.condensation else "")
+                + ("timestamps stored, " if d.timestamps else "")
                 + f"{d.already} already imported",
                 markup=False,
             )

@@ -9,7 +9,10 @@ go back to WilmerAI (``omoide export wilmer DIR --discussion ID``):
   either;
 - ``DIR/<id>/condensation_tracker.json``: ``{"lastCondensationHash": hash}`` when an import
   brought WilmerAI's (without it WilmerAI's ``condenseMemories`` would condense the condensed
-  memories again).
+  memories again);
+- ``DIR/<id>/timestamps.json``: ``{message hash: "(Weekday, YYYY-MM-DD HH:MM:SS)"}`` as an
+  import brought it (WilmerAI prefixes each message it knows with its time; without the file
+  it would date the whole history anew, as said at the next request).
 
 Files are plain JSON (no WilmerAI encryption), indented as WilmerAI writes them. Existing
 files are never overwritten (``Conflict``). ``import_wilmer`` of the result brings back the
@@ -28,6 +31,7 @@ from pydantic import BaseModel, Field
 from omoide.chunking import chunk_messages
 from omoide.compat.wilmer.formats import (
     CONDENSATION_KEY,
+    TIMESTAMPS_KEY,
     TRACKER_KEY,
     iso,
     wilmer_hash,
@@ -50,6 +54,7 @@ class WilmerExportResult(BaseModel):
     vector_memories: int = 0
     tracker: bool = False
     condensation: bool = False
+    timestamps: bool = False
 
 
 class WilmerExporter:
@@ -83,10 +88,13 @@ class WilmerExporter:
         tracker = session.metadata.get(TRACKER_KEY)
         condensed = session.metadata.get(CONDENSATION_KEY)
         condensation = folder / "condensation_tracker.json"
+        said = session.metadata.get(TIMESTAMPS_KEY)
+        said = said if isinstance(said, dict) and said else None
+        timestamps = folder / "timestamps.json"
         targets = [folder / "memories.json"]
         targets += [folder / "chat_summary.json"] if summaries else []
         targets += [folder / "vector_memory.db"] if vectors or tracker else []
-        every = targets + ([condensation] if condensed else [])
+        every = targets + ([condensation] if condensed else []) + ([timestamps] if said else [])
         taken = [str(t) for t in every if t.exists() or t.is_symlink()]
         if taken:
             raise Conflict(f"not overwriting {', '.join(taken)}")
@@ -108,6 +116,9 @@ class WilmerExporter:
                 json.dumps({"lastCondensationHash": str(condensed)}, indent=4), encoding="utf-8"
             )
             result.condensation = True
+        if said:
+            timestamps.write_text(json.dumps(said, indent=4), encoding="utf-8")
+            result.timestamps = True
         result.files = [str(t) for t in every]
         return result
 

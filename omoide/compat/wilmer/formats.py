@@ -27,6 +27,8 @@ Progress = Callable[[int, int], None]
 TRACKER_KEY = "wilmer_vector_tracker"  # session metadata: the last message vector memory covered
 # session metadata: the last memory WilmerAI's condenseMemories condensed (its hash)
 CONDENSATION_KEY = "wilmer_condensation_hash"
+# session metadata: WilmerAI's timestamps file as it was, {message hash: time}
+TIMESTAMPS_KEY = "wilmer_timestamps"
 VECTOR_KIND = "vector"  # metadata "wilmer" of a vector memory
 _KNOWN = ("title", "summary", "entities", "key_phrases")
 

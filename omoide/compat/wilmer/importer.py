@@ -4,12 +4,17 @@ as omoide memories of session ``<discussionId>``.
 Per discussion, in one transaction: the chunks (``chunk`` memories, in file order, each in the
 chunk ledger with its WilmerAI hash), the summary (the rolling ``summary`` memory, its hash the
 last chunk it covers), the vector memories (``semantic`` memories with WilmerAI's metadata) and
-the vector tracker, and WilmerAI's condensation tracker (session metadata, written back by the
-exporter). A file that cannot be read fails its discussion only, naming the file and
-the problem; nothing of that discussion is written. Idempotent: chunks are known by hash and
-text (counted: WilmerAI's hash is its last message's, so two chunks ending in the same reply,
-"ok", share it and both are kept), vector memories by their text and metadata, the summary by
-its text.
+the vector tracker, WilmerAI's condensation tracker and its timestamps file (session metadata,
+written back by the exporter; entries merged into what an earlier import stored). A chunk takes
+the time WilmerAI recorded for its last message as its creation time only when that is
+unambiguous: every new chunk's hash has a time and is in the memory file once, and the times
+rise in file order after the discussion's newest chunk (else none is dated, so their order,
+which WilmerAI's memory file relies on, is kept). WilmerAI writes its host's local time without
+a zone; it is read in the importing host's. A file that cannot be read fails its discussion
+only, naming the file and the problem; nothing of that discussion is written. Idempotent:
+chunks are known by hash and text (counted: WilmerAI's hash is its last message's, so two
+chunks ending in the same reply, "ok", share it and both are kept), vector memories by their
+text and metadata, the summary by its text, timestamps by their entries.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from pydantic import BaseModel, Field
 
 from omoide.compat.wilmer.formats import (
     CONDENSATION_KEY,
+    TIMESTAMPS_KEY,
     TRACKER_KEY,
     Progress,
     ledger_hash,
@@ -36,7 +42,9 @@ from omoide.compat.wilmer.layout import (
     discover,
     read_condensation_hash,
     read_records,
+    read_timestamps,
     rel,
+    wilmer_time,
 )
 from omoide.compat.wilmer.vectordb import read_vector_db
 from omoide.errors import InvalidInput, OmoideError
@@ -66,6 +74,10 @@ class DiscussionReport(BaseModel):
     condensation: bool = Field(
         False, description="WilmerAI's condensation tracker (its last condensed memory) stored."
     )
+    timestamps: bool = Field(
+        False, description="WilmerAI's message timestamps stored (new entries in them)."
+    )
+    dated: int = Field(0, description="Chunks given the time WilmerAI recorded for them.")
     already: int = Field(0, description="Records imported before (skipped).")
     skipped: list[str] = Field(default_factory=list, description="Files not read, and why.")
     error: str | None = Field(None, description="Why nothing of it was imported.")
@@ -89,6 +101,7 @@ class _Plan:
     vectors: list[NewMemory] = field(default_factory=list)
     tracker: str | None = None
     condensation: str | None = None
+    timestamps: dict[str, str] | None = None
 
 
 class WilmerImporter:
@@ -143,16 +156,19 @@ class WilmerImporter:
             self._write(scope, discussion.id, plan, report)
         except OmoideError as exc:
             report.error = exc.message
-            report.chunks, report.vector_memories = 0, 0
-            report.summary = report.tracker = report.condensation = False
+            report.chunks, report.vector_memories, report.dated = 0, 0, 0
+            report.summary = report.tracker = report.condensation = report.timestamps = False
         return report
 
     def _plan(self, scope: Scope, discussion: Discussion, report: DiscussionReport) -> _Plan:
         """Read every file first: a bad one fails the discussion before anything is written."""
         plan = _Plan()
         files = discussion.files
+        if "timestamps" in files:
+            plan.timestamps = read_timestamps(files["timestamps"].path)
         if "memories" in files:
-            plan.chunks = self._chunks(scope, discussion.id, files["memories"].path, report)
+            path = files["memories"].path
+            plan.chunks = self._chunks(scope, discussion.id, path, plan.timestamps, report)
         if "summary" in files:
             self._summary(scope, discussion.id, files["summary"].path, plan, report)
         if "vector" in files:
@@ -178,18 +194,28 @@ class WilmerImporter:
         items = self._stored(scope, discussion_id, type_)
         return {str(i.metadata[key]) for i in items if key in i.metadata}
 
-    def _stored_chunks(self, scope: Scope, discussion_id: str) -> Counter[tuple[str, str]]:
-        """How many chunks of each (WilmerAI hash, text) the discussion already holds."""
+    def _stored_chunks(
+        self, scope: Scope, discussion_id: str
+    ) -> tuple[Counter[tuple[str, str]], int | None]:
+        """How many chunks of each (WilmerAI hash, text) the discussion already holds, and
+        when its newest chunk was made."""
         items = self._stored(scope, discussion_id, MemoryType.CHUNK)
-        return Counter(
+        known = Counter(
             (str(i.metadata["wilmer_hash"]), i.text) for i in items if "wilmer_hash" in i.metadata
         )
+        newest = max((int(i.created_at.timestamp() * 1000) for i in items), default=None)
+        return known, newest
 
     def _chunks(
-        self, scope: Scope, discussion_id: str, path: Path, report: DiscussionReport
+        self,
+        scope: Scope,
+        discussion_id: str,
+        path: Path,
+        timestamps: dict[str, str] | None,
+        report: DiscussionReport,
     ) -> list[NewChunk]:
         records = read_records(path)
-        known = self._stored_chunks(scope, discussion_id)
+        known, newest = self._stored_chunks(scope, discussion_id)
         ledgered = Counter(digest for digest, _ in known.elements())
         base = now_ms() - len(records)
         chunks = []
@@ -212,6 +238,7 @@ class WilmerImporter:
             )
             ledgered[digest] += 1
             chunks.append(NewChunk(memory, cursor, 0, 0))
+        report.dated = _date_chunks(chunks, records, timestamps or {}, newest)
         return chunks
 
     def _summary(
@@ -277,6 +304,12 @@ class WilmerImporter:
                 mark = {"hash": plan.tracker, "key": [now_ms(), 0, 0], "wilmer_hash": plan.tracker}
                 updated[TRACKER_KEY] = mark
                 report.tracker = True
+            if plan.timestamps:
+                current = metadata.get(TIMESTAMPS_KEY)
+                merged = {**(current if isinstance(current, dict) else {}), **plan.timestamps}
+                if merged != current:
+                    updated[TIMESTAMPS_KEY] = merged
+                    report.timestamps = True
             if plan.condensation is not None and (
                 metadata.get(CONDENSATION_KEY) != plan.condensation
             ):
@@ -295,6 +328,32 @@ class WilmerImporter:
         )
         report.chunks, report.vector_memories = len(plan.chunks), len(plan.vectors)
         report.summary = plan.summary is not None
+
+
+def _date_chunks(
+    chunks: list[NewChunk],
+    records: list[tuple[str, str | None]],
+    timestamps: dict[str, str],
+    newest: int | None,
+) -> int:
+    """Give each new chunk the time WilmerAI recorded for its last message, if all of them
+    have one unambiguously (see the module's docstring); how many were dated."""
+    if not chunks or not timestamps:
+        return 0
+    in_file = Counter(digest for _, digest in records)
+    times: list[int] = []
+    for chunk in chunks:
+        digest = str(chunk.memory.metadata["wilmer_hash"])
+        when = wilmer_time(timestamps.get(digest, ""))
+        if when is None or in_file[digest] > 1:
+            return 0
+        times.append(int(when.timestamp() * 1000))  # naive: the importing host's local time
+    floor = newest if newest is not None else times[0] - 1
+    if any(later <= earlier for earlier, later in zip([floor, *times], times, strict=False)):
+        return 0
+    for chunk, ms in zip(chunks, times, strict=True):
+        chunk.memory.created_at_ms = ms
+    return len(chunks)
 
 
 def _add(result: WilmerImportResult, report: DiscussionReport) -> None:

@@ -5,10 +5,11 @@ Layouts ``discover(dir)`` recognises, in each of ``dir``, ``dir/DiscussionIds``,
 and ``dir/Public/DiscussionIds``:
 
 - current: ``<id>/memories.json``, ``<id>/chat_summary.json``, ``<id>/vector_memory.db``,
-  ``<id>/condensation_tracker.json``, also one level down under a per-API-key folder (16 hex
-  characters: ``<keyhash>/<id>/...``);
+  ``<id>/condensation_tracker.json``, ``<id>/timestamps.json``, also one level down under a
+  per-API-key folder (16 hex characters: ``<keyhash>/<id>/...``);
 - legacy: ``<id>_memories.json``, ``<id>_chat_summary.json``, ``<id>_vector_memory.db``
-  (WilmerAI's old ``Public/<id>_vector_memory.db``) and ``<id>_condensation_tracker.json``;
+  (WilmerAI's old ``Public/<id>_vector_memory.db``), ``<id>_condensation_tracker.json`` and
+  ``<id>_timestamps.json``;
 - the names some versions wrote: ``<id>_memories.jsonl``, ``<id>_summary.jsonl``.
 
 When one discussion has a file of one kind in several layouts, the current layout wins (as in
@@ -18,7 +19,10 @@ are reported as skipped. Nothing reached through a symlink that leaves ``dir`` i
 The memory and summary files are JSON arrays of ``{"text_block", "hash"}`` records (``[text,
 hash]`` pairs and JSON lines are read too); the summary is the first record's text with the
 last record's hash. The condensation tracker is ``{"lastCondensationHash": hash}``: the last
-memory WilmerAI's ``condenseMemories`` folded into a condensed one. An encrypted file
+memory WilmerAI's ``condenseMemories`` folded into a condensed one. The timestamps file is
+``{message hash: "(Weekday, YYYY-MM-DD HH:MM:SS)"}``: when each message was said, by the
+SHA-256 of its content, in the WilmerAI host's local time with no zone (it may also hold
+WilmerAI's pending-reply placeholder key, kept as it is). An encrypted file
 (WilmerAI's per-file ``encryption_key``: a Fernet token) is refused: decrypt it with WilmerAI
 first (turn encryption off and let it rewrite the files).
 """
@@ -28,13 +32,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from omoide.errors import InvalidInput
 from omoide.validate import describe_location, find_invalid
 
-Kind = Literal["memories", "summary", "vector", "condensation"]
+Kind = Literal["memories", "summary", "vector", "condensation", "timestamps"]
 Layout = Literal["current", "legacy", "jsonl"]
 _KEY_FOLDER = re.compile(r"^[0-9a-f]{16}$")
 _NESTED: dict[str, Kind] = {
@@ -42,18 +47,21 @@ _NESTED: dict[str, Kind] = {
     "chat_summary.json": "summary",
     "vector_memory.db": "vector",
     "condensation_tracker.json": "condensation",
+    "timestamps.json": "timestamps",
 }
 _FLAT: list[tuple[str, Kind, Layout]] = [
     ("_memories.json", "memories", "legacy"),
     ("_chat_summary.json", "summary", "legacy"),
     ("_vector_memory.db", "vector", "legacy"),
     ("_condensation_tracker.json", "condensation", "legacy"),
+    ("_timestamps.json", "timestamps", "legacy"),
     ("_memories.jsonl", "memories", "jsonl"),
     ("_summary.jsonl", "summary", "jsonl"),
 ]
 _RANK: dict[Layout, int] = {"current": 0, "legacy": 1, "jsonl": 2}
 _TEXT_KEYS = ("text_block", "text", "memory", "content", "summary")
 _HASH_KEYS = ("hash", "last_hash", "message_hash")
+_WILMER_TIME = "%A, %Y-%m-%d %H:%M:%S"  # inside parentheses, as WilmerAI writes it
 _FERNET = re.compile(rb"^\s*gAAAAA[A-Za-z0-9_\-=]+\s*$")
 
 
@@ -230,6 +238,31 @@ def read_condensation_hash(path: Path) -> str | None:
         raise WilmerFileError(f"{path.name}: lastCondensationHash is not a string")
     check_storable(path, "condensation tracker", {"lastCondensationHash": digest})
     return digest or None
+
+
+def read_timestamps(path: Path) -> dict[str, str]:
+    """A timestamps file's ``{message hash: time}`` entries (none in an empty file)."""
+    text = _text(path)
+    try:
+        value = loads(path, text) if text else {}
+    except json.JSONDecodeError as exc:
+        raise WilmerFileError(f"{path.name}: not JSON ({exc.msg}, line {exc.lineno})") from None
+    if not isinstance(value, dict):
+        raise WilmerFileError(f'{path.name}: not a {{"<message hash>": "<time>"}} object')
+    check_storable(path, "timestamps", value)
+    for number, (key, when) in enumerate(value.items(), 1):
+        if not isinstance(when, str):
+            raise WilmerFileError(f"{path.name}: entry {number} ({key[:16]}): not a string")
+    return value
+
+
+def wilmer_time(value: str) -> datetime | None:
+    """A WilmerAI timestamp, ``(Monday, 2025-08-04 18:30:00)``, as a naive datetime (None
+    when it is not one: WilmerAI skips those too)."""
+    try:
+        return datetime.strptime(value.strip("() "), _WILMER_TIME)
+    except ValueError:
+        return None
 
 
 def _json_lines(path: Path, text: str, first: json.JSONDecodeError) -> list[Any]:
