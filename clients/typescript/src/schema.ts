@@ -2013,7 +2013,7 @@ export interface components {
             scope_id?: string | null;
             /**
              * Messages
-             * @description Each {"role", "content"}: role defaults to "user", content to "" (a message without content is not stored); an optional "timestamp" (ISO 8601, UTC without an offset) says when it was said, and extraction reads relative dates from it; other keys are ignored.
+             * @description Each {"role", "content"}: role defaults to "user", content to "" (a message without content is skipped; messages of which none has content are a 422); an optional "timestamp" (ISO 8601, UTC without an offset) says when it was said, and extraction reads relative dates from it; other keys are ignored.
              */
             messages: {
                 [key: string]: string;
