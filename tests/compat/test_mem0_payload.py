@@ -171,3 +171,20 @@ def test_delete_all_of_a_wildcard_id_is_refused_not_a_silent_no_op(m: Memory) ->
         with pytest.raises(InvalidInput, match=r"reset\(\)"):
             m.delete_all(**ids)
     assert len(m.get_all(filters={"user_id": "alice"})["results"]) == 1
+
+
+def test_an_id_argument_means_what_it_means_in_filters(m: Memory) -> None:
+    """mem0 moves ``run_id=`` into its filters: the wildcard is one there too. The shim read
+    ``run_id="*"`` as a run called "*" (nothing found), and ``user_id="*"`` as a user so
+    named, where the same ids in ``filters`` are a wildcard and a refusal."""
+    m.add("tea in run one", user_id="alice", run_id="r1", infer=False)
+    m.add("tea in no run", user_id="alice", infer=False)
+
+    hits = m.search("tea", user_id="alice", run_id="*")["results"]
+    assert sorted(h["memory"] for h in hits) == ["tea in no run", "tea in run one"]
+    assert len(m.get_all(user_id="alice", run_id="*")["results"]) == 2
+    for ids in ({"user_id": "*"}, {"user_id": "alice", "agent_id": "*"}):
+        with pytest.raises(InvalidInput, match="filters"):
+            m.search("tea", **ids)
+        with pytest.raises(InvalidInput, match="filters"):
+            m.get_all(**ids)

@@ -75,7 +75,11 @@ def split_filters(
     if filters is not None and not isinstance(filters, Mapping):
         raise InvalidInput(f"filters: expected a dict, got {type(filters).__name__}")
     given = dict(filters or {})
-    ids = {k: given.pop(k, None) for k in _ID_KEYS}
+    # an explicit argument wins, and means what the same id in ``filters`` means: mem0 moves
+    # it into the filters, so run_id="*" is the wildcard there too (it named a run "*")
+    explicit = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+    named = {k: given.pop(k, None) for k in _ID_KEYS}
+    ids = {k: explicit[k] or named[k] for k in _ID_KEYS}
     if ids["run_id"] == WILDCARD:  # mem0's wildcard: any run of the owner, no session narrowing
         ids["run_id"] = None
     metadata: dict[str, Any] = {}
@@ -89,7 +93,7 @@ def split_filters(
                 field="filters",
             )
         metadata[_metadata_key(key)] = value
-    who = owner(user_id or ids["user_id"], agent_id or ids["agent_id"], run_id or ids["run_id"])
+    who = owner(ids["user_id"], ids["agent_id"], ids["run_id"])
     return who, SearchFilters(session_id=who.session_id, metadata=metadata or None)
 
 
