@@ -490,3 +490,14 @@ def test_a_bad_timestamps_file_fails_its_discussion_only(
     assert bad.error is not None and "timestamps.json" in bad.error
     assert (bad.chunks, bad.timestamps, result.failed) == (0, False, 1)
     assert (good.error, good.chunks, good.timestamps) == (None, 1, True)
+
+
+def test_a_time_no_clock_can_place_dates_no_chunk(server: Running, tmp_path: Path) -> None:
+    """Year 1 has no POSIX time here ("year 0 is out of range": a traceback out of the import,
+    nothing of any discussion imported): the chunk keeps the import time, the file is kept."""
+    root = tmp_path / "DiscussionIds"
+    write_chunks(root / "y" / "memories.json", [("Venue.", sha("a"))])
+    stamps = {sha("a"): "(Monday, 0001-01-01 00:00:00)"}
+    (root / "y" / "timestamps.json").write_text(json.dumps(stamps))
+    report = Wilmer.of(server.engine).importer.import_wilmer(root, **ALICE).discussions[0]
+    assert (report.error, report.chunks, report.dated, report.timestamps) == (None, 1, 0, True)

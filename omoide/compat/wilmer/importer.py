@@ -347,7 +347,7 @@ def _date_chunks(
         when = wilmer_time(timestamps.get(digest, ""))
         if when is None or in_file[digest] > 1:
             return 0
-        times.append(int(when.timestamp() * 1000))  # naive: the importing host's local time
+        times.append(when)
     floor = newest if newest is not None else times[0] - 1
     if any(later <= earlier for earlier, later in zip([floor, *times], times, strict=False)):
         return 0

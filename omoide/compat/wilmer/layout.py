@@ -256,13 +256,16 @@ def read_timestamps(path: Path) -> dict[str, str]:
     return value
 
 
-def wilmer_time(value: str) -> datetime | None:
-    """A WilmerAI timestamp, ``(Monday, 2025-08-04 18:30:00)``, as a naive datetime (None
-    when it is not one: WilmerAI skips those too)."""
+def wilmer_time(value: str) -> int | None:
+    """A WilmerAI timestamp, ``(Monday, 2025-08-04 18:30:00)``, in milliseconds since the epoch,
+    read in this host's local time (None when it is not one: WilmerAI skips those too). A
+    time this host cannot place (year 1: "year 0 is out of range", a traceback out of the
+    import) or not after the epoch (a creation time of 0 is "now" to the store) is none."""
     try:
-        return datetime.strptime(value.strip("() "), _WILMER_TIME)
-    except ValueError:
+        ms = int(datetime.strptime(value.strip("() "), _WILMER_TIME).timestamp() * 1000)
+    except (ValueError, OverflowError, OSError):
         return None
+    return ms if ms > 0 else None
 
 
 def _json_lines(path: Path, text: str, first: json.JSONDecodeError) -> list[Any]:
