@@ -141,3 +141,18 @@ def test_a_variable_a_read_cannot_return_is_refused(
         with pytest.raises(InvalidInput, match=f"variable field '{field}'"):
             target.import_file(edited)
         assert target.get_variables(None, user_id=ALICE.user_id, scope_id=ALICE.scope_id) == {}
+
+
+@pytest.mark.parametrize("field", ["created_at", "valid_from"])
+def test_a_time_past_year_9999_is_refused(exported: Path, tmp_path: Path, field: str) -> None:
+    """An in-range SQLite integer, but no datetime: written as it was, every later listing
+    and search of the tenant failed ("year 146140482 is out of range")."""
+    records = [json.loads(line) for line in exported.read_text("utf-8").splitlines()]
+    memory = next(r for r in records if r["kind"] == "memory")
+    memory[field] = 2**62
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    with Memory(tmp_path / "target.db", embedder=HashEmbedder(), workers=0) as target:
+        with pytest.raises(InvalidInput, match=f"memory field '{field}'.*years 1 to 9999"):
+            target.import_file(edited)
+        assert target.get_all(user_id=ALICE.user_id, scope_id=ALICE.scope_id).items == []

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
 
 from omoide.errors import InvalidInput
-from omoide.types import MemoryType, Message
+from omoide.types import MemoryType, Message, dt_to_ms
 from omoide.validate import MAX_DEPTH, check_ids, describe_location, find_invalid
 
 # Whole numbers wherever they appear (``messages`` is a count only in a chunk record).
@@ -26,6 +27,12 @@ _INTEGERS = frozenset(
     }
 )
 _STRINGS = frozenset({"user_id", "scope_id"})
+# Times besides the ``*_at`` fields, in milliseconds since the epoch. A read turns each into a
+# datetime, which ends at year 9999: past it (an in-range SQLite integer) every later listing
+# and search of the tenant failed ("year ... is out of range").
+_TIMES = frozenset({"valid_from", "run_after"})
+_MIN_MS = dt_to_ms(datetime.min.replace(tzinfo=UTC))
+_MAX_MS = dt_to_ms(datetime.max.replace(tzinfo=UTC))
 _STRING_IDS = frozenset({"memory", "entity", "episode", "consolidation", "relationship"})
 
 
@@ -69,9 +76,12 @@ def _problem(kind: str, name: str, value: Any, dim: int | None) -> str | None:
         return problem
     if value is None:
         return None  # whether a field may be null is the store's NOT NULL constraints' call
-    whole = name in _INTEGERS or name.endswith("_at") or (kind == "chunk" and name == "messages")
+    time = name.endswith("_at") or name in _TIMES
+    whole = name in _INTEGERS or time or (kind == "chunk" and name == "messages")
     if whole and (isinstance(value, bool) or not isinstance(value, int)):
         return "must be a whole number"
+    if time and not _MIN_MS <= value <= _MAX_MS:
+        return f"must be milliseconds between {_MIN_MS} and {_MAX_MS} (years 1 to 9999)"
     if name == "confidence" and (isinstance(value, bool) or not isinstance(value, int | float)):
         return "must be a number"
     if name == "vector":
