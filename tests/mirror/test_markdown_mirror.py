@@ -273,6 +273,19 @@ def test_an_id_too_long_for_a_folder_name_is_mirrored_and_read_back(
     assert _items(type_file(root, user="bob")) == {other[0].id: "My cat is Mochi"}
 
 
+def test_an_id_whose_folder_name_fits_keeps_the_folder_it_always_had(
+    open_mirrored: Open, root: Path
+) -> None:
+    # 220 bytes fit a filesystem name: earlier versions mirrored this id to its own readable
+    # folder, which a person may have open; moving it to a shortened name left that folder
+    # edited and never read again.
+    user = "é" * 110
+    memory = open_mirrored(watch=False)
+    memory.add_many([NewMemory(text="I like jasmine tea", type=MemoryType.SEMANTIC)], user_id=user)
+    [folder] = (root / "memories").iterdir()
+    assert folder.name == user
+
+
 def test_a_file_still_being_written_is_not_taken_for_half_its_memories(
     open_mirrored: Open, root: Path
 ) -> None:

@@ -68,8 +68,10 @@ RETRIES = 5  # rewrites given up after the file changed under us this many times
 
 # A directory name's bytes at most (filesystems refuse names over 255): a longer escaped id
 # keeps a readable head and ends in ``~`` and a digest of the id, and its tenant is named in
-# ``TENANT`` (``~`` is escaped in every other name, so it marks these alone).
-NAME_MAX_BYTES = 200
+# ``TENANT`` (``~`` is escaped in every other name, so it marks these alone). Every name that
+# fits keeps the folder earlier versions wrote: a lower bound moved the files of ids that
+# mirrored fine, and their old folder, still edited, was read no more.
+NAME_MAX_BYTES = 255
 TENANT = ".omoide-tenant.json"
 
 
