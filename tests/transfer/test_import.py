@@ -156,3 +156,21 @@ def test_a_time_past_year_9999_is_refused(exported: Path, tmp_path: Path, field:
         with pytest.raises(InvalidInput, match=f"memory field '{field}'.*years 1 to 9999"):
             target.import_file(edited)
         assert target.get_all(user_id=ALICE.user_id, scope_id=ALICE.scope_id).items == []
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("event", "RENAME"), ("created_at", "today"), ("created_at", 2**62)]
+)
+def test_a_history_entry_a_read_cannot_return_is_refused(
+    exported: Path, tmp_path: Path, field: str, value: object
+) -> None:
+    """Written as it was, the memory's history failed to read (a 500 over HTTP)."""
+    records = [json.loads(line) for line in exported.read_text("utf-8").splitlines()]
+    history = next(r for r in records if r["kind"] == "history")
+    history["entries"][0][field] = value
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    with Memory(tmp_path / "target.db", embedder=HashEmbedder(), workers=0) as target:
+        with pytest.raises(InvalidInput, match=f"history field 'entries' entry 0: {field}"):
+            target.import_file(edited)
+        assert target.store.admin.stats()["memories"] == 0

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from omoide.errors import InvalidInput
-from omoide.types import MemoryType, Message, dt_to_ms
+from omoide.types import HistoryEvent, MemoryType, Message, dt_to_ms
 from omoide.validate import MAX_DEPTH, check_ids, describe_location, find_invalid
 
 # Whole numbers wherever they appear (``messages`` is a count only in a chunk record).
@@ -63,17 +63,9 @@ def check_record(kind: str, record: dict[str, Any], line: int, dim: int | None) 
 def _problem(kind: str, name: str, value: Any, dim: int | None) -> str | None:
     if name in _STRINGS or (name == "id" and kind in _STRING_IDS):
         return None if isinstance(value, str) else "must be a string"
-    if name == "metadata" and kind in _METADATA:
-        return _metadata_problem(value)
-    if kind == "memory" and name == "text":
-        return None if isinstance(value, str) else "must be a string"
-    if kind == "memory" and name == "type":
-        kinds = [t.value for t in MemoryType]
-        return None if value in kinds else f"must be one of {', '.join(kinds)}"
-    if kind == "episode" and name == "messages":
-        return _messages_problem(value)
-    if kind == "variable" and (problem := _variable_problem(name, value)) is not None:
-        return problem
+    modelled = _model_problem(kind, name, value)
+    if modelled is not None:
+        return None if modelled == "" else modelled
     if value is None:
         return None  # whether a field may be null is the store's NOT NULL constraints' call
     time = name.endswith("_at") or name in _TIMES
@@ -86,6 +78,25 @@ def _problem(kind: str, name: str, value: Any, dim: int | None) -> str | None:
         return "must be a number"
     if name == "vector":
         return _vector_problem(value, dim)
+    return None
+
+
+def _model_problem(kind: str, name: str, value: Any) -> str | None:
+    """For a field a read turns into a model's: its problem, ``""`` if it has none, or None
+    when the field is no such one."""
+    if name == "metadata" and kind in _METADATA:
+        return _metadata_problem(value) or ""
+    if kind == "memory" and name == "text":
+        return "" if isinstance(value, str) else "must be a string"
+    if kind == "memory" and name == "type":
+        kinds = [t.value for t in MemoryType]
+        return "" if value in kinds else f"must be one of {', '.join(kinds)}"
+    if kind == "episode" and name == "messages":
+        return _messages_problem(value) or ""
+    if kind == "history" and name == "entries":
+        return _entries_problem(value) or ""
+    if kind == "variable":
+        return _variable_problem(name, value)
     return None
 
 
@@ -111,6 +122,27 @@ def _variable_problem(name: str, value: Any) -> str | None:
         return "must be a string, a number or a boolean"
     if name == "type" and value not in _VARIABLE_TYPES:
         return f"must be one of {', '.join(_VARIABLE_TYPES)}"
+    return None
+
+
+def _entries_problem(value: Any) -> str | None:
+    """A memory's history entries as a read returns them (``HistoryEntry``): written as they
+    were, an unknown event or a time that is no time made the memory's history a 500."""
+    if not isinstance(value, list) or not all(isinstance(e, dict) for e in value):
+        return "must be a list of history entries"
+    events = [e.value for e in HistoryEvent]
+    for index, entry in enumerate(value):
+        if entry.get("event") not in events:
+            problem = f"must be one of {', '.join(events)}"
+            return f"entry {index}: event {problem}"
+        for name in ("old_text", "new_text", "actor"):
+            text = entry.get(name)
+            if not (isinstance(text, str) or (text is None and name != "actor")):
+                return f"entry {index}: {name} must be a string"
+        when = entry.get("created_at")
+        late = _problem("history", "created_at", when, None) if when is not None else None
+        if when is None or late is not None:
+            return f"entry {index}: created_at {late or 'must be a whole number'}"
     return None
 
 
