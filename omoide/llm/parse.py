@@ -16,6 +16,7 @@ server says it cut (``finish_reason="length"``), which drops the incomplete last
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -225,9 +226,24 @@ def _next_opening(text: str, pos: int) -> int:
     return min(starts, default=-1)
 
 
+def _storable(value: Any) -> Any:
+    """``value`` without what no store keeps: NUL (PostgreSQL refuses it, so the job failed
+    there; SQLite kept it, and then the export of the tenant was refused by the import) and
+    lone surrogates (a JSON escape of half an emoji: no UTF-8 encodes it)."""
+    if isinstance(value, str):
+        return value.replace("\x00", "").encode("utf-8", "ignore").decode("utf-8")
+    if isinstance(value, list):
+        return [_storable(v) for v in value]
+    if isinstance(value, dict):
+        return {_storable(k): _storable(v) for k, v in value.items()}
+    return value
+
+
 def _wrap_bare_list(value: Any, schema: type[BaseModel]) -> Any:
     # Small models often answer {"facts": [...]} with just [...]; when the schema has a single
     # list field the meaning is unambiguous, and accepting it saves a repair round trip.
+    with contextlib.suppress(RecursionError):  # nested past any schema: validation says so
+        value = _storable(value)
     if not isinstance(value, list) or len(schema.model_fields) != 1:
         return value
     name, field_info = next(iter(schema.model_fields.items()))

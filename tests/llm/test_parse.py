@@ -98,3 +98,12 @@ def test_a_truncated_object_in_a_list_is_dropped_whole() -> None:
 @pytest.mark.parametrize("reply", ['{"facts": ["only one unfinished', "no json", '{"facts": [1'])
 def test_nothing_complete_means_nothing_salvaged(reply: str) -> None:
     assert salvage_truncated(reply, Facts) is None
+
+
+def test_what_no_store_keeps_is_dropped_from_a_reply() -> None:
+    """A model's NUL or half an emoji (a lone surrogate escape): written as facts, PostgreSQL
+    refused them (the job failed) and SQLite kept them, and its export then did not import."""
+    reply = '{"facts": ["likes\\u0000 green tea \\ud83d", "ok"]}'
+    assert parse_model(reply, Facts).facts == ["likes green tea ", "ok"]
+    cut = '{"facts": ["likes\\u0000 tea", "unfini'
+    assert salvage_truncated(cut, Facts) == Facts(facts=["likes tea"])
