@@ -66,7 +66,7 @@ def parse_model(text: str, schema: type[T]) -> T:
     errors: list[ValidationError] = []
     for value in decoded.values:
         try:
-            return schema.model_validate(_wrap_bare_list(value, schema))
+            return schema.model_validate(_wrap_bare_list(_cleaned(value), schema))
         except ValidationError as exc:
             errors.append(exc)
     if errors:
@@ -94,7 +94,7 @@ def salvage_truncated(text: str, schema: type[T]) -> T | None:
     size, stack = scan.cuts[-1]
     closed = scan.text[:size] + "".join(_CLOSER[c] for c in reversed(stack))
     try:
-        return schema.model_validate(_wrap_bare_list(_DECODER.decode(closed), schema))
+        return schema.model_validate(_wrap_bare_list(_cleaned(_DECODER.decode(closed)), schema))
     except (json.JSONDecodeError, ValidationError):
         return None
 
@@ -239,11 +239,17 @@ def _storable(value: Any) -> Any:
     return value
 
 
+def _cleaned(value: Any) -> Any:
+    """``_storable(value)``; a value nested past Python's recursion limit as it is (nested
+    past any schema: validation refuses it)."""
+    with contextlib.suppress(RecursionError):
+        return _storable(value)
+    return value
+
+
 def _wrap_bare_list(value: Any, schema: type[BaseModel]) -> Any:
     # Small models often answer {"facts": [...]} with just [...]; when the schema has a single
     # list field the meaning is unambiguous, and accepting it saves a repair round trip.
-    with contextlib.suppress(RecursionError):  # nested past any schema: validation says so
-        value = _storable(value)
     if not isinstance(value, list) or len(schema.model_fields) != 1:
         return value
     name, field_info = next(iter(schema.model_fields.items()))
