@@ -224,15 +224,22 @@ def read_records(path: Path) -> list[tuple[str, str | None]]:
     return [r for r in (_record(path, n, v) for n, v in enumerate(values)) if r is not None]
 
 
-def read_condensation_hash(path: Path) -> str | None:
-    """The ``lastCondensationHash`` of a condensation tracker (None in an empty one)."""
+def _json_object(path: Path, shape: str) -> dict[str, Any]:
+    """A small file holding one JSON object (``{}`` when empty); ``shape`` names it in the
+    error when it holds something else."""
     text = _text(path)
     try:
         value = loads(path, text) if text else {}
     except json.JSONDecodeError as exc:
         raise WilmerFileError(f"{path.name}: not JSON ({exc.msg}, line {exc.lineno})") from None
     if not isinstance(value, dict):
-        raise WilmerFileError(f'{path.name}: not a {{"lastCondensationHash": ...}} object')
+        raise WilmerFileError(f"{path.name}: not a {shape} object")
+    return value
+
+
+def read_condensation_hash(path: Path) -> str | None:
+    """The ``lastCondensationHash`` of a condensation tracker (None in an empty one)."""
+    value = _json_object(path, '{"lastCondensationHash": ...}')
     digest = value.get("lastCondensationHash")
     if digest is not None and not isinstance(digest, str):
         raise WilmerFileError(f"{path.name}: lastCondensationHash is not a string")
@@ -242,13 +249,7 @@ def read_condensation_hash(path: Path) -> str | None:
 
 def read_timestamps(path: Path) -> dict[str, str]:
     """A timestamps file's ``{message hash: time}`` entries (none in an empty file)."""
-    text = _text(path)
-    try:
-        value = loads(path, text) if text else {}
-    except json.JSONDecodeError as exc:
-        raise WilmerFileError(f"{path.name}: not JSON ({exc.msg}, line {exc.lineno})") from None
-    if not isinstance(value, dict):
-        raise WilmerFileError(f'{path.name}: not a {{"<message hash>": "<time>"}} object')
+    value = _json_object(path, '{"<message hash>": "<time>"}')
     check_storable(path, "timestamps", value)
     for number, (key, when) in enumerate(value.items(), 1):
         if not isinstance(when, str):
